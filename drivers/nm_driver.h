@@ -1,0 +1,88 @@
+/**
+ * @file nm_driver.h
+ * @brief Private: the one ops table every driver implements (DESIGN.md "Drivers").
+ *
+ * A driver instance (struct nm_drv_s) is one network endpoint: it carries packets (small, up to
+ * props.max_packet bytes, received into driver-owned buffers) and large transfers (posted straight from/into
+ * user buffers, matched by a 64-bit rendezvous tag chosen by the receiver). Completions reach the core only
+ * through the upcalls registered at open time (lower layers never call upper layers directly).
+ */
+#ifndef NM_DRIVER_H
+#define NM_DRIVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct nm_drv_s;
+
+/** Callbacks into the core, registered at open. */
+struct nm_drv_upcalls_s {
+  void *ref; /* the core */
+  /** A packet send posted with ctx finished (err 0 or -NM_E*). */
+  void (*send_done)(void *ref, void *ctx, int err);
+  /** A packet arrived; @p buf is valid only during the call. @p src_hint is the peer index the driver knows
+   *  the packet came from, or UINT64_MAX if it cannot tell. */
+  void (*packet)(void *ref, struct nm_drv_s *drv, const void *buf, size_t len, uint64_t src_hint);
+  /** A large send or receive posted with ctx finished; @p len bytes moved. */
+  void (*large_done)(void *ref, void *ctx, int err, size_t len);
+};
+
+/** Properties the strategies and the core read. */
+struct nm_drv_props_s {
+  size_t max_packet;      /* bytes; packets never exceed this */
+  size_t inject_size;     /* packets up to this size complete at post time */
+  uint64_t max_large;     /* largest single large transfer in bytes */
+  uint32_t latency_ns;    /* nominal one-way latency, for multi-rail splitting */
+  uint32_t bandwidth_MBps;/* nominal bandwidth */
+  char provider[32];      /* e.g. "shm", "tcp;ofi_rxm", "self" */
+};
+
+#define NM_DRV_ADDR_MAX 128 /* bytes of an endpoint address */
+#define NM_DRV_NO_FD (-1)
+#define NM_DRV_NO_EVENTS (-2)
+
+struct nm_drv_ops_s {
+  const char *name;
+  /** Open an endpoint. @p provider: the NMAD_DRIVER word (shm, tcp, ...); @p all_local: all ranks on this
+   *  host. @return 0, -NM_ENOTSUP (provider not usable here, message printed), -NM_EDRIVER. */
+  int (*open)(struct nm_drv_s *drv, const char *provider, int all_local);
+  void (*close)(struct nm_drv_s *drv);
+  /** Local endpoint address into addr (*len in: capacity, out: bytes). */
+  int (*get_address)(struct nm_drv_s *drv, void *addr, size_t *len);
+  /** Make peer @p index reachable at @p addr (called for index 0..n-1 in order). */
+  int (*connect)(struct nm_drv_s *drv, uint64_t index, const void *addr, size_t len);
+  /** Post a packet send. @return 0 posted (send_done follows), 1 completed already (no upcall),
+   *  -NM_EAGAIN queue full (retry later), other -NM_E* on failure. */
+  int (*send)(struct nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, void *ctx);
+  /** Post a large send of [buf, buf+len) matched by rtag at the receiver. @return 0 or -NM_E*. */
+  int (*large_send)(struct nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, uint64_t rtag, void *ctx);
+  /** Post a large receive into [buf, buf+len) for rtag. @return 0 or -NM_E*. */
+  int (*large_recv)(struct nm_drv_s *drv, uint64_t peer, void *buf, size_t len, uint64_t rtag, void *ctx);
+  /** Cancel a posted large receive (its large_done reports -NM_ECANCELED, or never comes if already done). */
+  int (*large_cancel)(struct nm_drv_s *drv, void *ctx);
+  /** Poll completions without blocking; runs the upcalls. @return number handled. */
+  int (*progress)(struct nm_drv_s *drv);
+  /** fd that becomes readable when progress may have work; NM_DRV_NO_FD if the driver has none (the core then
+   *  backs off by sleeping briefly); NM_DRV_NO_EVENTS if nothing can happen without a local call (self). */
+  int (*wait_fd)(struct nm_drv_s *drv);
+  /** 0 when it is safe to block on wait_fd now, -NM_EAGAIN when progress must be called first. */
+  int (*trywait)(struct nm_drv_s *drv);
+};
+
+struct nm_drv_s {
+  const struct nm_drv_ops_s *ops;
+  struct nm_drv_upcalls_s up;
+  struct nm_drv_props_s props;
+  int index;      /* rail index in the core */
+  int inject_busy;/* set when a packet completed at post; cleared by the core at the next progress pass */
+  void *priv;
+};
+
+extern const struct nm_drv_ops_s nm_drv_ofi_ops;
+extern const struct nm_drv_ops_s nm_drv_self_ops;
+
+/** Ops table for a NMAD_DRIVER word: "self" -> self driver, the rest -> ofi (which validates the word).
+ *  @return the table or NULL if the word is unknown. */
+const struct nm_drv_ops_s *nm_driver_lookup(const char *word);
+
+#endif /* NM_DRIVER_H */

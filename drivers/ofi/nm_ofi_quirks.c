@@ -1,0 +1,27 @@
+/* Provider quirks table (see nm_ofi_quirks.h). Keep every provider-specific decision here. */
+#include "nm_ofi_quirks.h"
+#include <rdma/fabric.h>
+#include <string.h>
+
+/* Modes every entry accepts: we never use RMA keys or remote addresses, so only FI_MR_LOCAL (register local
+ * buffers) changes what the driver does; the others are harmless to accept. */
+#define NM_OFI_MR_BASIC (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
+
+static const struct nm_ofi_quirk_s nm_ofi_quirks[] = {
+  /* word      provider         mr_mode          inject wait_fd loopback */
+  {"shm",     "shm",           NM_OFI_MR_BASIC, 1,     0,      0},
+  {"tcp",     "tcp;ofi_rxm",   NM_OFI_MR_BASIC, 1,     1,      1},
+  {"sockets", "sockets",       NM_OFI_MR_BASIC, 1,     1,      1},
+  {"udp",     "udp;ofi_rxd",   NM_OFI_MR_BASIC, 1,     0,      1},
+  {"verbs",   "verbs;ofi_rxm", NM_OFI_MR_BASIC, 1,     1,      0},
+  {"psm2",    "psm2",          NM_OFI_MR_BASIC, 1,     0,      0},
+  {"opx",     "opx",           NM_OFI_MR_BASIC, 1,     0,      0},
+};
+
+const struct nm_ofi_quirk_s *nm_ofi_quirk_lookup(const char *word)
+{
+  for (size_t i = 0; i < sizeof(nm_ofi_quirks) / sizeof(nm_ofi_quirks[0]); i++)
+    if (strcmp(nm_ofi_quirks[i].word, word) == 0)
+      return &nm_ofi_quirks[i];
+  return NULL;
+}

@@ -1,0 +1,26 @@
+/**
+ * @file nm_ofi_quirks.h
+ * @brief Private: the one table of libfabric provider differences (as Mercury does): which provider string an
+ * NMAD_DRIVER word means, which memory-registration modes we accept, whether to use fi_inject, whether the
+ * CQ wait object wakes up on remote arrivals, and whether to pin the interface to loopback on one host.
+ */
+#ifndef NM_OFI_QUIRKS_H
+#define NM_OFI_QUIRKS_H
+
+#include <stdint.h>
+
+struct nm_ofi_quirk_s {
+  const char *word;      /* NMAD_DRIVER word */
+  const char *prov_name; /* libfabric provider string (core;utility) */
+  uint64_t mr_mode;      /* fi_info mr_mode bits we offer to handle */
+  int use_inject;        /* post small packets with fi_inject */
+  int wait_fd;           /* the CQ's FI_WAIT_FD wakes us when a peer sends */
+  int loopback_domain;   /* on one host, open the "lo" domain (IP providers) */
+};
+
+/** Entry for an NMAD_DRIVER word, or NULL. */
+const struct nm_ofi_quirk_s *nm_ofi_quirk_lookup(const char *word);
+/** Accepted words, for error messages. */
+#define NM_OFI_WORDS "shm, tcp, sockets, udp, verbs, psm2, opx (and self; a+b for two rails)"
+
+#endif /* NM_OFI_QUIRKS_H */

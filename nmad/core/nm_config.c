@@ -1,0 +1,52 @@
+/* Configuration from environment variables; bad values name the variable and the accepted values. */
+#include "nm_core_private.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+
+int nm_config_parse_size(const char *s, uint64_t *out)
+{
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || end == s || s[0] == '-')
+    return -NM_EINVAL;
+  uint64_t mult = 1;
+  switch (*end) {
+  case 'k': case 'K': mult = 1ULL << 10; end++; break;
+  case 'm': case 'M': mult = 1ULL << 20; end++; break;
+  case 'g': case 'G': mult = 1ULL << 30; end++; break;
+  default: break;
+  }
+  if (*end != '\0' || v > UINT64_MAX / mult)
+    return -NM_EINVAL;
+  *out = v * mult;
+  return NM_ESUCCESS;
+}
+
+int nm_config_load(struct nm_config_s *cfg, size_t max_eager)
+{
+  const char *s = getenv("NMAD_STRATEGY");
+  cfg->strategy = nm_strategy_lookup(s && *s ? s : "aggreg");
+  if (!cfg->strategy) {
+    fprintf(stderr, "nmad: NMAD_STRATEGY='%s' is not a strategy; accepted values: %s\n", s, NM_STRATEGY_NAMES);
+    return -NM_EINVAL;
+  }
+  uint64_t v = 32 * 1024;
+  s = getenv("NMAD_RDV_THRESHOLD");
+  if (s && *s && (nm_config_parse_size(s, &v) || v > max_eager)) {
+    fprintf(stderr, "nmad: NMAD_RDV_THRESHOLD='%s' is invalid; accepted: a byte count (suffix K, M) from 0 to %zu\n",
+            s, max_eager);
+    return -NM_EINVAL;
+  }
+  cfg->rdv_threshold = v > max_eager ? max_eager : v;
+  v = 50;
+  s = getenv("NMAD_SPIN_US");
+  if (s && *s && (nm_config_parse_size(s, &v) || v > 10000000)) {
+    fprintf(stderr, "nmad: NMAD_SPIN_US='%s' is invalid; accepted: microseconds from 0 to 10000000\n", s);
+    return -NM_EINVAL;
+  }
+  cfg->spin_ns = v * 1000;
+  return NM_ESUCCESS;
+}

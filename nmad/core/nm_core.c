@@ -1,0 +1,307 @@
+/* The core object: drivers, gates, progress and waiting (DESIGN.md "The flow of a message", rule 2). */
+#define _GNU_SOURCE /* ppoll */
+#include "nm_core_private.h"
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <poll.h>
+#include <sched.h>
+#include <errno.h>
+
+#define NM_FAULT_CHECK_EVERY 1024          /* progress passes between two looks at the fault source */
+#define NM_BLOCK_MAX_NS (100ULL * 1000000) /* never block longer than this without re-checking */
+#define NM_BACKOFF_MIN_NS 1000ULL
+#define NM_BACKOFF_MAX_NS 500000ULL
+
+uint64_t nm_core_time_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void nm_req_list_append(struct nm_req_list_s *l, struct nm_req_s *r)
+{
+  r->next = NULL;
+  r->prev = l->tail;
+  if (l->tail)
+    l->tail->next = r;
+  else
+    l->head = r;
+  l->tail = r;
+}
+
+void nm_req_list_insert_after(struct nm_req_list_s *l, struct nm_req_s *pos, struct nm_req_s *r)
+{
+  if (!pos) { /* insert at head */
+    r->prev = NULL;
+    r->next = l->head;
+    if (l->head)
+      l->head->prev = r;
+    else
+      l->tail = r;
+    l->head = r;
+    return;
+  }
+  r->prev = pos;
+  r->next = pos->next;
+  if (pos->next)
+    pos->next->prev = r;
+  else
+    l->tail = r;
+  pos->next = r;
+}
+
+void nm_req_list_remove(struct nm_req_list_s *l, struct nm_req_s *r)
+{
+  if (r->prev)
+    r->prev->next = r->next;
+  else
+    l->head = r->next;
+  if (r->next)
+    r->next->prev = r->prev;
+  else
+    l->tail = r->prev;
+  r->next = r->prev = NULL;
+}
+
+void nm_req_complete(struct nm_req_s *req, int status)
+{
+  unsigned ev = req->kind == NM_REQ_SEND ? NM_EVENT_SEND_COMPLETED : NM_EVENT_RECV_COMPLETED;
+  nm_req_notifier_t notifier = req->notifier;
+  void *ref = req->notifier_ref;
+  int fire = notifier && (req->notifier_mask & ev);
+  req->status = status;
+  req->state = NM_RS_DONE;
+  req->completed = 1;
+  /* The monitor may free or re-post the request: nothing touches req after it. */
+  if (fire)
+    notifier(req, ev, ref);
+}
+
+int nm_core_create(int rank, int size, nm_core_t *out)
+{
+  if (size < 1 || rank < 0 || rank >= size)
+    return -NM_EINVAL;
+  struct nm_core_s *core = calloc(1, sizeof(*core));
+  if (!core)
+    return -NM_ENOMEM;
+  core->rank = rank;
+  core->size = size;
+  core->gates = calloc((size_t)size, sizeof(*core->gates));
+  if (!core->gates) {
+    free(core);
+    return -NM_ENOMEM;
+  }
+  for (int i = 0; i < size; i++)
+    nm_gate_init(core, &core->gates[i], i);
+  nm_pool_init(&core->ctrl_pool, sizeof(struct nm_ctrl_s));
+  nm_pool_init(&core->large_pool, sizeof(struct nm_large_s));
+  nm_pool_init(&core->unexp_pool, sizeof(struct nm_unexp_s));
+  core->pw_cap = 0;
+  core->next_cookie = 1;
+  core->next_rtag = 1;
+  core->fault.fd = -1;
+  *out = core;
+  return NM_ESUCCESS;
+}
+
+int nm_core_add_driver(nm_core_t core, const struct nm_drv_ops_s *ops, const char *word, int all_local,
+                       struct nm_drv_s **out)
+{
+  if (core->n_drvs > NM_MAX_RAILS)
+    return -NM_EINVAL;
+  struct nm_drv_s *drv = &core->drvs[core->n_drvs];
+  memset(drv, 0, sizeof(*drv));
+  drv->ops = ops;
+  drv->index = core->n_drvs;
+  drv->up.ref = core;
+  drv->up.send_done = nm_core_send_done;
+  drv->up.packet = nm_core_packet;
+  drv->up.large_done = nm_core_large_done;
+  int err = ops->open(drv, word, all_local);
+  if (err)
+    return err;
+  core->n_drvs++;
+  /* Packet wrappers are sized for the smallest packet any driver carries. */
+  if (!core->pw_cap || drv->props.max_packet < core->pw_cap) {
+    if (core->pw_cap)
+      nm_pool_destroy(&core->pw_pool);
+    core->pw_cap = drv->props.max_packet;
+    nm_pool_init(&core->pw_pool, sizeof(struct nm_pw_s) + core->pw_cap);
+  }
+  *out = drv;
+  return NM_ESUCCESS;
+}
+
+void nm_core_set_fault_source(nm_core_t core, int fd, int (*poll_fn)(void *, int *), void *ref)
+{
+  core->fault.fd = fd;
+  core->fault.poll = poll_fn;
+  core->fault.ref = ref;
+}
+
+static void nm_core_check_faults(nm_core_t core)
+{
+  if (!core->fault.poll)
+    return;
+  int rank, rc;
+  while ((rc = core->fault.poll(core->fault.ref, &rank)) == 1) {
+    if (rank >= 0 && rank < core->size && rank != core->rank)
+      nm_gate_fail(&core->gates[rank], -NM_ECLOSED);
+  }
+  if (rc < 0) { /* the launcher is gone: nobody can be trusted to be alive */
+    core->fault.poll = NULL;
+    core->fault.fd = -1;
+  }
+}
+
+int nm_core_progress(nm_core_t core)
+{
+  int n = 0;
+  for (int i = 0; i < core->n_drvs; i++) {
+    core->drvs[i].inject_busy = 0;
+    n += core->drvs[i].ops->progress(&core->drvs[i]);
+  }
+  if (core->work_head)
+    n += nm_core_schedule(core);
+  if (core->fault.poll && ++core->last_fault_check_ns % NM_FAULT_CHECK_EVERY == 0)
+    nm_core_check_faults(core);
+  return n;
+}
+
+/* Block until a driver or the fault source has news, or the deadline. Drivers without a wait fd make us
+ * sleep with an exponential back-off so idle ranks leave the cores to busy ones. */
+static void nm_core_block(nm_core_t core, uint64_t deadline_ns, uint64_t *backoff_ns)
+{
+  struct pollfd fds[NM_MAX_RAILS + 2];
+  int nfds = 0, have_fd_less = 0;
+  for (int i = 0; i < core->n_drvs; i++) {
+    struct nm_drv_s *drv = &core->drvs[i];
+    if (drv->ops->trywait(drv) != 0)
+      return; /* events are already pending: go back to progress */
+    int fd = drv->ops->wait_fd(drv);
+    if (fd == NM_DRV_NO_EVENTS)
+      continue;
+    if (fd < 0) {
+      have_fd_less = 1;
+      continue;
+    }
+    fds[nfds].fd = fd;
+    fds[nfds].events = POLLIN;
+    nfds++;
+  }
+  if (core->fault.fd >= 0) {
+    fds[nfds].fd = core->fault.fd;
+    fds[nfds].events = POLLIN;
+    nfds++;
+  }
+  uint64_t now = nm_core_time_ns();
+  uint64_t wait_ns = NM_BLOCK_MAX_NS;
+  if (have_fd_less) {
+    *backoff_ns = *backoff_ns ? *backoff_ns * 2 : NM_BACKOFF_MIN_NS;
+    if (*backoff_ns > NM_BACKOFF_MAX_NS)
+      *backoff_ns = NM_BACKOFF_MAX_NS;
+    wait_ns = *backoff_ns;
+  }
+  if (deadline_ns && deadline_ns - now < wait_ns)
+    wait_ns = deadline_ns > now ? deadline_ns - now : 0;
+  struct timespec ts = {(time_t)(wait_ns / 1000000000ULL), (long)(wait_ns % 1000000000ULL)};
+  if (nfds == 0 && wait_ns < 20000) {
+    sched_yield();
+  } else {
+    int rc = ppoll(fds, (nfds_t)nfds, &ts, NULL);
+    if (rc > 0 && core->fault.fd >= 0 && (fds[nfds - 1].revents & (POLLIN | POLLHUP | POLLERR)))
+      nm_core_check_faults(core);
+  }
+}
+
+int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
+{
+  uint64_t spin_until = 0, backoff = 0;
+  while (!*flag) {
+    int n = nm_core_progress(core);
+    if (*flag)
+      break;
+    if (n > 0) {
+      spin_until = 0;
+      backoff = 0;
+      continue;
+    }
+    uint64_t now = nm_core_time_ns();
+    if (deadline_ns && now >= deadline_ns)
+      return -NM_ETIMEDOUT;
+    if (!spin_until)
+      spin_until = now + core->cfg.spin_ns;
+    if (now < spin_until)
+      continue;
+    nm_core_check_faults(core);
+    if (*flag)
+      break;
+    nm_core_block(core, deadline_ns, &backoff);
+  }
+  return NM_ESUCCESS;
+}
+
+int nm_core_wait(nm_core_t core, uint64_t deadline_ns)
+{
+  uint64_t backoff = 0;
+  for (;;) {
+    if (nm_core_progress(core) > 0)
+      return NM_ESUCCESS;
+    if (deadline_ns && nm_core_time_ns() >= deadline_ns)
+      return -NM_ETIMEDOUT;
+    nm_core_block(core, deadline_ns, &backoff);
+  }
+}
+
+static int nm_core_has_pending_sends(nm_core_t core)
+{
+  for (int i = 0; i < core->size; i++) {
+    struct nm_gate_s *g = &core->gates[i];
+    if (g->status)
+      continue;
+    if (g->send_queue.head || g->ctrl_head || g->rdv_sends.head)
+      return 1;
+    for (int r = 0; r < g->n_rails; r++)
+      if (g->rails[r].inflight)
+        return 1;
+    for (struct nm_large_s *l = g->large; l; l = l->next)
+      if (l->is_send)
+        return 1;
+  }
+  return 0;
+}
+
+int nm_core_flush(nm_core_t core, uint64_t deadline_ns)
+{
+  while (nm_core_has_pending_sends(core)) {
+    int err = nm_core_wait(core, deadline_ns);
+    if (err)
+      return err;
+  }
+  return NM_ESUCCESS;
+}
+
+void nm_core_destroy(nm_core_t core)
+{
+  for (int i = 0; i < core->size; i++)
+    nm_gate_fail(&core->gates[i], -NM_ECLOSED);
+  while (core->sessions)
+    nm_session_close(core->sessions);
+  while (core->orphans) {
+    struct nm_unexp_s *u = core->orphans;
+    core->orphans = u->next;
+    nm_unexp_free(core, u);
+  }
+  for (int i = 0; i < core->size; i++)
+    nm_gate_destroy(&core->gates[i]);
+  for (int i = core->n_drvs - 1; i >= 0; i--)
+    core->drvs[i].ops->close(&core->drvs[i]);
+  free(core->gates);
+  nm_pool_destroy(&core->pw_pool);
+  nm_pool_destroy(&core->ctrl_pool);
+  nm_pool_destroy(&core->large_pool);
+  nm_pool_destroy(&core->unexp_pool);
+  free(core);
+}

@@ -1,0 +1,238 @@
+/**
+ * @file nm_core_private.h
+ * @brief Private: the core's structures (core, session, gate, rail, packet wrapper, control chunk,
+ * unexpected message, large transfer) and the functions the layers of the core share.
+ * Everything hangs off struct nm_core_s (DESIGN.md rule 1: no global mutable state).
+ */
+#ifndef NM_CORE_PRIVATE_H
+#define NM_CORE_PRIVATE_H
+
+#include <nmad/nm_types.h>
+#include <nmad/nm_errno.h>
+#include <nmad/nm_core.h>
+#include <uthash.h>
+#include "drivers/nm_driver.h"
+#include "strategies/nm_strategy.h"
+#include "nm_wire.h"
+#include "nm_pool.h"
+
+#define NM_MAX_RAILS 4
+#define NM_RAIL_MAX_INFLIGHT 4 /* packets in flight per (gate, rail) before the strategy must wait */
+#define NM_SESSION_NAME_MAX 64
+
+/* Request states (struct nm_req_s.state). */
+enum nm_req_state_e {
+  NM_RS_INIT = 0,
+  NM_RS_QUEUED,   /* send: in gate->send_queue */
+  NM_RS_PACKED,   /* send: inside a packet wrapper being sent */
+  NM_RS_RDV,      /* send: RDV sent, waiting for RTR; recv: large transfer posted */
+  NM_RS_POSTED,   /* recv: in session->posted, not matched */
+  NM_RS_DONE
+};
+/* Request flags (struct nm_req_s.flags). */
+#define NM_REQF_SYNC 0x01     /* synchronous send */
+#define NM_REQF_SENT 0x02     /* sync send: data left */
+#define NM_REQF_ACKED 0x04    /* sync send: receiver matched */
+#define NM_REQF_TRUNC 0x08    /* recv: message larger than buffer */
+#define NM_REQF_MATCHED 0x10  /* recv: gate/tag/msg_len known */
+
+/* Intrusive doubly-linked list of requests (through req->next/prev). */
+struct nm_req_list_s {
+  struct nm_req_s *head, *tail;
+};
+void nm_req_list_append(struct nm_req_list_s *l, struct nm_req_s *r);
+void nm_req_list_insert_after(struct nm_req_list_s *l, struct nm_req_s *pos, struct nm_req_s *r);
+void nm_req_list_remove(struct nm_req_list_s *l, struct nm_req_s *r);
+
+/** A control chunk waiting for a packet (RTR or ACK). */
+struct nm_ctrl_s {
+  struct nm_ctrl_s *next;
+  uint8_t type, rail;
+  uint64_t cookie, offset, len, rtag;
+};
+
+/** A packet wrapper: one packet being built and sent. Requests whose data it carries are chained through
+ *  req->next so they complete when the driver reports the send done. */
+struct nm_pw_s {
+  struct nm_pw_s *next;
+  struct nm_gate_s *gate;
+  int rail;
+  uint16_t n_chunks;
+  size_t len, cap;
+  struct nm_req_s *reqs, *reqs_tail; /* sends completed by this packet's send completion (via pw_next) */
+  uint8_t buf[];
+};
+
+/** A large transfer in flight in a driver (sender or receiver side). Detached from its request when the gate
+ *  fails, so a late driver completion never touches freed user memory. */
+struct nm_large_s {
+  struct nm_large_s *next, *prev;
+  struct nm_req_s *req;
+  struct nm_gate_s *gate;
+  int rail;
+  int is_send;
+};
+
+/** A message that arrived before its receive (eager data copied, or an RDV to answer later). */
+struct nm_unexp_s {
+  struct nm_unexp_s *next;
+  struct nm_gate_s *gate;
+  uint32_t session_id;
+  uint8_t type, flags;
+  nm_tag_t tag;
+  nm_seq_t seq;
+  nm_len_t msg_len;
+  uint64_t cookie;
+  uint8_t *data; /* eager payload (msg_len bytes), malloc'd; NULL for RDV or empty */
+};
+
+/** Per-(session, tag) sequence numbers of one gate. */
+struct nm_seq_key_s {
+  uint64_t tag;
+  uint32_t session;
+  uint32_t zero; /* explicit padding, always 0, so the key hashes deterministically */
+};
+struct nm_seq_s {
+  struct nm_seq_key_s key;
+  nm_seq_t next_send;
+  nm_seq_t next_recv;
+  UT_hash_handle hh;
+};
+
+struct nm_rail_s {
+  struct nm_drv_s *drv;
+  uint64_t peer;    /* the peer's index in the driver */
+  int inflight;     /* packets posted and not completed */
+  struct nm_pw_s *retry; /* a built packet the driver refused (queue full), sent first next time */
+};
+
+struct nm_gate_s {
+  struct nm_core_s *core;
+  int rank;
+  int status; /* 0, or -NM_E* once failed */
+  int n_rails;
+  struct nm_rail_s rails[NM_MAX_RAILS];
+  struct nm_req_list_s send_queue;   /* sends waiting for a packet, strategy order */
+  struct nm_ctrl_s *ctrl_head, *ctrl_tail;
+  struct nm_req_list_s rdv_sends;    /* sends past RDV or waiting for ACK, by cookie */
+  struct nm_large_s *large;          /* large transfers in flight on this gate */
+  struct nm_pw_s *inflight_pws;      /* packets posted to a driver, not completed */
+  struct nm_unexp_s *ooo;            /* arrivals ahead of their sequence number */
+  struct nm_seq_s *seqs;             /* uthash by (session, tag) */
+  struct nm_seq_s *last_seq;         /* one-entry cache of seqs */
+  int in_work_list;
+  struct nm_gate_s *work_next;
+};
+
+struct nm_session_s {
+  struct nm_core_s *core;
+  struct nm_session_s *next;
+  uint32_t id;
+  char name[NM_SESSION_NAME_MAX];
+  struct nm_req_list_s posted;             /* posted receives, in post order */
+  struct nm_unexp_s *unexp_head, *unexp_tail; /* unexpected messages, in arrival order */
+};
+
+/** Fault reporter (the launcher): fd readable on news, poll returns 1 + rank of a dead process. */
+struct nm_fault_source_s {
+  int fd;
+  int (*poll)(void *ref, int *rank);
+  void *ref;
+};
+
+struct nm_config_s {
+  const struct nm_strategy_ops_s *strategy;
+  size_t rdv_threshold; /* bytes: larger messages go by rendezvous */
+  uint64_t spin_ns;     /* busy-poll time before blocking */
+};
+
+struct nm_core_s {
+  int rank, size;
+  struct nm_config_s cfg;
+  struct nm_gate_s *gates; /* size entries, gates[rank] is the self gate */
+  int n_drvs;
+  struct nm_drv_s drvs[NM_MAX_RAILS + 1];
+  struct nm_session_s *sessions;
+  struct nm_unexp_s *orphans; /* messages for sessions not opened yet */
+  struct nm_gate_s *work_head; /* gates with pending sends or control chunks */
+  size_t pw_cap;
+  struct nm_pool_s pw_pool, ctrl_pool, large_pool, unexp_pool;
+  uint64_t next_cookie; /* RDV / sync-send identifiers */
+  uint64_t next_rtag;   /* rendezvous tags for large receives */
+  struct nm_fault_source_s fault;
+  uint64_t last_fault_check_ns;
+};
+
+/* ---- core/nm_core.c ---- */
+/** Create a core for @p size ranks; drivers are added with nm_core_add_driver(). */
+int nm_core_create(int rank, int size, nm_core_t *out);
+int nm_core_add_driver(nm_core_t core, const struct nm_drv_ops_s *ops, const char *word, int all_local,
+                       struct nm_drv_s **out);
+void nm_core_destroy(nm_core_t core);
+/** Flush: progress until no send is pending on any gate (or deadline). */
+int nm_core_flush(nm_core_t core, uint64_t deadline_ns);
+void nm_core_set_fault_source(nm_core_t core, int fd, int (*poll)(void *, int *), void *ref);
+/** Complete a request with a status and fire its monitor (the last access to req). */
+void nm_req_complete(struct nm_req_s *req, int status);
+
+/* ---- core/nm_config.c ---- */
+/** Read NMAD_STRATEGY, NMAD_RDV_THRESHOLD, NMAD_SPIN_US. @return 0 or -NM_EINVAL (message printed). */
+int nm_config_load(struct nm_config_s *cfg, size_t max_eager);
+/** Parse a byte size with optional K/M/G suffix. @return 0 or -NM_EINVAL. */
+int nm_config_parse_size(const char *s, uint64_t *out);
+
+/* ---- core/nm_gate.c ---- */
+void nm_gate_init(struct nm_core_s *core, struct nm_gate_s *gate, int rank);
+void nm_gate_destroy(struct nm_gate_s *gate);
+/** Mark the gate failed with @p err and complete every request bound to it with err. */
+void nm_gate_fail(struct nm_gate_s *gate, int err);
+struct nm_seq_s *nm_gate_seq(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag);
+void nm_gate_push_ctrl(struct nm_gate_s *gate, struct nm_ctrl_s *ctrl);
+void nm_gate_mark_work(struct nm_gate_s *gate);
+
+/* ---- core/nm_outgoing.c ---- */
+/** Queue a send request on its gate and try to post it now. */
+int nm_core_post_send(struct nm_req_s *req);
+/** Post packets for every gate with pending work while rails accept. @return packets posted. */
+int nm_core_schedule(nm_core_t core);
+int nm_core_schedule_gate(struct nm_gate_s *gate);
+/** Room left in a packet wrapper, in bytes. */
+static inline size_t nm_pw_room(const struct nm_pw_s *pw) { return pw->cap - pw->len; }
+/** Bytes a send request takes in a packet (DATA or RDV chunk). */
+size_t nm_pw_req_size(const struct nm_core_s *core, const struct nm_req_s *req);
+/** Pack the head control chunk of the gate. @return 1 packed, 0 no room or none. */
+int nm_pw_pack_ctrl(struct nm_pw_s *pw);
+/** Pack send request @p req (removed from the send queue by this call). @return 1 packed, 0 no room. */
+int nm_pw_pack_req(struct nm_pw_s *pw, struct nm_req_s *req);
+void nm_core_send_done(void *ref, void *ctx, int err);
+
+/* ---- core/nm_incoming.c ---- */
+void nm_core_packet(void *ref, struct nm_drv_s *drv, const void *buf, size_t len, uint64_t src_hint);
+
+/* ---- core/nm_match.c ---- */
+struct nm_session_s *nm_core_find_session(nm_core_t core, uint32_t id);
+/** An in-order message (DATA or RDV chunk) for @p session from @p gate: match or store as unexpected. */
+void nm_match_incoming(struct nm_session_s *session, struct nm_gate_s *gate, const struct nm_wire_chunk_s *c);
+/** A receive was posted: match an unexpected message or append to posted. */
+void nm_match_post_recv(struct nm_session_s *session, struct nm_req_s *req);
+/** Deliver an in-order message to its session (or keep it as an orphan until the session opens). */
+void nm_match_in_order(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c);
+void nm_match_adopt_orphans(struct nm_session_s *session);
+void nm_match_unexp_in_order(struct nm_gate_s *gate, struct nm_unexp_s *u);
+int nm_match_tag(nm_tag_t msg_tag, nm_tag_t want_tag, nm_tag_t mask);
+struct nm_unexp_s *nm_unexp_from_chunk(nm_core_t core, struct nm_gate_s *gate, uint32_t session,
+                                       const struct nm_wire_chunk_s *c);
+void nm_unexp_free(nm_core_t core, struct nm_unexp_s *u);
+
+/* ---- core/nm_rdv.c ---- */
+/** Receiver: a posted receive matched an RDV: post the large receive, queue the RTR. */
+void nm_rdv_accept(struct nm_req_s *req, struct nm_gate_s *gate, uint64_t cookie, nm_len_t msg_len);
+/** Sender: an RTR arrived. @return 0 or -NM_EPROTO (unknown cookie / bad range). */
+int nm_rdv_handle_rtr(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c);
+/** Sender: an ACK arrived for a synchronous send. @return 0 or -NM_EPROTO. */
+int nm_rdv_handle_ack(struct nm_gate_s *gate, uint64_t cookie);
+void nm_core_large_done(void *ref, void *ctx, int err, size_t len);
+/** Queue an ACK for a synchronous eager send that just matched. */
+void nm_rdv_send_ack(struct nm_gate_s *gate, uint64_t cookie);
+
+#endif /* NM_CORE_PRIVATE_H */

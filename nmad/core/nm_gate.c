@@ -1,0 +1,139 @@
+/* Gates: the connection to one peer, its sequence numbers, its queues, and its failure. */
+#include "nm_core_private.h"
+#include <stdlib.h>
+#include <string.h>
+
+void nm_gate_init(struct nm_core_s *core, struct nm_gate_s *gate, int rank)
+{
+  memset(gate, 0, sizeof(*gate));
+  gate->core = core;
+  gate->rank = rank;
+}
+
+struct nm_seq_s *nm_gate_seq(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag)
+{
+  struct nm_seq_s *s = gate->last_seq;
+  if (s && s->key.tag == tag && s->key.session == session)
+    return s;
+  struct nm_seq_key_s key = {.tag = tag, .session = session, .zero = 0};
+  HASH_FIND(hh, gate->seqs, &key, sizeof(key), s);
+  if (!s) {
+    s = calloc(1, sizeof(*s));
+    if (!s)
+      return NULL;
+    s->key = key;
+    HASH_ADD(hh, gate->seqs, key, sizeof(key), s);
+  }
+  gate->last_seq = s;
+  return s;
+}
+
+void nm_gate_mark_work(struct nm_gate_s *gate)
+{
+  if (gate->in_work_list)
+    return;
+  struct nm_core_s *core = gate->core;
+  gate->in_work_list = 1;
+  gate->work_next = core->work_head;
+  core->work_head = gate;
+}
+
+void nm_gate_push_ctrl(struct nm_gate_s *gate, struct nm_ctrl_s *ctrl)
+{
+  ctrl->next = NULL;
+  if (gate->ctrl_tail)
+    gate->ctrl_tail->next = ctrl;
+  else
+    gate->ctrl_head = ctrl;
+  gate->ctrl_tail = ctrl;
+  nm_gate_mark_work(gate);
+}
+
+static void nm_gate_fail_list(struct nm_req_list_s *l, int err)
+{
+  while (l->head) {
+    struct nm_req_s *r = l->head;
+    nm_req_list_remove(l, r);
+    nm_req_complete(r, err);
+  }
+}
+
+static void nm_gate_detach_pw_reqs(struct nm_pw_s *pw, int err)
+{
+  struct nm_req_s *r = pw->reqs;
+  pw->reqs = pw->reqs_tail = NULL;
+  while (r) {
+    struct nm_req_s *next = r->pw_next;
+    if (!(r->flags & NM_REQF_SYNC))
+      nm_req_complete(r, err);
+    r = next;
+  }
+}
+
+void nm_gate_fail(struct nm_gate_s *gate, int err)
+{
+  if (gate->status)
+    return;
+  struct nm_core_s *core = gate->core;
+  gate->status = err;
+  /* Packets already in a driver complete later: detach their sends now (sync sends sit in rdv_sends). */
+  for (struct nm_pw_s *pw = gate->inflight_pws; pw; pw = pw->next)
+    nm_gate_detach_pw_reqs(pw, err);
+  for (int i = 0; i < gate->n_rails; i++)
+    if (gate->rails[i].retry) {
+      nm_gate_detach_pw_reqs(gate->rails[i].retry, err);
+      nm_pool_put(&core->pw_pool, gate->rails[i].retry);
+      gate->rails[i].retry = NULL;
+    }
+  nm_gate_fail_list(&gate->send_queue, err);
+  nm_gate_fail_list(&gate->rdv_sends, err);
+  while (gate->ctrl_head) {
+    struct nm_ctrl_s *c = gate->ctrl_head;
+    gate->ctrl_head = c->next;
+    nm_pool_put(&core->ctrl_pool, c);
+  }
+  gate->ctrl_tail = NULL;
+  /* Large transfers stay in the driver until it reports them; detach their requests now. */
+  for (struct nm_large_s *l = gate->large; l; l = l->next) {
+    struct nm_req_s *r = l->req;
+    l->req = NULL;
+    if (!l->is_send)
+      gate->rails[l->rail].drv->ops->large_cancel(gate->rails[l->rail].drv, l);
+    if (r && r->state != NM_RS_DONE)
+      nm_req_complete(r, err);
+  }
+  /* Receives posted for this gate alone can never complete now. */
+  for (struct nm_session_s *s = core->sessions; s; s = s->next) {
+    struct nm_req_s *r = s->posted.head;
+    while (r) {
+      struct nm_req_s *next = r->next;
+      if (r->gate == gate) {
+        nm_req_list_remove(&s->posted, r);
+        nm_req_complete(r, err);
+      }
+      r = next;
+    }
+  }
+  while (gate->ooo) {
+    struct nm_unexp_s *u = gate->ooo;
+    gate->ooo = u->next;
+    nm_unexp_free(core, u);
+  }
+}
+
+void nm_gate_destroy(struct nm_gate_s *gate)
+{
+  struct nm_core_s *core = gate->core;
+  if (!gate->status)
+    nm_gate_fail(gate, -NM_ECLOSED);
+  struct nm_seq_s *s, *tmp;
+  HASH_ITER(hh, gate->seqs, s, tmp) {
+    HASH_DEL(gate->seqs, s);
+    free(s);
+  }
+  while (gate->large) {
+    struct nm_large_s *l = gate->large;
+    gate->large = l->next;
+    nm_pool_put(&core->large_pool, l);
+  }
+}

@@ -1,0 +1,235 @@
+/* Outgoing path: queue sends on gates, let the strategy build packets when a rail is ready, post them. */
+#include "nm_core_private.h"
+#include <string.h>
+
+size_t nm_pw_req_size(const struct nm_core_s *core, const struct nm_req_s *req)
+{
+  if (req->len > core->cfg.rdv_threshold)
+    return NM_WIRE_RDV_LEN;
+  return nm_wire_data_size(req->len, req->flags & NM_REQF_SYNC);
+}
+
+static size_t nm_ctrl_size(const struct nm_ctrl_s *c)
+{
+  return c->type == NM_WIRE_RTR ? NM_WIRE_RTR_LEN : NM_WIRE_ACK_LEN;
+}
+
+int nm_pw_pack_ctrl(struct nm_pw_s *pw)
+{
+  struct nm_gate_s *gate = pw->gate;
+  struct nm_ctrl_s *c = gate->ctrl_head;
+  if (!c || nm_ctrl_size(c) > nm_pw_room(pw))
+    return 0;
+  gate->ctrl_head = c->next;
+  if (!gate->ctrl_head)
+    gate->ctrl_tail = NULL;
+  uint8_t *p = pw->buf + pw->len;
+  if (c->type == NM_WIRE_RTR)
+    pw->len += nm_wire_put_rtr(p, c->rail, c->cookie, c->offset, c->len, c->rtag);
+  else
+    pw->len += nm_wire_put_ack(p, c->cookie);
+  pw->n_chunks++;
+  nm_pool_put(&gate->core->ctrl_pool, c);
+  return 1;
+}
+
+int nm_pw_pack_req(struct nm_pw_s *pw, struct nm_req_s *req)
+{
+  struct nm_gate_s *gate = pw->gate;
+  struct nm_core_s *core = gate->core;
+  size_t size = nm_pw_req_size(core, req);
+  if (size > nm_pw_room(pw) || pw->n_chunks == UINT16_MAX)
+    return 0;
+  nm_req_list_remove(&gate->send_queue, req);
+  uint8_t *p = pw->buf + pw->len;
+  uint32_t sid = req->session->id;
+  if (req->len > core->cfg.rdv_threshold) {
+    /* Large: only the RDV travels now; the data goes when the receiver's RTR names where (nm_rdv.c). */
+    req->cookie = core->next_cookie++;
+    nm_wire_put_rdv(p, sid, req->tag, req->seq, req->len, req->cookie);
+    req->state = NM_RS_RDV;
+    nm_req_list_append(&gate->rdv_sends, req);
+  } else {
+    int sync = req->flags & NM_REQF_SYNC;
+    if (sync) {
+      req->cookie = core->next_cookie++;
+      nm_req_list_append(&gate->rdv_sends, req); /* found there by its ACK */
+    }
+    size_t h = nm_wire_put_data_hdr(p, sid, req->tag, req->seq, (uint32_t)req->len, sync, req->cookie);
+    if (req->len)
+      memcpy(p + h, req->buf, req->len);
+    req->state = NM_RS_PACKED;
+    req->pw_next = NULL;
+    if (pw->reqs_tail)
+      pw->reqs_tail->pw_next = req;
+    else
+      pw->reqs = req;
+    pw->reqs_tail = req;
+  }
+  pw->len += size;
+  pw->n_chunks++;
+  return 1;
+}
+
+/* The packet left (or failed): complete the sends it carried. Sync sends also wait for their ACK. */
+static void nm_pw_complete(struct nm_pw_s *pw, int err)
+{
+  struct nm_gate_s *gate = pw->gate;
+  struct nm_req_s *r = pw->reqs;
+  pw->reqs = pw->reqs_tail = NULL;
+  while (r) {
+    struct nm_req_s *next = r->pw_next;
+    if (!(r->flags & NM_REQF_SYNC)) {
+      nm_req_complete(r, err);
+    } else if (err) {
+      /* left to nm_gate_fail(), which completes everything in rdv_sends */
+    } else {
+      r->flags |= NM_REQF_SENT;
+      if (r->flags & NM_REQF_ACKED) {
+        nm_req_list_remove(&gate->rdv_sends, r);
+        nm_req_complete(r, NM_ESUCCESS);
+      }
+    }
+    r = next;
+  }
+  nm_pool_put(&gate->core->pw_pool, pw);
+}
+
+static void nm_gate_unlink_pw(struct nm_gate_s *gate, struct nm_pw_s *pw)
+{
+  for (struct nm_pw_s **pp = &gate->inflight_pws; *pp; pp = &(*pp)->next)
+    if (*pp == pw) {
+      *pp = pw->next;
+      return;
+    }
+}
+
+void nm_core_send_done(void *ref, void *ctx, int err)
+{
+  struct nm_pw_s *pw = ctx;
+  struct nm_gate_s *gate = pw->gate;
+  gate->rails[pw->rail].inflight--;
+  nm_gate_unlink_pw(gate, pw);
+  if (err) {
+    nm_pw_complete(pw, -NM_ECLOSED);
+    nm_gate_fail(gate, -NM_ECLOSED);
+    return;
+  }
+  nm_pw_complete(pw, NM_ESUCCESS);
+  if (gate->send_queue.head || gate->ctrl_head)
+    nm_gate_mark_work(gate);
+}
+
+/* Hand a built packet to the rail's driver. @return 1 posted, 0 driver queue full (kept for retry). */
+static int nm_rail_post(struct nm_gate_s *gate, struct nm_rail_s *rail, struct nm_pw_s *pw)
+{
+  struct nm_drv_s *drv = rail->drv;
+  int rc = drv->ops->send(drv, rail->peer, pw->buf, pw->len, pw);
+  if (rc == 1) { /* completed at post: the rail counts as busy until the next progress pass, so that a
+                  * burst of sends between two passes is aggregated instead of going one by one */
+    drv->inject_busy = 1;
+    nm_pw_complete(pw, NM_ESUCCESS);
+  } else if (rc == 0) {
+    rail->inflight++;
+    pw->next = gate->inflight_pws;
+    gate->inflight_pws = pw;
+  } else if (rc == -NM_EAGAIN) {
+    rail->retry = pw;
+    return 0;
+  } else {
+    nm_pw_complete(pw, -NM_ECLOSED);
+    nm_gate_fail(gate, -NM_ECLOSED);
+  }
+  return 1;
+}
+
+static struct nm_rail_s *nm_gate_ready_rail(struct nm_gate_s *gate)
+{
+  for (int i = 0; i < gate->n_rails; i++) {
+    struct nm_rail_s *rail = &gate->rails[i];
+    if (!rail->drv->inject_busy && rail->inflight < NM_RAIL_MAX_INFLIGHT)
+      return rail;
+  }
+  return NULL;
+}
+
+int nm_core_schedule_gate(struct nm_gate_s *gate)
+{
+  struct nm_core_s *core = gate->core;
+  int n = 0;
+  for (int i = 0; i < gate->n_rails; i++) {
+    struct nm_rail_s *rail = &gate->rails[i];
+    if (rail->retry && !gate->status) {
+      struct nm_pw_s *pw = rail->retry;
+      rail->retry = NULL;
+      if (!nm_rail_post(gate, rail, pw))
+        return n;
+      n++;
+    }
+  }
+  while (!gate->status && (gate->send_queue.head || gate->ctrl_head)) {
+    struct nm_rail_s *rail = nm_gate_ready_rail(gate);
+    if (!rail || rail->retry)
+      break;
+    struct nm_pw_s *pw = nm_pool_get(&core->pw_pool);
+    if (!pw)
+      break;
+    pw->gate = gate;
+    pw->rail = (int)(rail - gate->rails);
+    pw->n_chunks = 0;
+    pw->len = NM_WIRE_PKT_HDR_LEN;
+    pw->cap = core->pw_cap;
+    pw->reqs = pw->reqs_tail = NULL;
+    pw->next = NULL;
+    if (core->cfg.strategy->try_and_commit(gate, pw) == 0) {
+      nm_pool_put(&core->pw_pool, pw);
+      break;
+    }
+    nm_wire_put_pkt_hdr(pw->buf, pw->n_chunks, (uint32_t)core->rank, (uint32_t)pw->len);
+    if (!nm_rail_post(gate, rail, pw))
+      break;
+    n++;
+  }
+  return n;
+}
+
+int nm_core_schedule(nm_core_t core)
+{
+  struct nm_gate_s *g = core->work_head;
+  core->work_head = NULL;
+  int n = 0;
+  while (g) {
+    struct nm_gate_s *next = g->work_next;
+    g->in_work_list = 0;
+    n += nm_core_schedule_gate(g);
+    if (!g->status && (g->send_queue.head || g->ctrl_head))
+      nm_gate_mark_work(g);
+    else
+      for (int i = 0; i < g->n_rails; i++)
+        if (g->rails[i].retry)
+          nm_gate_mark_work(g);
+    g = next;
+  }
+  return n;
+}
+
+int nm_core_post_send(struct nm_req_s *req)
+{
+  struct nm_gate_s *gate = req->gate;
+  if (gate->status) {
+    int err = gate->status;
+    nm_req_complete(req, err);
+    return err;
+  }
+  struct nm_seq_s *s = nm_gate_seq(gate, req->session->id, req->tag);
+  if (!s) {
+    nm_req_complete(req, -NM_ENOMEM);
+    return -NM_ENOMEM;
+  }
+  req->seq = s->next_send++;
+  req->state = NM_RS_QUEUED;
+  gate->core->cfg.strategy->enqueue(gate, req);
+  nm_gate_mark_work(gate);
+  nm_core_schedule_gate(gate);
+  return NM_ESUCCESS;
+}

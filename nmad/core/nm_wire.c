@@ -1,0 +1,171 @@
+/* Wire format encoders and the validating decoder (spec: doc/protocol.md). */
+#include "nm_wire.h"
+#include <nmad/nm_errno.h>
+#include <endian.h>
+#include <string.h>
+
+static inline void put8(uint8_t *p, uint8_t v) { p[0] = v; }
+static inline void put16(uint8_t *p, uint16_t v) { v = htole16(v); memcpy(p, &v, 2); }
+static inline void put32(uint8_t *p, uint32_t v) { v = htole32(v); memcpy(p, &v, 4); }
+static inline void put64(uint8_t *p, uint64_t v) { v = htole64(v); memcpy(p, &v, 8); }
+static inline uint16_t get16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return le16toh(v); }
+static inline uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return le32toh(v); }
+static inline uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return le64toh(v); }
+
+void nm_wire_put_pkt_hdr(uint8_t *buf, uint16_t n_chunks, uint32_t src_rank, uint32_t total_len)
+{
+  put8(buf, NM_WIRE_MAGIC);
+  put8(buf + 1, NM_WIRE_VERSION);
+  put16(buf + 2, n_chunks);
+  put32(buf + 4, src_rank);
+  put32(buf + 8, total_len);
+}
+
+static void put_msg_hdr(uint8_t *buf, uint8_t type, uint8_t flags, uint32_t session, uint64_t tag, uint32_t seq,
+                        uint32_t len)
+{
+  put8(buf, type);
+  put8(buf + 1, flags);
+  put16(buf + 2, 0);
+  put32(buf + 4, session);
+  put64(buf + 8, tag);
+  put32(buf + 16, seq);
+  put32(buf + 20, len);
+}
+
+size_t nm_wire_put_data_hdr(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t seq, uint32_t len, int sync,
+                            uint64_t cookie)
+{
+  put_msg_hdr(buf, NM_WIRE_DATA, sync ? NM_WIRE_FLAG_SYNC : 0, session, tag, seq, len);
+  if (!sync)
+    return NM_WIRE_MSG_HDR_LEN;
+  put64(buf + NM_WIRE_MSG_HDR_LEN, cookie);
+  return NM_WIRE_MSG_HDR_LEN + NM_WIRE_SYNC_LEN;
+}
+
+size_t nm_wire_put_rdv(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t seq, uint64_t msg_len,
+                       uint64_t cookie)
+{
+  put_msg_hdr(buf, NM_WIRE_RDV, 0, session, tag, seq, 0);
+  put64(buf + NM_WIRE_MSG_HDR_LEN, msg_len);
+  put64(buf + NM_WIRE_MSG_HDR_LEN + 8, cookie);
+  return NM_WIRE_RDV_LEN;
+}
+
+size_t nm_wire_put_rtr(uint8_t *buf, uint8_t rail, uint64_t cookie, uint64_t offset, uint64_t len, uint64_t rtag)
+{
+  memset(buf, 0, 8);
+  put8(buf, NM_WIRE_RTR);
+  put8(buf + 1, rail);
+  put64(buf + 8, cookie);
+  put64(buf + 16, offset);
+  put64(buf + 24, len);
+  put64(buf + 32, rtag);
+  return NM_WIRE_RTR_LEN;
+}
+
+size_t nm_wire_put_ack(uint8_t *buf, uint64_t cookie)
+{
+  memset(buf, 0, 8);
+  put8(buf, NM_WIRE_ACK);
+  put64(buf + 8, cookie);
+  return NM_WIRE_ACK_LEN;
+}
+
+int nm_wire_parse_pkt(const uint8_t *buf, size_t len, struct nm_wire_pkt_s *pkt)
+{
+  if (len < NM_WIRE_PKT_HDR_LEN || buf[0] != NM_WIRE_MAGIC || buf[1] != NM_WIRE_VERSION)
+    return -NM_EPROTO;
+  pkt->n_chunks = get16(buf + 2);
+  pkt->src_rank = get32(buf + 4);
+  pkt->total_len = get32(buf + 8);
+  if (pkt->total_len != len || pkt->n_chunks == 0)
+    return -NM_EPROTO;
+  return NM_ESUCCESS;
+}
+
+/* Each check compares against what remains, so no sum can overflow. */
+int nm_wire_next_chunk(const uint8_t *buf, size_t len, size_t *off, struct nm_wire_chunk_s *c)
+{
+  if (*off >= len)
+    return -NM_EPROTO;
+  const uint8_t *p = buf + *off;
+  size_t left = len - *off;
+  memset(c, 0, sizeof(*c));
+  c->type = p[0];
+  switch (c->type) {
+  case NM_WIRE_DATA:
+  case NM_WIRE_RDV: {
+    if (left < NM_WIRE_MSG_HDR_LEN || get16(p + 2) != 0)
+      return -NM_EPROTO;
+    c->flags = p[1];
+    c->session = get32(p + 4);
+    c->tag = get64(p + 8);
+    c->seq = get32(p + 16);
+    c->len = get32(p + 20);
+    size_t used = NM_WIRE_MSG_HDR_LEN;
+    if (c->type == NM_WIRE_RDV) {
+      if (c->flags != 0 || c->len != 0 || left < NM_WIRE_RDV_LEN)
+        return -NM_EPROTO;
+      c->msg_len = get64(p + NM_WIRE_MSG_HDR_LEN);
+      c->cookie = get64(p + NM_WIRE_MSG_HDR_LEN + 8);
+      used = NM_WIRE_RDV_LEN;
+    } else {
+      if (c->flags & ~NM_WIRE_FLAG_SYNC)
+        return -NM_EPROTO;
+      if (c->flags & NM_WIRE_FLAG_SYNC) {
+        if (left - used < NM_WIRE_SYNC_LEN)
+          return -NM_EPROTO;
+        c->cookie = get64(p + used);
+        used += NM_WIRE_SYNC_LEN;
+      }
+      if (left - used < c->len)
+        return -NM_EPROTO;
+      c->payload = p + used;
+      c->msg_len = c->len;
+      used += c->len;
+    }
+    *off += used;
+    return NM_ESUCCESS;
+  }
+  case NM_WIRE_RTR:
+    if (left < NM_WIRE_RTR_LEN || get16(p + 2) != 0 || get32(p + 4) != 0)
+      return -NM_EPROTO;
+    c->rail = p[1];
+    c->cookie = get64(p + 8);
+    c->offset = get64(p + 16);
+    c->len = 0;
+    c->msg_len = get64(p + 24);
+    c->rtag = get64(p + 32);
+    if (c->msg_len > UINT64_MAX - c->offset)
+      return -NM_EPROTO;
+    *off += NM_WIRE_RTR_LEN;
+    return NM_ESUCCESS;
+  case NM_WIRE_ACK:
+    if (left < NM_WIRE_ACK_LEN)
+      return -NM_EPROTO;
+    for (int i = 1; i < 8; i++)
+      if (p[i] != 0)
+        return -NM_EPROTO;
+    c->cookie = get64(p + 8);
+    *off += NM_WIRE_ACK_LEN;
+    return NM_ESUCCESS;
+  default:
+    return -NM_EPROTO;
+  }
+}
+
+int nm_wire_validate(const uint8_t *buf, size_t len, struct nm_wire_pkt_s *pkt)
+{
+  int err = nm_wire_parse_pkt(buf, len, pkt);
+  if (err)
+    return err;
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  struct nm_wire_chunk_s c;
+  for (unsigned i = 0; i < pkt->n_chunks; i++) {
+    err = nm_wire_next_chunk(buf, len, &off, &c);
+    if (err)
+      return err;
+  }
+  return off == len ? NM_ESUCCESS : -NM_EPROTO;
+}

@@ -1,0 +1,81 @@
+/**
+ * @file nm_wire.h
+ * @brief Private: the wire format (doc/protocol.md is the spec). Encoders write little-endian fixed-width
+ *        fields; the decoder validates every length, count and offset before anything reads a payload
+ *        (DESIGN.md rule 5).
+ */
+#ifndef NM_WIRE_H
+#define NM_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NM_WIRE_MAGIC 0x4e   /* 'N' */
+#define NM_WIRE_VERSION 1
+
+/** Global packet header: magic u8, version u8, chunk count u16, source rank u32, total length u32. */
+#define NM_WIRE_PKT_HDR_LEN 12
+/** Common header of DATA and RDV: type u8, flags u8, reserved u16, session u32, tag u64, seq u32, len u32. */
+#define NM_WIRE_MSG_HDR_LEN 24
+/** Extra bytes of a DATA chunk with NM_WIRE_FLAG_SYNC: cookie u64. */
+#define NM_WIRE_SYNC_LEN 8
+/** RDV chunk: common header + msg_len u64 + cookie u64. */
+#define NM_WIRE_RDV_LEN (NM_WIRE_MSG_HDR_LEN + 16)
+/** RTR chunk: type u8, rail u8, reserved u16+u32, cookie u64, offset u64, len u64, rtag u64. */
+#define NM_WIRE_RTR_LEN 40
+/** ACK chunk: type u8, reserved u8*7, cookie u64. */
+#define NM_WIRE_ACK_LEN 16
+
+enum nm_wire_type_e {
+  NM_WIRE_DATA = 1, /* eager message: the whole payload follows */
+  NM_WIRE_RDV = 2,  /* rendezvous request: message too large for eager */
+  NM_WIRE_RTR = 3,  /* ready to receive: send [offset, offset+len) on rail with rtag */
+  NM_WIRE_ACK = 4   /* synchronous send matched */
+};
+#define NM_WIRE_FLAG_SYNC 0x01 /* DATA: the sender waits for an ACK carrying cookie */
+#define NM_WIRE_TYPE_MAX 4
+
+/** A parsed packet header. */
+struct nm_wire_pkt_s {
+  uint16_t n_chunks;
+  uint32_t src_rank;
+  uint32_t total_len;
+};
+
+/** A parsed and validated chunk; payload points inside the packet. */
+struct nm_wire_chunk_s {
+  uint8_t type, flags, rail;
+  uint32_t session;
+  uint64_t tag;
+  uint32_t seq;
+  uint32_t len;         /* DATA: payload bytes */
+  uint64_t msg_len;     /* RDV: total message length */
+  uint64_t cookie;      /* RDV, RTR, ACK, sync DATA */
+  uint64_t offset;      /* RTR */
+  uint64_t rtag;        /* RTR */
+  const uint8_t *payload;
+};
+
+/** Bytes a DATA chunk with @p len payload bytes takes. */
+static inline size_t nm_wire_data_size(size_t len, int sync) {
+  return NM_WIRE_MSG_HDR_LEN + (sync ? NM_WIRE_SYNC_LEN : 0) + len;
+}
+
+void nm_wire_put_pkt_hdr(uint8_t *buf, uint16_t n_chunks, uint32_t src_rank, uint32_t total_len);
+/** Write a DATA chunk header (+ sync cookie); the caller copies the payload right after. @return header bytes. */
+size_t nm_wire_put_data_hdr(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t seq, uint32_t len, int sync,
+                            uint64_t cookie);
+size_t nm_wire_put_rdv(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t seq, uint64_t msg_len,
+                       uint64_t cookie);
+size_t nm_wire_put_rtr(uint8_t *buf, uint8_t rail, uint64_t cookie, uint64_t offset, uint64_t len, uint64_t rtag);
+size_t nm_wire_put_ack(uint8_t *buf, uint64_t cookie);
+
+/** Parse and validate the packet header against the received length. @return 0 or -NM_EPROTO. */
+int nm_wire_parse_pkt(const uint8_t *buf, size_t len, struct nm_wire_pkt_s *pkt);
+/** Parse the chunk at *off in a packet of @p len bytes, validate it, advance *off. @return 0 or -NM_EPROTO. */
+int nm_wire_next_chunk(const uint8_t *buf, size_t len, size_t *off, struct nm_wire_chunk_s *c);
+/** Validate a whole packet: header, then every chunk, and that the chunks fill it exactly.
+ *  @return 0 or -NM_EPROTO. */
+int nm_wire_validate(const uint8_t *buf, size_t len, struct nm_wire_pkt_s *pkt);
+
+#endif /* NM_WIRE_H */

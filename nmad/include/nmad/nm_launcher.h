@@ -1,0 +1,60 @@
+/**
+ * @file nm_launcher.h
+ * @brief Launcher interface: start the core, learn rank/size, reach the gate of every rank.
+ *
+ * The bootstrap is chosen automatically, in this order:
+ *  1. the local launcher `nmad-run -n N prog` (environment variable NMAD_RUN_FD set by nmad-run);
+ *  2. PMIx, when started by Open MPI's mpirun, `srun --mpi=pmix` or prterun (PMIX_RANK set) and built with PMIx;
+ *  3. singleton (size 1) otherwise.
+ * The driver is chosen by NMAD_DRIVER (shm, tcp, sockets, udp, verbs, psm2, opx, self; "a+b" for two rails);
+ * default: shm when every rank is on one host, tcp otherwise. Messages to one's own rank use the self driver.
+ */
+#ifndef NM_LAUNCHER_H
+#define NM_LAUNCHER_H
+
+#include <nmad/nm_types.h>
+#include <nmad/nm_errno.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct nm_launcher_s *nm_launcher_t; /**< one process's launcher: owns the core */
+
+/**
+ * @brief Bootstrap this process: find its peers, open the drivers, connect a gate to every rank.
+ * Collective over all ranks of the job.
+ * @param[out] out launcher handle (free with nm_launcher_exit()).
+ * @param argc, argv program arguments (may be NULL; reserved for future options, not modified today).
+ * @return 0, -NM_EINVAL on a bad environment variable (an explanatory message is printed on stderr),
+ *         -NM_ENOTSUP if the requested provider is not usable here, -NM_EDRIVER, -NM_ENOMEM, -NM_ECLOSED if the
+ *         launcher connection is lost.
+ * Thread-safety: call once per process, from one thread.
+ */
+int nm_launcher_init(nm_launcher_t *out, int *argc, char ***argv);
+
+/** @brief Flush pending sends, synchronize with the other ranks and release everything.
+ *  @return 0 or a negative error (peer failures are reported but resources are still freed). */
+int nm_launcher_exit(nm_launcher_t l);
+
+/** @brief Rank of this process, in [0, size). @return 0. */
+int nm_launcher_get_rank(nm_launcher_t l, int *rank);
+/** @brief Number of processes in the job (>= 1). @return 0. */
+int nm_launcher_get_size(nm_launcher_t l, int *size);
+/** @brief Gate to rank @p rank (the self gate for one's own rank).
+ *  @return 0 or -NM_EINVAL when rank is out of [0, size). */
+int nm_launcher_get_gate(nm_launcher_t l, int rank, nm_gate_t *gate);
+/** @brief Rank reached through @p gate. @return 0 or -NM_EINVAL for a gate of another core. */
+int nm_launcher_get_rank_of_gate(nm_launcher_t l, nm_gate_t gate, int *rank);
+/** @brief The core this launcher built (to open sessions, progress, wait). */
+nm_core_t nm_launcher_get_core(nm_launcher_t l);
+/** @brief Name of the bootstrap in use: "nmad-run", "pmix" or "singleton". */
+const char *nm_launcher_get_bootstrap(nm_launcher_t l);
+/** @brief Barrier over all ranks through the bootstrap channel (slow path; for setup and tests).
+ *  @return 0 or -NM_ECLOSED if a rank died. */
+int nm_launcher_barrier(nm_launcher_t l);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NM_LAUNCHER_H */

@@ -1,0 +1,67 @@
+/**
+ * @file bootstrap_singleton.c
+ * @brief Bootstrap of a process started alone (no nmad-run, no PMIx): rank 0 of 1, no peers, no faults.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "nm_bootstrap.h"
+
+#include <nmad/nm_errno.h>
+
+#include <string.h>
+
+static int singleton_init(struct nm_bootstrap_s *bs)
+{
+  bs->rank = 0;
+  bs->size = 1;
+  bs->priv = NULL;
+  return 0;
+}
+
+static int singleton_allgather(struct nm_bootstrap_s *bs, const void *mine, size_t len, void *all)
+{
+  (void)bs;
+  if (len == 0)
+    return 0;
+  if (mine == NULL || all == NULL)
+    return -NM_EINVAL;
+  memmove(all, mine, len);
+  return 0;
+}
+
+static int singleton_barrier(struct nm_bootstrap_s *bs)
+{
+  (void)bs;
+  return 0;
+}
+
+static int singleton_poll_fault(struct nm_bootstrap_s *bs, int *rank)
+{
+  (void)bs;
+  (void)rank;
+  return 0;
+}
+
+static int singleton_fault_fd(struct nm_bootstrap_s *bs)
+{
+  (void)bs;
+  return -1;
+}
+
+static int singleton_fini(struct nm_bootstrap_s *bs)
+{
+  (void)bs;
+  return 0;
+}
+
+const struct nm_bootstrap_ops_s nm_bootstrap_singleton_ops = {
+  .name = "singleton",
+  .init = singleton_init,
+  .allgather = singleton_allgather,
+  .barrier = singleton_barrier,
+  .poll_fault = singleton_poll_fault,
+  .fault_fd = singleton_fault_fd,
+  .fini = singleton_fini,
+};

@@ -1,0 +1,49 @@
+/**
+ * @file nm_bootstrap.c
+ * @brief Choice of the bootstrap from the environment (order documented in nm_bootstrap.h and
+ *        doc/nmad-run.md): NMAD_RUN_FD -> nmad-run; PMIX_RANK (with PMIx support) -> pmix; else singleton.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "nm_bootstrap.h"
+
+#include <nmad/nm_errno.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct nm_bootstrap_ops_s *choose(void)
+{
+  const char *fd = getenv("NMAD_RUN_FD");
+  if (fd != NULL && *fd != '\0')
+    return &nm_bootstrap_nmadrun_ops;
+  const char *pmix_rank = getenv("PMIX_RANK");
+  if (pmix_rank != NULL && *pmix_rank != '\0') {
+#ifdef HAVE_PMIX
+    return &nm_bootstrap_pmix_ops;
+#else
+    fprintf(stderr, "nmad: PMIX_RANK is set but nmad was built without PMIx support; "
+                    "running as a singleton (rebuild with libpmix-dev, or start with nmad-run)\n");
+#endif
+  }
+  return &nm_bootstrap_singleton_ops;
+}
+
+int nm_bootstrap_select(struct nm_bootstrap_s *bs)
+{
+  if (bs == NULL)
+    return -NM_EINVAL;
+  memset(bs, 0, sizeof(*bs));
+  const struct nm_bootstrap_ops_s *ops = choose();
+  int rc = ops->init(bs);
+  if (rc) {
+    fprintf(stderr, "nmad: %s bootstrap failed to start: %s\n", ops->name, nm_strerror(rc));
+    memset(bs, 0, sizeof(*bs));
+    return rc;
+  }
+  bs->ops = ops;
+  return 0;
+}

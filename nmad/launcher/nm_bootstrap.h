@@ -1,0 +1,52 @@
+/**
+ * @file nm_bootstrap.h
+ * @brief Private: how a process finds its peers before the core exists (out-of-band channel).
+ *
+ * Three bootstraps behind one ops table, picked by nm_bootstrap_select():
+ *  - "nmad-run": NMAD_RUN_FD (a connected stream socket to nmad-run), NMAD_RUN_RANK, NMAD_RUN_SIZE set;
+ *  - "pmix": PMIX_RANK set and nmad built with PMIx (PMIx_Init, PMIx_Put/Commit/Fence/Get);
+ *  - "singleton": neither; size 1.
+ * No global state: everything lives in struct nm_bootstrap_s.
+ */
+#ifndef NM_BOOTSTRAP_H
+#define NM_BOOTSTRAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct nm_bootstrap_s;
+
+struct nm_bootstrap_ops_s {
+  const char *name;
+  /** Connect to the launcher; fill rank and size. @return 0 or -NM_E*. */
+  int (*init)(struct nm_bootstrap_s *bs);
+  /** Collective: every rank contributes @p len bytes (same len everywhere); @p all receives size*len bytes,
+   *  rank r's contribution at offset r*len. @return 0, -NM_ECLOSED if a rank died. */
+  int (*allgather)(struct nm_bootstrap_s *bs, const void *mine, size_t len, void *all);
+  /** Collective barrier. @return 0 or -NM_ECLOSED. */
+  int (*barrier)(struct nm_bootstrap_s *bs);
+  /** Non-blocking: has the launcher reported a dead rank? @return 1 and *rank set, 0 if nothing new,
+   *  -NM_ECLOSED if the launcher itself is gone. Each dead rank is reported once. */
+  int (*poll_fault)(struct nm_bootstrap_s *bs, int *rank);
+  /** File descriptor that becomes readable when poll_fault() may have something, or -1 (then poll_fault is
+   *  called periodically). */
+  int (*fault_fd)(struct nm_bootstrap_s *bs);
+  /** Tell the launcher this rank finishes normally, then release. @return 0 or -NM_E*. */
+  int (*fini)(struct nm_bootstrap_s *bs);
+};
+
+struct nm_bootstrap_s {
+  const struct nm_bootstrap_ops_s *ops;
+  int rank, size;
+  void *priv; /* bootstrap-specific state (malloc'd by init, freed by fini) */
+};
+
+extern const struct nm_bootstrap_ops_s nm_bootstrap_nmadrun_ops;
+extern const struct nm_bootstrap_ops_s nm_bootstrap_pmix_ops; /* only when HAVE_PMIX */
+extern const struct nm_bootstrap_ops_s nm_bootstrap_singleton_ops;
+
+/** Pick and init the bootstrap from the environment (see file comment). @return 0 or -NM_E* (message on
+ *  stderr naming the problem). */
+int nm_bootstrap_select(struct nm_bootstrap_s *bs);
+
+#endif /* NM_BOOTSTRAP_H */

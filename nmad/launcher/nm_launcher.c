@@ -1,0 +1,221 @@
+/* The launcher interface: bootstrap -> drivers -> address exchange -> gates. */
+#include "nmad/core/nm_core_private.h"
+#include "nm_bootstrap.h"
+#include <nmad/nm_launcher.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NM_HOSTNAME_MAX 64
+#define NM_EXIT_FLUSH_NS (10ULL * 1000000000ULL)
+
+struct nm_launcher_s {
+  struct nm_bootstrap_s bs;
+  nm_core_t core;
+  int n_net;                           /* network rails (drivers other than self) */
+  struct nm_drv_s *net[NM_MAX_RAILS];
+};
+
+/* One allgather record per rank and rail: address length, then the address. */
+struct nm_addr_rec_s {
+  uint32_t len;
+  uint8_t addr[NM_DRV_ADDR_MAX];
+};
+
+static int nm_launcher_poll_fault(void *ref, int *rank)
+{
+  struct nm_bootstrap_s *bs = ref;
+  return bs->ops->poll_fault(bs, rank);
+}
+
+/* All ranks on this host? Decides the default driver (shm) and loopback-only interfaces. */
+static int nm_launcher_all_local(struct nm_launcher_s *l, int *all_local)
+{
+  char me[NM_HOSTNAME_MAX] = {0};
+  gethostname(me, sizeof(me) - 1);
+  char *all = calloc((size_t)l->bs.size, NM_HOSTNAME_MAX);
+  if (!all)
+    return -NM_ENOMEM;
+  int err = l->bs.ops->allgather(&l->bs, me, NM_HOSTNAME_MAX, all);
+  *all_local = 1;
+  for (int r = 0; !err && r < l->bs.size; r++)
+    if (memcmp(all + (size_t)r * NM_HOSTNAME_MAX, me, NM_HOSTNAME_MAX) != 0)
+      *all_local = 0;
+  free(all);
+  return err;
+}
+
+/* Open one ofi driver per word of NMAD_DRIVER ("a+b" = two rails). */
+static int nm_launcher_open_drivers(struct nm_launcher_s *l, int all_local)
+{
+  const char *env = getenv("NMAD_DRIVER");
+  char spec[128];
+  snprintf(spec, sizeof(spec), "%s", env && *env ? env : (all_local ? "shm" : "tcp"));
+  char *save = NULL;
+  for (char *w = strtok_r(spec, "+", &save); w; w = strtok_r(NULL, "+", &save)) {
+    if (strcmp(w, "self") == 0)
+      continue; /* the self driver is always there for one's own rank */
+    if (l->n_net == NM_MAX_RAILS) {
+      fprintf(stderr, "nmad: NMAD_DRIVER='%s' names more than %d rails\n", env, NM_MAX_RAILS);
+      return -NM_EINVAL;
+    }
+    int err = nm_core_add_driver(l->core, nm_driver_lookup(w), w, all_local, &l->net[l->n_net]);
+    if (err)
+      return err;
+    l->n_net++;
+  }
+  if (l->n_net == 0 && l->bs.size > 1) {
+    fprintf(stderr, "nmad: NMAD_DRIVER='%s' names no network driver but the job has %d ranks\n", env, l->bs.size);
+    return -NM_EINVAL;
+  }
+  return NM_ESUCCESS;
+}
+
+static int nm_launcher_exchange(struct nm_launcher_s *l)
+{
+  int size = l->bs.size, n = l->n_net;
+  size_t rec = sizeof(struct nm_addr_rec_s) * (size_t)n;
+  struct nm_addr_rec_s *mine = calloc((size_t)n, sizeof(*mine));
+  struct nm_addr_rec_s *all = calloc((size_t)size * (size_t)n, sizeof(*all));
+  int err = (!mine || !all) ? -NM_ENOMEM : NM_ESUCCESS;
+  for (int i = 0; !err && i < n; i++) {
+    size_t len = NM_DRV_ADDR_MAX;
+    err = l->net[i]->ops->get_address(l->net[i], mine[i].addr, &len);
+    mine[i].len = (uint32_t)len;
+  }
+  if (!err)
+    err = l->bs.ops->allgather(&l->bs, mine, rec, all);
+  for (int r = 0; !err && r < size; r++)
+    for (int i = 0; !err && i < n; i++) {
+      struct nm_addr_rec_s *a = &all[(size_t)r * (size_t)n + (size_t)i];
+      err = a->len > NM_DRV_ADDR_MAX ? -NM_EPROTO : l->net[i]->ops->connect(l->net[i], (uint64_t)r, a->addr, a->len);
+    }
+  free(mine);
+  free(all);
+  return err;
+}
+
+static void nm_launcher_build_gates(struct nm_launcher_s *l, struct nm_drv_s *self)
+{
+  nm_core_t core = l->core;
+  for (int r = 0; r < core->size; r++) {
+    struct nm_gate_s *g = &core->gates[r];
+    if (r == core->rank) {
+      g->n_rails = 1;
+      g->rails[0] = (struct nm_rail_s){.drv = self, .peer = (uint64_t)r};
+      continue;
+    }
+    g->n_rails = l->n_net;
+    for (int i = 0; i < l->n_net; i++)
+      g->rails[i] = (struct nm_rail_s){.drv = l->net[i], .peer = (uint64_t)r};
+  }
+}
+
+static int nm_launcher_setup(struct nm_launcher_s *l)
+{
+  int all_local = 1;
+  int err = nm_core_create(l->bs.rank, l->bs.size, &l->core);
+  if (!err && l->bs.size > 1)
+    err = nm_launcher_all_local(l, &all_local);
+  if (!err && l->bs.size > 1)
+    err = nm_launcher_open_drivers(l, all_local);
+  struct nm_drv_s *self = NULL;
+  if (!err)
+    err = nm_core_add_driver(l->core, &nm_drv_self_ops, "self", 1, &self);
+  if (!err)
+    err = self->ops->connect(self, (uint64_t)l->bs.rank, NULL, 0);
+  if (!err && l->n_net)
+    err = nm_launcher_exchange(l);
+  if (err)
+    return err;
+  nm_launcher_build_gates(l, self);
+  size_t max_eager = l->core->pw_cap - NM_WIRE_PKT_HDR_LEN - NM_WIRE_MSG_HDR_LEN - NM_WIRE_SYNC_LEN;
+  err = nm_config_load(&l->core->cfg, max_eager);
+  if (err)
+    return err;
+  int fd = l->bs.ops->fault_fd(&l->bs);
+  nm_core_set_fault_source(l->core, fd, nm_launcher_poll_fault, &l->bs);
+  return NM_ESUCCESS;
+}
+
+int nm_launcher_init(nm_launcher_t *out, int *argc, char ***argv)
+{
+  (void)argc;
+  (void)argv;
+  struct nm_launcher_s *l = calloc(1, sizeof(*l));
+  if (!l)
+    return -NM_ENOMEM;
+  int err = nm_bootstrap_select(&l->bs);
+  if (err) {
+    free(l);
+    return err;
+  }
+  err = nm_launcher_setup(l);
+  if (err) {
+    if (l->core)
+      nm_core_destroy(l->core);
+    l->bs.ops->fini(&l->bs);
+    free(l);
+    return err;
+  }
+  *out = l;
+  return NM_ESUCCESS;
+}
+
+int nm_launcher_exit(nm_launcher_t l)
+{
+  /* Everything we sent must have left before the peers close their endpoints. */
+  int err = nm_core_flush(l->core, nm_core_time_ns() + NM_EXIT_FLUSH_NS);
+  if (err)
+    fprintf(stderr, "nmad: rank %d: sends still pending at exit (%s)\n", l->bs.rank, nm_strerror(err));
+  int berr = l->bs.ops->barrier(&l->bs);
+  nm_core_destroy(l->core);
+  int ferr = l->bs.ops->fini(&l->bs);
+  free(l);
+  return err ? err : berr ? berr : ferr;
+}
+
+int nm_launcher_get_rank(nm_launcher_t l, int *rank)
+{
+  *rank = l->bs.rank;
+  return NM_ESUCCESS;
+}
+
+int nm_launcher_get_size(nm_launcher_t l, int *size)
+{
+  *size = l->bs.size;
+  return NM_ESUCCESS;
+}
+
+int nm_launcher_get_gate(nm_launcher_t l, int rank, nm_gate_t *gate)
+{
+  if (rank < 0 || rank >= l->bs.size)
+    return -NM_EINVAL;
+  *gate = &l->core->gates[rank];
+  return NM_ESUCCESS;
+}
+
+int nm_launcher_get_rank_of_gate(nm_launcher_t l, nm_gate_t gate, int *rank)
+{
+  if (gate < l->core->gates || gate >= l->core->gates + l->core->size)
+    return -NM_EINVAL;
+  *rank = gate->rank;
+  return NM_ESUCCESS;
+}
+
+nm_core_t nm_launcher_get_core(nm_launcher_t l)
+{
+  return l->core;
+}
+
+const char *nm_launcher_get_bootstrap(nm_launcher_t l)
+{
+  return l->bs.ops->name;
+}
+
+int nm_launcher_barrier(nm_launcher_t l)
+{
+  int err = nm_core_flush(l->core, 0);
+  return err ? err : l->bs.ops->barrier(&l->bs);
+}
