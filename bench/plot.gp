@@ -21,7 +21,7 @@ set logscale xy 2
 set logscale y 10
 set grid xtics ytics mxtics mytics lc rgb "#dddddd"
 set key top left
-set format x "%.0b%B"
+set format x "%.0b%BB"
 set xlabel "message size (bytes)"
 
 exists_file(f) = system("test -s '" . f . "' && echo 1 || echo 0") + 0

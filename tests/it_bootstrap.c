@@ -16,7 +16,7 @@
 #include "config.h"
 #endif
 
-#include "nmad/launcher/nm_bootstrap.h"
+#include "../nmad/launcher/nm_bootstrap.h" /* private header: relative, so no extra -I is needed */
 
 #include <nmad/nm_errno.h>
 

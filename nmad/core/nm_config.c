@@ -41,12 +41,19 @@ int nm_config_load(struct nm_config_s *cfg, size_t max_eager)
     return -NM_EINVAL;
   }
   cfg->rdv_threshold = v > max_eager ? max_eager : v;
-  v = 50;
+  v = 10;
   s = getenv("NMAD_SPIN_US");
   if (s && *s && (nm_config_parse_size(s, &v) || v > 10000000)) {
     fprintf(stderr, "nmad: NMAD_SPIN_US='%s' is invalid; accepted: microseconds from 0 to 10000000\n", s);
     return -NM_EINVAL;
   }
   cfg->spin_ns = v * 1000;
+  v = 10000;
+  s = getenv("NMAD_YIELD_US");
+  if (s && *s && (nm_config_parse_size(s, &v) || v > 100000000)) {
+    fprintf(stderr, "nmad: NMAD_YIELD_US='%s' is invalid; accepted: microseconds from 0 to 100000000\n", s);
+    return -NM_EINVAL;
+  }
+  cfg->yield_ns = v * 1000;
   return NM_ESUCCESS;
 }

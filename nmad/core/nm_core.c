@@ -216,25 +216,35 @@ static void nm_core_block(nm_core_t core, uint64_t deadline_ns, uint64_t *backof
   }
 }
 
+/* Three phases when nothing happens: spin (lowest latency), then spin with sched_yield (as fast when a core is
+ * free, fair when ranks outnumber cores), then block in the drivers. Large transfers need progress calls to
+ * move (manual progress), so while one is in flight we never go past the yield phase. */
 int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
 {
-  uint64_t spin_until = 0, backoff = 0;
+  uint64_t idle_since = 0, backoff = 0;
   while (!*flag) {
     int n = nm_core_progress(core);
     if (*flag)
       break;
     if (n > 0) {
-      spin_until = 0;
+      idle_since = 0;
       backoff = 0;
       continue;
     }
     uint64_t now = nm_core_time_ns();
     if (deadline_ns && now >= deadline_ns)
       return -NM_ETIMEDOUT;
-    if (!spin_until)
-      spin_until = now + core->cfg.spin_ns;
-    if (now < spin_until)
+    if (!idle_since)
+      idle_since = now;
+    uint64_t idle = now - idle_since;
+    if (idle < core->cfg.spin_ns)
       continue;
+    if (idle < core->cfg.yield_ns || core->n_large) {
+      sched_yield();
+      if (idle > NM_BLOCK_MAX_NS && core->n_large)
+        nm_core_check_faults(core); /* a peer may have died in the middle of the transfer */
+      continue;
+    }
     nm_core_check_faults(core);
     if (*flag)
       break;

@@ -143,7 +143,8 @@ struct nm_fault_source_s {
 struct nm_config_s {
   const struct nm_strategy_ops_s *strategy;
   size_t rdv_threshold; /* bytes: larger messages go by rendezvous */
-  uint64_t spin_ns;     /* busy-poll time before blocking */
+  uint64_t spin_ns;     /* busy-poll time before yielding */
+  uint64_t yield_ns;    /* busy-poll-and-yield time before blocking */
 };
 
 struct nm_core_s {
@@ -159,6 +160,7 @@ struct nm_core_s {
   struct nm_pool_s pw_pool, ctrl_pool, large_pool, unexp_pool;
   uint64_t next_cookie; /* RDV / sync-send identifiers */
   uint64_t next_rtag;   /* rendezvous tags for large receives */
+  int n_large;          /* large transfers posted to drivers and not completed */
   struct nm_fault_source_s fault;
   uint64_t last_fault_check_ns;
 };

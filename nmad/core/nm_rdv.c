@@ -20,6 +20,7 @@ static struct nm_large_s *nm_large_new(struct nm_gate_s *gate, struct nm_req_s *
   l->gate = gate;
   l->rail = rail;
   l->is_send = is_send;
+  gate->core->n_large++;
   l->prev = NULL;
   l->next = gate->large;
   if (gate->large)
@@ -37,6 +38,7 @@ static void nm_large_release(struct nm_large_s *l)
     gate->large = l->next;
   if (l->next)
     l->next->prev = l->prev;
+  gate->core->n_large--;
   nm_pool_put(&gate->core->large_pool, l);
 }
 

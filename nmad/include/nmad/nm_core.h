@@ -2,9 +2,11 @@
  * @file nm_core.h
  * @brief Core services visible to applications: sessions, progress and waiting.
  *
- * Progress model (DESIGN.md rule 2): nm_core_progress() never blocks; nm_core_wait() spins for a short time
- * (NMAD_SPIN_US, default 50 us) and then blocks in the drivers (libfabric wait object + poll(), or a yielding
- * back-off where the provider has no wait object) until an event or the deadline.
+ * Progress model (DESIGN.md rule 2): nm_core_progress() never blocks. Waiting functions spin for a short time
+ * (NMAD_SPIN_US, default 10 us), then spin with sched_yield() (NMAD_YIELD_US, default 10000 us; as fast as
+ * spinning when a core is free, fair when ranks outnumber cores; also kept while a large transfer is in
+ * flight, since libfabric's manual progress needs calls to move it), then block in the drivers (libfabric wait
+ * object + poll(), or a sleeping back-off of 1..500 us where the provider has no usable wait object).
  * Thread-safety: a core is used by one thread at a time (the caller serializes); a thread-safe layer is added above.
  */
 #ifndef NM_CORE_H

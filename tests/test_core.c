@@ -1,0 +1,593 @@
+/* Unit tests of the core through a fake driver: tag matching (order, any-source, masks, unexpected messages),
+ * malformed input, rendezvous and synchronous-send protocols, gate failure, self sends, monitors, and what the
+ * strategies put into packets (aggreg packs N messages in one packet, prio order). */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fake_driver.h"
+#include <nmad/nm_sendrecv.h>
+
+static nm_core_t core;
+static struct fake_drv_s *fake;
+static nm_session_t sess;
+static uint8_t pkt[70000];
+
+static void setup_strategy(const char *strategy)
+{
+  core = fake_core_new(4, strategy, 1024, &fake);
+  ck_assert_ptr_nonnull(core);
+  ck_assert_int_eq(nm_session_open(core, "test", &sess), 0);
+}
+static void setup(void) { setup_strategy("aggreg"); }
+static void teardown(void) { fake_core_free(core); }
+
+static nm_gate_t gate(int r) { return &core->gates[r]; }
+
+static void inject(const uint8_t *buf, size_t len, int src)
+{
+  nm_core_packet(core, &core->drvs[0], buf, len, (uint64_t)src);
+}
+
+static void inject_data(int src, nm_tag_t tag, uint32_t seq, const char *text)
+{
+  size_t len = fake_data_packet(pkt, (uint32_t)src, sess->id, tag, seq, text, (uint32_t)strlen(text) + 1);
+  inject(pkt, len, src);
+}
+
+/* Decode captured packet i into its chunks; returns the chunk count. */
+static int decode(int i, struct nm_wire_chunk_s *chunks, int max)
+{
+  struct fake_pkt_s *p = &fake->pkts[i];
+  struct nm_wire_pkt_s h;
+  ck_assert_int_eq(nm_wire_validate(p->buf, p->len, &h), 0);
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  for (int c = 0; c < h.n_chunks && c < max; c++)
+    ck_assert_int_eq(nm_wire_next_chunk(p->buf, p->len, &off, &chunks[c]), 0);
+  return h.n_chunks;
+}
+
+START_TEST(test_order_same_tag)
+{
+  char b[3][16];
+  nm_sr_request_t r[3];
+  inject_data(1, 5, 0, "first");
+  inject_data(1, 5, 1, "second");
+  for (int i = 0; i < 3; i++)
+    ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 5, b[i], sizeof(b[i]), &r[i]), 0);
+  inject_data(1, 5, 2, "third");
+  for (int i = 0; i < 3; i++)
+    ck_assert_int_eq(nm_sr_rtest(sess, &r[i]), 0);
+  ck_assert_str_eq(b[0], "first");
+  ck_assert_str_eq(b[1], "second");
+  ck_assert_str_eq(b[2], "third");
+}
+END_TEST
+
+START_TEST(test_out_of_order_arrival)
+{
+  char b[2][16];
+  nm_sr_request_t r[2];
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(2), 7, b[0], 16, &r[0]), 0);
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(2), 7, b[1], 16, &r[1]), 0);
+  inject_data(2, 7, 1, "later"); /* overtook its predecessor on another rail */
+  ck_assert_int_eq(nm_sr_rtest(sess, &r[0]), -NM_EAGAIN);
+  inject_data(2, 7, 0, "earlier");
+  ck_assert_int_eq(nm_sr_rtest(sess, &r[0]), 0);
+  ck_assert_int_eq(nm_sr_rtest(sess, &r[1]), 0);
+  ck_assert_str_eq(b[0], "earlier");
+  ck_assert_str_eq(b[1], "later");
+}
+END_TEST
+
+START_TEST(test_duplicate_seq_fails_gate)
+{
+  char b[16];
+  nm_sr_request_t r;
+  inject_data(3, 1, 0, "x");
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(3), 2, b, 16, &r), 0);
+  inject_data(3, 1, 0, "x"); /* replayed sequence number */
+  ck_assert_int_eq(gate(3)->status, -NM_EPROTO);
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), -NM_EPROTO);
+}
+END_TEST
+
+START_TEST(test_any_source)
+{
+  char b[16];
+  nm_sr_request_t r;
+  nm_gate_t src = NULL;
+  nm_tag_t tag = 0;
+  ck_assert_int_eq(nm_sr_irecv(sess, NM_ANY_GATE, 9, b, 16, &r), 0);
+  ck_assert_int_eq(nm_sr_recv_source(sess, &r, &src), -NM_EAGAIN);
+  inject_data(2, 9, 0, "from2");
+  ck_assert_int_eq(nm_sr_rwait(sess, &r), 0);
+  ck_assert_int_eq(nm_sr_recv_source(sess, &r, &src), 0);
+  ck_assert_ptr_eq(src, gate(2));
+  ck_assert_int_eq(nm_sr_recv_get_tag(sess, &r, &tag), 0);
+  ck_assert(tag == 9);
+  ck_assert_str_eq(b, "from2");
+}
+END_TEST
+
+START_TEST(test_tag_mask)
+{
+  char b[16];
+  nm_sr_request_t r;
+  ck_assert_int_eq(nm_sr_irecv_mask(sess, NM_ANY_GATE, 0x100, 0xff00, b, 16, &r), 0);
+  inject_data(1, 0x2ab, 0, "nomatch");
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), -NM_EAGAIN);
+  inject_data(1, 0x1cd, 0, "match");
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), 0);
+  ck_assert_str_eq(b, "match");
+  nm_tag_t tag;
+  nm_sr_recv_get_tag(sess, &r, &tag);
+  ck_assert(tag == 0x1cd);
+  /* the non-matching one stayed unexpected */
+  nm_gate_t g;
+  nm_len_t len;
+  ck_assert_int_eq(nm_sr_iprobe(sess, NM_ANY_GATE, 0x2ab, NM_TAG_MASK_FULL, &g, &tag, &len), 0);
+  ck_assert_ptr_eq(g, gate(1));
+  ck_assert_uint_eq(len, 8);
+}
+END_TEST
+
+START_TEST(test_unexpected_then_posted)
+{
+  char b[16];
+  nm_sr_request_t r;
+  ck_assert_int_eq(nm_sr_iprobe(sess, gate(1), 4, NM_TAG_MASK_FULL, NULL, NULL, NULL), -NM_EAGAIN);
+  inject_data(1, 4, 0, "early");
+  ck_assert_int_eq(nm_sr_iprobe(sess, gate(1), 4, NM_TAG_MASK_FULL, NULL, NULL, NULL), 0);
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 4, b, 16, &r), 0);
+  ck_assert_int_eq(r.completed, 1);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_str_eq(b, "early");
+  ck_assert_int_eq(nm_sr_iprobe(sess, gate(1), 4, NM_TAG_MASK_FULL, NULL, NULL, NULL), -NM_EAGAIN);
+}
+END_TEST
+
+START_TEST(test_truncation)
+{
+  char b[4] = {0};
+  nm_sr_request_t r;
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 3, b, 4, &r), 0);
+  inject_data(1, 3, 0, "0123456789");
+  ck_assert_int_eq(nm_sr_rwait(sess, &r), -NM_ETRUNCATED);
+  ck_assert_mem_eq(b, "0123", 4);
+  nm_len_t n;
+  ck_assert_int_eq(nm_sr_get_size(sess, &r, &n), 0);
+  ck_assert_uint_eq(n, 4);
+}
+END_TEST
+
+START_TEST(test_malformed_fails_gate_only)
+{
+  char b[16], c[16];
+  nm_sr_request_t r, any;
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(3), 1, b, 16, &r), 0);
+  ck_assert_int_eq(nm_sr_irecv(sess, NM_ANY_GATE, 1, c, 16, &any), 0);
+  size_t len = fake_data_packet(pkt, 3, sess->id, 1, 0, "payload", 8);
+  inject(pkt, len - 3, 3); /* truncated */
+  ck_assert_int_eq(gate(3)->status, -NM_EPROTO);
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), -NM_EPROTO);
+  ck_assert_int_eq(nm_sr_rtest(sess, &any), -NM_EAGAIN);
+  /* later packets from the failed gate are ignored; other gates work */
+  inject(pkt, len, 3);
+  ck_assert_int_eq(nm_sr_rtest(sess, &any), -NM_EAGAIN);
+  inject_data(1, 1, 0, "ok");
+  ck_assert_int_eq(nm_sr_rtest(sess, &any), 0);
+  /* sends to the failed gate complete with its error */
+  nm_sr_request_t s;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(3), 1, "x", 1, &s), -NM_EPROTO);
+  ck_assert_int_eq(nm_sr_swait(sess, &s), -NM_EPROTO);
+}
+END_TEST
+
+START_TEST(test_lying_source_fails_gate)
+{
+  size_t len = fake_data_packet(pkt, 2, sess->id, 1, 0, "spoof", 6); /* claims rank 2 */
+  inject(pkt, len, 1);                                                /* but came from rank 1 */
+  ck_assert_int_eq(gate(1)->status, -NM_EPROTO);
+  ck_assert_int_eq(gate(2)->status, 0);
+}
+END_TEST
+
+START_TEST(test_sessions_isolated_and_orphans)
+{
+  nm_session_t other;
+  char b[16];
+  nm_sr_request_t r;
+  ck_assert_int_eq(nm_sr_irecv(sess, NM_ANY_GATE, 1, b, 16, &r), 0);
+  /* a message for a session we have not opened yet must not match "test" */
+  const uint32_t later_id = 0x811c9dc5u; /* any id that is not sess->id */
+  size_t len = fake_data_packet(pkt, 1, later_id, 1, 0, "orphan", 7);
+  inject(pkt, len, 1);
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), -NM_EAGAIN);
+  ck_assert_int_eq(nm_session_open(core, "test", &other), -NM_EALREADY);
+  ck_assert_int_eq(nm_session_open(core, "other", &other), 0);
+  /* the orphan is adopted only by the session whose id it carries */
+  ck_assert_int_eq(nm_sr_iprobe(other, NM_ANY_GATE, 1, NM_TAG_MASK_FULL, NULL, NULL, NULL),
+                   other->id == later_id ? 0 : -NM_EAGAIN);
+  inject_data(2, 1, 0, "mine");
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), 0);
+  ck_assert_str_eq(b, "mine");
+}
+END_TEST
+
+START_TEST(test_orphan_adopted)
+{
+  /* compute the id "late" will get by opening and closing it first */
+  nm_session_t late;
+  ck_assert_int_eq(nm_session_open(core, "late", &late), 0);
+  uint32_t id = late->id;
+  ck_assert_int_eq(nm_session_close(late), 0);
+  size_t len = fake_data_packet(pkt, 2, id, 6, 0, "kept", 5);
+  inject(pkt, len, 2);
+  ck_assert_int_eq(nm_session_open(core, "late", &late), 0);
+  char b[8];
+  nm_sr_request_t r;
+  ck_assert_int_eq(nm_sr_irecv(late, gate(2), 6, b, 8, &r), 0);
+  ck_assert_int_eq(nm_sr_rwait(late, &r), 0);
+  ck_assert_str_eq(b, "kept");
+}
+END_TEST
+
+START_TEST(test_rdv_receiver)
+{
+  static char big[100000];
+  nm_sr_request_t r;
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 8, big, sizeof(big), &r), 0);
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  off += nm_wire_put_rdv(pkt + off, sess->id, 8, 0, 100000, 4242);
+  nm_wire_put_pkt_hdr(pkt, 1, 1, (uint32_t)off);
+  inject(pkt, off, 1);
+  ck_assert_int_eq(fake->n_large, 1);
+  ck_assert_int_eq(fake->large[0].is_send, 0);
+  ck_assert_uint_eq(fake->large[0].len, 100000);
+  ck_assert_ptr_eq(fake->large[0].buf, big);
+  nm_core_progress(core); /* the RTR goes out */
+  ck_assert_int_eq(fake->n_pkts, 1);
+  struct nm_wire_chunk_s c[4];
+  ck_assert_int_eq(decode(0, c, 4), 1);
+  ck_assert_uint_eq(c[0].type, NM_WIRE_RTR);
+  ck_assert(c[0].cookie == 4242 && c[0].msg_len == 100000 && c[0].offset == 0);
+  ck_assert(c[0].rtag == fake->large[0].rtag);
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), -NM_EAGAIN);
+  nm_core_large_done(core, fake->large[0].ctx, 0, 100000);
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), 0);
+}
+END_TEST
+
+START_TEST(test_rdv_receiver_truncated)
+{
+  static char small[5000];
+  nm_sr_request_t r;
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 8, small, sizeof(small), &r), 0);
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  off += nm_wire_put_rdv(pkt + off, sess->id, 8, 0, 100000, 1);
+  nm_wire_put_pkt_hdr(pkt, 1, 1, (uint32_t)off);
+  inject(pkt, off, 1);
+  ck_assert_uint_eq(fake->large[0].len, 5000); /* never more than the buffer */
+  nm_core_progress(core);
+  struct nm_wire_chunk_s c[2];
+  decode(0, c, 2);
+  ck_assert(c[0].msg_len == 5000);
+  nm_core_large_done(core, fake->large[0].ctx, 0, 5000);
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), -NM_ETRUNCATED);
+}
+END_TEST
+
+START_TEST(test_rdv_sender)
+{
+  static char big[50000];
+  nm_sr_request_t s;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(2), 11, big, sizeof(big), &s), 0);
+  ck_assert_int_eq(fake->n_pkts, 1);
+  struct nm_wire_chunk_s c[2];
+  ck_assert_int_eq(decode(0, c, 2), 1);
+  ck_assert_uint_eq(c[0].type, NM_WIRE_RDV);
+  ck_assert(c[0].msg_len == sizeof(big));
+  ck_assert_int_eq(nm_sr_stest(sess, &s), -NM_EAGAIN);
+  /* an RTR with an unknown cookie is a protocol error... on a gate we do not use further */
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  off += nm_wire_put_rtr(pkt + off, 0, c[0].cookie, 0, sizeof(big), 77);
+  nm_wire_put_pkt_hdr(pkt, 1, 2, (uint32_t)off);
+  inject(pkt, off, 2);
+  ck_assert_int_eq(fake->n_large, 1);
+  ck_assert_int_eq(fake->large[0].is_send, 1);
+  ck_assert(fake->large[0].rtag == 77);
+  ck_assert_ptr_eq(fake->large[0].buf, big);
+  nm_core_large_done(core, fake->large[0].ctx, 0, sizeof(big));
+  ck_assert_int_eq(nm_sr_stest(sess, &s), 0);
+}
+END_TEST
+
+START_TEST(test_rtr_out_of_range)
+{
+  static char big[50000];
+  nm_sr_request_t s;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(2), 11, big, sizeof(big), &s), 0);
+  struct nm_wire_chunk_s c[2];
+  decode(0, c, 2);
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  off += nm_wire_put_rtr(pkt + off, 0, c[0].cookie, 40000, 20000, 77); /* past the end of the message */
+  nm_wire_put_pkt_hdr(pkt, 1, 2, (uint32_t)off);
+  inject(pkt, off, 2);
+  ck_assert_int_eq(fake->n_large, 0);
+  ck_assert_int_eq(gate(2)->status, -NM_EPROTO);
+  ck_assert_int_eq(nm_sr_stest(sess, &s), -NM_EPROTO);
+}
+END_TEST
+
+START_TEST(test_sync_send)
+{
+  nm_sr_request_t s;
+  ck_assert_int_eq(nm_sr_issend(sess, gate(1), 2, "sync", 5, &s), 0);
+  struct nm_wire_chunk_s c[2];
+  ck_assert_int_eq(decode(0, c, 2), 1);
+  ck_assert_uint_eq(c[0].flags, NM_WIRE_FLAG_SYNC);
+  nm_core_progress(core);
+  ck_assert_int_eq(nm_sr_stest(sess, &s), -NM_EAGAIN); /* sent, not matched */
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  off += nm_wire_put_ack(pkt + off, c[0].cookie);
+  nm_wire_put_pkt_hdr(pkt, 1, 1, (uint32_t)off);
+  inject(pkt, off, 1);
+  ck_assert_int_eq(nm_sr_stest(sess, &s), 0);
+}
+END_TEST
+
+START_TEST(test_sync_recv_sends_ack)
+{
+  char b[8];
+  nm_sr_request_t r;
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  off += nm_wire_put_data_hdr(pkt + off, sess->id, 2, 0, 3, 1, 555);
+  memcpy(pkt + off, "abc", 3);
+  off += 3;
+  nm_wire_put_pkt_hdr(pkt, 1, 1, (uint32_t)off);
+  inject(pkt, off, 1);
+  nm_core_progress(core);
+  ck_assert_int_eq(fake->n_pkts, 0); /* no ACK before the receive matches */
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 2, b, 8, &r), 0);
+  nm_core_progress(core);
+  ck_assert_int_eq(fake->n_pkts, 1);
+  struct nm_wire_chunk_s c[2];
+  decode(0, c, 2);
+  ck_assert_uint_eq(c[0].type, NM_WIRE_ACK);
+  ck_assert(c[0].cookie == 555);
+}
+END_TEST
+
+START_TEST(test_cancel)
+{
+  char b[8];
+  nm_sr_request_t r;
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 1, b, 8, &r), 0);
+  ck_assert_int_eq(nm_sr_rcancel(sess, &r), 0);
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), -NM_ECANCELED);
+  inject_data(1, 1, 0, "late");
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 1, b, 8, &r), 0);
+  ck_assert_int_eq(nm_sr_rcancel(sess, &r), -NM_EBUSY); /* already matched */
+  ck_assert_str_eq(b, "late");
+}
+END_TEST
+
+START_TEST(test_gate_failure_completes_requests)
+{
+  static char big[50000];
+  char b[8];
+  nm_sr_request_t s, r, l;
+  fake->inject = 0; /* packets stay in flight */
+  ck_assert_int_eq(nm_sr_isend(sess, gate(2), 1, "x", 2, &s), 0);
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(2), 1, b, 8, &r), 0);
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(2), 2, big, sizeof(big), &l), 0);
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  off += nm_wire_put_rdv(pkt + off, sess->id, 2, 0, sizeof(big), 1);
+  nm_wire_put_pkt_hdr(pkt, 1, 2, (uint32_t)off);
+  inject(pkt, off, 2); /* large receive now posted in the driver */
+  nm_gate_fail(gate(2), -NM_ECLOSED);
+  ck_assert_int_eq(nm_sr_stest(sess, &s), -NM_ECLOSED);
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), -NM_ECLOSED);
+  ck_assert_int_eq(nm_sr_rtest(sess, &l), -NM_ECLOSED);
+  ck_assert_int_eq(fake->cancelled, 1);
+  /* late driver completions of detached work are harmless */
+  fake_complete_sends(core, fake);
+  nm_core_large_done(core, fake->large[0].ctx, -NM_ECANCELED, 0);
+}
+END_TEST
+
+START_TEST(test_self_send)
+{
+  static char big[3000], got[3000];
+  char b[8];
+  nm_sr_request_t s, r, s2, r2;
+  for (size_t i = 0; i < sizeof(big); i++)
+    big[i] = (char)i;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(0), 1, "self", 5, &s), 0);
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(0), 1, b, 8, &r), 0);
+  ck_assert_int_eq(nm_sr_isend(sess, gate(0), 2, big, sizeof(big), &s2), 0); /* above the 1024 B threshold */
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(0), 2, got, sizeof(got), &r2), 0);
+  ck_assert_int_eq(nm_sr_swait(sess, &s), 0);
+  ck_assert_int_eq(nm_sr_rwait(sess, &r), 0);
+  ck_assert_int_eq(nm_sr_swait(sess, &s2), 0);
+  ck_assert_int_eq(nm_sr_rwait(sess, &r2), 0);
+  ck_assert_str_eq(b, "self");
+  ck_assert_mem_eq(big, got, sizeof(big));
+  ck_assert_int_eq(fake->n_pkts, 0); /* nothing went to the network */
+}
+END_TEST
+
+static int monitor_calls;
+static unsigned monitor_event;
+static void monitor(struct nm_req_s *req, unsigned event, void *ref)
+{
+  monitor_calls++;
+  monitor_event = event;
+  ck_assert_ptr_eq(ref, &monitor_calls);
+}
+
+START_TEST(test_monitor)
+{
+  char b[8];
+  nm_sr_request_t r;
+  monitor_calls = 0;
+  nm_sr_recv_init(sess, &r);
+  ck_assert_int_eq(nm_sr_request_set_monitor(sess, &r, NM_EVENT_RECV_COMPLETED, monitor, &monitor_calls), 0);
+  ck_assert_int_eq(nm_sr_recv_irecv(sess, &r, gate(1), 1, NM_TAG_MASK_FULL, b, 8), 0);
+  ck_assert_int_eq(monitor_calls, 0);
+  inject_data(1, 1, 0, "evt");
+  ck_assert_int_eq(monitor_calls, 1);
+  ck_assert_uint_eq(monitor_event, NM_EVENT_RECV_COMPLETED);
+}
+END_TEST
+
+/* Post one send (it leaves at once), then n more while the rail is busy; return the packets of one pass. */
+static int burst(int n, nm_sr_request_t *reqs, char (*msgs)[8])
+{
+  ck_assert_int_eq(nm_sr_isend(sess, gate(1), 100, "lead", 5, &reqs[n]), 0);
+  ck_assert_int_eq(fake->n_pkts, 1);
+  for (int i = 0; i < n; i++) {
+    snprintf(msgs[i], 8, "m%d", i);
+    ck_assert_int_eq(nm_sr_isend(sess, gate(1), 100, msgs[i], 8, &reqs[i]), 0);
+  }
+  ck_assert_int_eq(fake->n_pkts, 1); /* rail busy: queued */
+  nm_core_progress(core);
+  return fake->n_pkts - 1;
+}
+
+START_TEST(test_aggreg_packs_all)
+{
+  nm_sr_request_t reqs[33];
+  char msgs[32][8];
+  ck_assert_int_eq(burst(32, reqs, msgs), 1);
+  struct nm_wire_chunk_s c[40];
+  ck_assert_int_eq(decode(1, c, 40), 32);
+  for (int i = 0; i < 32; i++) {
+    ck_assert_uint_eq(c[i].seq, (uint32_t)i + 1);
+    ck_assert_str_eq((const char *)c[i].payload, msgs[i]);
+  }
+  for (int i = 0; i < 33; i++)
+    ck_assert_int_eq(nm_sr_stest(sess, &reqs[i]), 0);
+}
+END_TEST
+
+START_TEST(test_aggreg_respects_packet_size)
+{
+  /* 20 messages of 8000 B: 8 fit in a 64 KiB packet */
+  static char data[20][8000];
+  nm_sr_request_t reqs[21];
+  core->cfg.rdv_threshold = 32768; /* eager */
+  ck_assert_int_eq(nm_sr_isend(sess, gate(1), 1, "lead", 5, &reqs[20]), 0);
+  for (int i = 0; i < 20; i++)
+    nm_sr_isend(sess, gate(1), 1, data[i], 8000, &reqs[i]);
+  for (int pass = 0; pass < 10; pass++)
+    nm_core_progress(core);
+  ck_assert_int_eq(fake->n_pkts, 4);
+  struct nm_wire_chunk_s c[40];
+  ck_assert_int_eq(decode(1, c, 40), 8);
+  ck_assert_int_eq(decode(2, c, 40), 8);
+  ck_assert_int_eq(decode(3, c, 40), 4);
+  for (int i = 1; i < 4; i++)
+    ck_assert_uint_le(fake->pkts[i].len, 65536);
+}
+END_TEST
+
+START_TEST(test_default_one_chunk_per_packet)
+{
+  teardown();
+  setup_strategy("default");
+  nm_sr_request_t reqs[9];
+  char msgs[8][8];
+  ck_assert_int_eq(burst(8, reqs, msgs), 1);
+  for (int pass = 0; pass < 20; pass++)
+    nm_core_progress(core);
+  ck_assert_int_eq(fake->n_pkts, 9);
+  struct nm_wire_chunk_s c[2];
+  for (int i = 1; i < 9; i++) {
+    ck_assert_int_eq(decode(i, c, 2), 1);
+    ck_assert_str_eq((const char *)c[0].payload, msgs[i - 1]);
+  }
+}
+END_TEST
+
+START_TEST(test_prio_order)
+{
+  teardown();
+  setup_strategy("prio");
+  /* queued: A(prio 1, tag 1), B(prio 5, tag 2), C(prio 9, tag 1), D(prio 3, tag 3) */
+  struct { nm_prio_t prio; nm_tag_t tag; const char *name; } m[4] = {
+    {1, 1, "A"}, {5, 2, "B"}, {9, 1, "C"}, {3, 3, "D"}};
+  nm_sr_request_t lead, reqs[4];
+  ck_assert_int_eq(nm_sr_isend(sess, gate(1), 50, "lead", 5, &lead), 0);
+  for (int i = 0; i < 4; i++) {
+    nm_sr_send_init(sess, &reqs[i]);
+    ck_assert_int_eq(nm_sr_send_set_priority(sess, &reqs[i], m[i].prio), 0);
+    ck_assert_int_eq(nm_sr_send_isend(sess, &reqs[i], gate(1), m[i].tag, m[i].name, 2), 0);
+  }
+  ck_assert_int_eq(nm_sr_send_set_priority(sess, &reqs[0], 7), -NM_EINVAL); /* already posted */
+  nm_core_progress(core);
+  struct nm_wire_chunk_s c[4];
+  ck_assert_int_eq(decode(1, c, 4), 4);
+  /* B first (most urgent); C (9) may not overtake A (same tag 1), so A then C; D (3) last */
+  ck_assert_str_eq((const char *)c[0].payload, "B");
+  ck_assert_str_eq((const char *)c[1].payload, "A");
+  ck_assert_str_eq((const char *)c[2].payload, "C");
+  ck_assert_str_eq((const char *)c[3].payload, "D");
+}
+END_TEST
+
+START_TEST(test_bad_arguments)
+{
+  nm_sr_request_t r;
+  char b[4] = "abc";
+  ck_assert_int_eq(nm_sr_isend(sess, (nm_gate_t)&r, 1, b, 4, &r), -NM_EINVAL);
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 1, NULL, 4, &r), -NM_EINVAL);
+  ck_assert_int_eq(nm_session_open(core, "", &sess), -NM_EINVAL);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("core");
+  TCase *tm = tcase_create("matching");
+  tcase_add_checked_fixture(tm, setup, teardown);
+  tcase_add_test(tm, test_order_same_tag);
+  tcase_add_test(tm, test_out_of_order_arrival);
+  tcase_add_test(tm, test_duplicate_seq_fails_gate);
+  tcase_add_test(tm, test_any_source);
+  tcase_add_test(tm, test_tag_mask);
+  tcase_add_test(tm, test_unexpected_then_posted);
+  tcase_add_test(tm, test_truncation);
+  tcase_add_test(tm, test_malformed_fails_gate_only);
+  tcase_add_test(tm, test_lying_source_fails_gate);
+  tcase_add_test(tm, test_sessions_isolated_and_orphans);
+  tcase_add_test(tm, test_orphan_adopted);
+  tcase_add_test(tm, test_cancel);
+  tcase_add_test(tm, test_monitor);
+  tcase_add_test(tm, test_bad_arguments);
+  suite_add_tcase(s, tm);
+  TCase *tp = tcase_create("protocols");
+  tcase_add_checked_fixture(tp, setup, teardown);
+  tcase_add_test(tp, test_rdv_receiver);
+  tcase_add_test(tp, test_rdv_receiver_truncated);
+  tcase_add_test(tp, test_rdv_sender);
+  tcase_add_test(tp, test_rtr_out_of_range);
+  tcase_add_test(tp, test_sync_send);
+  tcase_add_test(tp, test_sync_recv_sends_ack);
+  tcase_add_test(tp, test_gate_failure_completes_requests);
+  tcase_add_test(tp, test_self_send);
+  suite_add_tcase(s, tp);
+  TCase *ts = tcase_create("strategies");
+  tcase_add_checked_fixture(ts, setup, teardown);
+  tcase_add_test(ts, test_aggreg_packs_all);
+  tcase_add_test(ts, test_aggreg_respects_packet_size);
+  tcase_add_test(ts, test_default_one_chunk_per_packet);
+  tcase_add_test(ts, test_prio_order);
+  suite_add_tcase(s, ts);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,201 @@
+/* Unit tests of the wire format: encode/decode round trips, and a validating decoder that rejects every
+ * malformed or truncated packet (DESIGN.md rule 5). */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include "nmad/core/nm_wire.h"
+#include <nmad/nm_errno.h>
+
+/* A packet with one chunk of each type; returns its length. */
+static size_t build_packet(uint8_t *buf)
+{
+  size_t len = NM_WIRE_PKT_HDR_LEN;
+  const char payload[] = "hello, nmad";
+  len += nm_wire_put_data_hdr(buf + len, 7, 0x1122334455667788ULL, 42, sizeof(payload), 0, 0);
+  memcpy(buf + len, payload, sizeof(payload));
+  len += sizeof(payload);
+  len += nm_wire_put_data_hdr(buf + len, 7, 9, 1, 0, 1, 0xabcdefULL);
+  len += nm_wire_put_rdv(buf + len, 8, 10, 3, 1 << 20, 77);
+  len += nm_wire_put_rtr(buf + len, 1, 77, 4096, 65536, 991);
+  len += nm_wire_put_ack(buf + len, 0xabcdefULL);
+  nm_wire_put_pkt_hdr(buf, 5, 3, (uint32_t)len);
+  return len;
+}
+
+START_TEST(test_roundtrip)
+{
+  uint8_t buf[512];
+  size_t len = build_packet(buf);
+  struct nm_wire_pkt_s pkt;
+  ck_assert_int_eq(nm_wire_validate(buf, len, &pkt), 0);
+  ck_assert_uint_eq(pkt.n_chunks, 5);
+  ck_assert_uint_eq(pkt.src_rank, 3);
+  ck_assert_uint_eq(pkt.total_len, len);
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  struct nm_wire_chunk_s c;
+  ck_assert_int_eq(nm_wire_next_chunk(buf, len, &off, &c), 0);
+  ck_assert_uint_eq(c.type, NM_WIRE_DATA);
+  ck_assert_uint_eq(c.session, 7);
+  ck_assert(c.tag == 0x1122334455667788ULL);
+  ck_assert_uint_eq(c.seq, 42);
+  ck_assert_uint_eq(c.len, 12);
+  ck_assert_str_eq((const char *)c.payload, "hello, nmad");
+  ck_assert_int_eq(nm_wire_next_chunk(buf, len, &off, &c), 0);
+  ck_assert_uint_eq(c.type, NM_WIRE_DATA);
+  ck_assert_uint_eq(c.flags, NM_WIRE_FLAG_SYNC);
+  ck_assert(c.cookie == 0xabcdefULL);
+  ck_assert_uint_eq(c.len, 0);
+  ck_assert_int_eq(nm_wire_next_chunk(buf, len, &off, &c), 0);
+  ck_assert_uint_eq(c.type, NM_WIRE_RDV);
+  ck_assert(c.msg_len == 1 << 20);
+  ck_assert(c.cookie == 77);
+  ck_assert_int_eq(nm_wire_next_chunk(buf, len, &off, &c), 0);
+  ck_assert_uint_eq(c.type, NM_WIRE_RTR);
+  ck_assert_uint_eq(c.rail, 1);
+  ck_assert(c.offset == 4096 && c.msg_len == 65536 && c.rtag == 991 && c.cookie == 77);
+  ck_assert_int_eq(nm_wire_next_chunk(buf, len, &off, &c), 0);
+  ck_assert_uint_eq(c.type, NM_WIRE_ACK);
+  ck_assert_uint_eq(off, len);
+}
+END_TEST
+
+START_TEST(test_little_endian_layout)
+{
+  uint8_t buf[64];
+  nm_wire_put_pkt_hdr(buf, 0x0102, 0x03040506, 0x0708090a);
+  const uint8_t want[12] = {NM_WIRE_MAGIC, NM_WIRE_VERSION, 0x02, 0x01, 0x06, 0x05, 0x04, 0x03, 0x0a, 0x09, 0x08, 0x07};
+  ck_assert_mem_eq(buf, want, 12);
+}
+END_TEST
+
+/* Every strict prefix of a valid packet is rejected, with its header fixed up to claim the prefix length
+ * (so the chunk decoder, not only the length check, sees the truncation). */
+START_TEST(test_truncated_prefixes)
+{
+  uint8_t buf[512], copy[512];
+  size_t len = build_packet(buf);
+  struct nm_wire_pkt_s pkt;
+  for (size_t cut = 0; cut < len; cut++) {
+    memcpy(copy, buf, len);
+    ck_assert_int_eq(nm_wire_validate(copy, cut, &pkt), -NM_EPROTO);
+    if (cut >= NM_WIRE_PKT_HDR_LEN) {
+      nm_wire_put_pkt_hdr(copy, 5, 3, (uint32_t)cut);
+      ck_assert_int_eq(nm_wire_validate(copy, cut, &pkt), -NM_EPROTO);
+    }
+  }
+}
+END_TEST
+
+START_TEST(test_bad_headers)
+{
+  uint8_t buf[512];
+  size_t len = build_packet(buf);
+  struct nm_wire_pkt_s pkt;
+  buf[0] ^= 0xff; /* magic */
+  ck_assert_int_eq(nm_wire_validate(buf, len, &pkt), -NM_EPROTO);
+  len = build_packet(buf);
+  buf[1] = NM_WIRE_VERSION + 1;
+  ck_assert_int_eq(nm_wire_validate(buf, len, &pkt), -NM_EPROTO);
+  len = build_packet(buf);
+  nm_wire_put_pkt_hdr(buf, 6, 3, (uint32_t)len); /* claims one chunk more than present */
+  ck_assert_int_eq(nm_wire_validate(buf, len, &pkt), -NM_EPROTO);
+  nm_wire_put_pkt_hdr(buf, 4, 3, (uint32_t)len); /* trailing garbage after the last chunk */
+  ck_assert_int_eq(nm_wire_validate(buf, len, &pkt), -NM_EPROTO);
+  nm_wire_put_pkt_hdr(buf, 0, 3, (uint32_t)len); /* no chunk */
+  ck_assert_int_eq(nm_wire_validate(buf, len, &pkt), -NM_EPROTO);
+  nm_wire_put_pkt_hdr(buf, 5, 3, (uint32_t)len + 1); /* total length lies */
+  ck_assert_int_eq(nm_wire_validate(buf, len, &pkt), -NM_EPROTO);
+}
+END_TEST
+
+START_TEST(test_bad_chunks)
+{
+  uint8_t buf[256];
+  struct nm_wire_pkt_s pkt;
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  /* DATA whose length field exceeds the packet */
+  size_t h = nm_wire_put_data_hdr(buf + off, 1, 1, 0, 1000, 0, 0);
+  nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h + 10));
+  ck_assert_int_eq(nm_wire_validate(buf, off + h + 10, &pkt), -NM_EPROTO);
+  /* DATA with a length of 0xffffffff (overflow bait) */
+  h = nm_wire_put_data_hdr(buf + off, 1, 1, 0, 0xffffffffu, 0, 0);
+  nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h));
+  ck_assert_int_eq(nm_wire_validate(buf, off + h, &pkt), -NM_EPROTO);
+  /* unknown chunk type */
+  h = nm_wire_put_ack(buf + off, 1);
+  buf[off] = NM_WIRE_TYPE_MAX + 1;
+  nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h));
+  ck_assert_int_eq(nm_wire_validate(buf, off + h, &pkt), -NM_EPROTO);
+  /* unknown flag bit on DATA */
+  h = nm_wire_put_data_hdr(buf + off, 1, 1, 0, 0, 0, 0);
+  buf[off + 1] = 0x80;
+  nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h));
+  ck_assert_int_eq(nm_wire_validate(buf, off + h, &pkt), -NM_EPROTO);
+  /* RTR whose offset + length overflows 64 bits */
+  h = nm_wire_put_rtr(buf + off, 0, 1, UINT64_MAX - 10, 100, 1);
+  nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h));
+  ck_assert_int_eq(nm_wire_validate(buf, off + h, &pkt), -NM_EPROTO);
+  /* RDV with a payload length (RDV never carries data) */
+  h = nm_wire_put_rdv(buf + off, 1, 1, 0, 1 << 20, 5);
+  buf[off + 20] = 1;
+  nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h));
+  ck_assert_int_eq(nm_wire_validate(buf, off + h, &pkt), -NM_EPROTO);
+  /* ACK with non-zero reserved bytes */
+  h = nm_wire_put_ack(buf + off, 1);
+  buf[off + 3] = 1;
+  nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h));
+  ck_assert_int_eq(nm_wire_validate(buf, off + h, &pkt), -NM_EPROTO);
+}
+END_TEST
+
+/* Random mutations of a valid packet: the decoder either accepts or rejects, never reads out of bounds
+ * (run under valgrind or ASan to see the latter); every accepted chunk lies inside the packet. */
+START_TEST(test_random_mutations)
+{
+  uint8_t buf[512], copy[512];
+  size_t len = build_packet(buf);
+  unsigned seed = 12345;
+  int rejected = 0;
+  for (int iter = 0; iter < 20000; iter++) {
+    memcpy(copy, buf, len);
+    int flips = 1 + rand_r(&seed) % 4;
+    for (int f = 0; f < flips; f++)
+      copy[rand_r(&seed) % len] = (uint8_t)rand_r(&seed);
+    size_t l = len - (size_t)(rand_r(&seed) % 3);
+    uint8_t *heap = malloc(l); /* exact-size allocation so an overread is caught by sanitizers */
+    memcpy(heap, copy, l);
+    struct nm_wire_pkt_s pkt;
+    if (nm_wire_validate(heap, l, &pkt) == 0) {
+      size_t off = NM_WIRE_PKT_HDR_LEN;
+      struct nm_wire_chunk_s c;
+      for (unsigned i = 0; i < pkt.n_chunks; i++) {
+        ck_assert_int_eq(nm_wire_next_chunk(heap, l, &off, &c), 0);
+        if (c.payload)
+          ck_assert(c.payload >= heap && c.payload + c.len <= heap + l);
+      }
+    } else {
+      rejected++;
+    }
+    free(heap);
+  }
+  ck_assert_int_gt(rejected, 0);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("wire");
+  TCase *tc = tcase_create("wire");
+  tcase_add_test(tc, test_roundtrip);
+  tcase_add_test(tc, test_little_endian_layout);
+  tcase_add_test(tc, test_truncated_prefixes);
+  tcase_add_test(tc, test_bad_headers);
+  tcase_add_test(tc, test_bad_chunks);
+  tcase_add_test(tc, test_random_mutations);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
