@@ -228,6 +228,35 @@ extract_csv() { # header-prefix file
   sed -E 's/^\[[0-9]+\] ?//' "$2" | grep -E "^($1[a-zA-Z_,]*|[0-9]+(,[-+.0-9eEnaif]*)+)\$"
 }
 
+# After a failed or timed-out run, keep the rows it printed (they are valid) and drop a header-only CSV.
+keep_partial() { # csv
+  if [[ -f "$1" ]] && [[ $(grep -c '^[0-9]' "$1") -gt 0 ]]; then
+    warn "kept the $(( $(wc -l <"$1") - 1 )) row(s) measured before the failure in $1"
+  else
+    rm -f "$1"
+  fi
+}
+
+# Run a benchmark into a log, then keep its CSV rows. On failure or timeout the rows measured so far are kept.
+run_to_csv() { # csv header-prefix log description command...
+  local csv=$1 hdr=$2 lg=$3 what=$4 rc
+  shift 4
+  "$@" >"$lg" 2>&1
+  rc=$?
+  extract_csv "$hdr" "$lg" >"$csv"
+  if [[ $rc -eq 0 && $(grep -c '^[0-9]' "$csv") -gt 0 ]]; then
+    return 0
+  fi
+  case $rc in
+    0) fail "$what printed no data; see $lg" ;;
+    124|137) fail "$what timed out after ${RUN_TIMEOUT}s (--timeout); see $lg" ;;
+    *) fail "$what failed (exit $rc); see $lg" ;;
+  esac
+  tail -n 5 "$lg" >&2
+  keep_partial "$csv"
+  return 1
+}
+
 # ---------- (1) nmad ping-pong ----------
 run_nmad_pingpong() { # provider
   local prov=$1 csv=$OUT/nmad_pingpong_$1.csv lg=$LOG/nmad_pingpong_$1.log
@@ -236,15 +265,9 @@ run_nmad_pingpong() { # provider
     return
   fi
   note "nmad ping-pong, NMAD_DRIVER=$prov, sizes $MIN_SIZE..$MAX_SIZE"
-  if env NMAD_DRIVER="$prov" FI_TCP_IFACE=lo timeout -k 5 "$RUN_TIMEOUT" \
-       "$NMAD_RUN" -n 2 "$NM_PINGPONG" --csv --min "$MIN_SIZE" --max "$MAX_SIZE" \
-       --iters "$ITERS" --warmup "$WARMUP" >"$lg" 2>&1 \
-     && extract_csv size,lat_min_us "$lg" >"$csv" && [[ $(wc -l <"$csv") -gt 1 ]]; then
-    :
-  else
-    fail "nmad ping-pong over $prov failed (exit or no data); see $lg"; tail -n 5 "$lg" >&2
-    rm -f "$csv"
-  fi
+  run_to_csv "$csv" size,lat_min_us "$lg" "nmad ping-pong over $prov" \
+    env NMAD_DRIVER="$prov" FI_TCP_IFACE=lo timeout -k 5 "$RUN_TIMEOUT" \
+    "$NMAD_RUN" -n 2 "$NM_PINGPONG" --csv --min "$MIN_SIZE" --max "$MAX_SIZE" --iters "$ITERS" --warmup "$WARMUP"
 }
 
 # ---------- (2) raw libfabric fi_pingpong ----------
@@ -258,6 +281,7 @@ fi_args() { # provider -> fi_pingpong options
 run_fi_one() { # provider size run -> sets FI_RES="lat_us bw_MBps"; returns non-zero on failure
   local prov=$1 size=$2 run=$3 port iters spid crc lg_s lg_c args
   FI_RES=
+  FI_RC=
   port=$(next_port)
   iters=$(scaled_count $((ITERS * FI_MULT)) "$size" $((MIN_ITERS * FI_MULT)))
   lg_s=$LOG/fi_pingpong_${prov}_${size}_r${run}_server.log
@@ -278,6 +302,7 @@ run_fi_one() { # provider size run -> sets FI_RES="lat_us bw_MBps"; returns non-
   # The server ends by itself after the client's "fin"; give it a moment, then kill it anyway.
   for _ in $(seq 1 25); do kill -0 "$spid" 2>/dev/null || break; sleep 0.2; done
   kill_pid "$spid"
+  FI_RC=$crc
   [[ $crc -eq 0 ]] || return 1
   # Row: bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
   FI_RES=$(awk '$1 != "bytes" && NF >= 8 && $7 ~ /^[0-9.]+$/ { lat = $7; bw = $6 } END { if (lat != "") print lat, bw }' "$lg_c")
@@ -291,18 +316,24 @@ run_fi() { # provider
   for size in "${SIZES[@]}"; do
     # fi_pingpong reports a mean, which one burst of load on this (shared, 2-core) machine can spoil:
     # keep the fastest of FI_REPEAT runs, the closest to what the median of nmad and Open MPI shows.
-    local best="" run
+    local best="" run why
     for run in $(seq 1 "$FI_REPEAT"); do
       if run_fi_one "$prov" "$size" "$run"; then
         if [[ -z "$best" ]] || awk -v a="${FI_RES% *}" -v b="${best% *}" 'BEGIN { exit !(a < b) }'; then
           best=$FI_RES
         fi
       else
-        fail "fi_pingpong $prov size $size (run $run) failed; see $LOG/fi_pingpong_${prov}_${size}_r${run}_*.log"
+        case ${FI_RC:-none} in
+          124|137) why="timed out after ${RUN_TIMEOUT}s (--timeout)" ;;
+          none) why="server did not start" ;;
+          *) why="failed (exit $FI_RC)" ;;
+        esac
+        fail "fi_pingpong $prov size $size (run $run) $why; see $LOG/fi_pingpong_${prov}_${size}_r${run}_*.log"
       fi
     done
     [[ -n "$best" ]] && echo "$size,${best% *},${best#* }" >>"$csv"
   done
+  keep_partial "$csv" 2>/dev/null
 }
 
 # ---------- (3) Open MPI ping-pong ----------
@@ -327,15 +358,10 @@ run_ompi() { # provider
   note "Open MPI ping-pong, ${btl[*]}"
   # --bind-to none: nmad-run and fi_pingpong do not bind either, so every contender gets the same scheduling.
   # shellcheck disable=SC2086
-  if timeout -k 5 "$RUN_TIMEOUT" "$MPIRUN" --allow-run-as-root --oversubscribe -np 2 --bind-to none \
-       --mca pml ob1 "${btl[@]}" --mca oob_tcp_if_include lo ${OMPI_EXTRA_ARGS:-} \
-       "$OMPI_BIN" --csv --min "$MIN_SIZE" --max "$MAX_SIZE" --iters "$ITERS" --warmup "$WARMUP" >"$lg" 2>&1 \
-     && extract_csv size,lat_min_us "$lg" >"$csv" && [[ $(wc -l <"$csv") -gt 1 ]]; then
-    :
-  else
-    fail "Open MPI ping-pong over $prov failed; see $lg"; tail -n 5 "$lg" >&2
-    rm -f "$csv"
-  fi
+  run_to_csv "$csv" size,lat_min_us "$lg" "Open MPI ping-pong over $prov" \
+    timeout -k 5 "$RUN_TIMEOUT" "$MPIRUN" --allow-run-as-root --oversubscribe -np 2 --bind-to none \
+    --mca pml ob1 "${btl[@]}" --mca oob_tcp_if_include lo ${OMPI_EXTRA_ARGS:-} \
+    "$OMPI_BIN" --csv --min "$MIN_SIZE" --max "$MAX_SIZE" --iters "$ITERS" --warmup "$WARMUP"
 }
 
 # ---------- (4) nmad message rate, aggreg vs default ----------
@@ -345,14 +371,9 @@ run_msgrate() { # strategy
     fail "nmad message rate ($strat) skipped: nmad-run or nm_bench_msgrate not found"; return
   fi
   note "nmad message rate, NMAD_DRIVER=$prov NMAD_STRATEGY=$strat, window $WINDOW"
-  if env NMAD_DRIVER="$prov" NMAD_STRATEGY="$strat" FI_TCP_IFACE=lo timeout -k 5 "$RUN_TIMEOUT" \
-       "$NMAD_RUN" -n 2 "$NM_MSGRATE" --csv --window "$WINDOW" >"$lg" 2>&1 \
-     && extract_csv size,window "$lg" >"$csv" && [[ $(wc -l <"$csv") -gt 1 ]]; then
-    :
-  else
-    fail "nmad message rate ($strat) failed; see $lg"; tail -n 5 "$lg" >&2
-    rm -f "$csv"
-  fi
+  run_to_csv "$csv" size,window "$lg" "nmad message rate over $prov ($strat)" \
+    env NMAD_DRIVER="$prov" NMAD_STRATEGY="$strat" FI_TCP_IFACE=lo timeout -k 5 "$RUN_TIMEOUT" \
+    "$NMAD_RUN" -n 2 "$NM_MSGRATE" --csv --window "$WINDOW"
 }
 
 # ---------- run everything, one after the other ----------

@@ -21,10 +21,11 @@ set logscale xy 2
 set logscale y 10
 set grid xtics ytics mxtics mytics lc rgb "#dddddd"
 set key top left
-set format x "%.0b%BB"
-set xlabel "message size (bytes)"
+set xtics ("1" 1, "8" 8, "64" 64, "512" 512, "4K" 4096, "32K" 32768, "256K" 262144, "2M" 2097152, "16M" 16777216, "128M" 134217728)
+set xlabel "message size (bytes; K = 1024, M = 1024^2)"
 
-exists_file(f) = system("test -s '" . f . "' && echo 1 || echo 0") + 0
+# A file counts only if it has at least one data row below its header line.
+exists_file(f) = system("test -f '" . f . "' && test $(grep -c '^[0-9]' '" . f . "') -gt 0 && echo 1 || echo 0") + 0
 
 # Series: file prefix, title, line type (color); shm solid, tcp dashed.
 prefixes = "nmad_pingpong fi_pingpong ompi_pingpong"
@@ -55,9 +56,11 @@ do for [i = 1:words(prefixes)] {
 set multiplot layout 1,2 title "nmad vs raw libfabric vs Open MPI: ping-pong, one-way"
 set title "latency"
 set ylabel "one-way latency (us)"
-if (strlen(latcmd) > 0) { eval("plot " . latcmd) } else { set label 1 "no data" at graph 0.5,0.5 center; plot NaN notitle }
+# Without data, draw empty framed panels that say so (plotting nothing at all is an error in gnuplot).
+if (strlen(latcmd) == 0) { set xrange [1:4194304]; set yrange [0.1:1000]; set label 1 "no data" at graph 0.5,0.5 center }
+if (strlen(latcmd) > 0) { eval("plot " . latcmd) } else { plot 1e9 notitle }
 set title "bandwidth"
 set ylabel "bandwidth (MB/s, 1 MB = 1e6 B)"
 set key bottom right
-if (strlen(bwcmd) > 0) { eval("plot " . bwcmd) } else { set label 1 "no data" at graph 0.5,0.5 center; plot NaN notitle }
+if (strlen(bwcmd) > 0) { eval("plot " . bwcmd) } else { plot 1e9 notitle }
 unset multiplot

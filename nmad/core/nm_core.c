@@ -265,27 +265,29 @@ int nm_core_wait(nm_core_t core, uint64_t deadline_ns)
   }
 }
 
-static int nm_core_has_pending_sends(nm_core_t core)
+static int nm_core_has_pending_sends(nm_core_t core, int all)
 {
   for (int i = 0; i < core->size; i++) {
     struct nm_gate_s *g = &core->gates[i];
     if (g->status)
       continue;
-    if (g->send_queue.head || g->ctrl_head || g->rdv_sends.head)
+    if (g->send_queue.head || g->ctrl_head)
       return 1;
     for (int r = 0; r < g->n_rails; r++)
-      if (g->rails[r].inflight)
+      if (g->rails[r].retry || (all && g->rails[r].inflight))
         return 1;
-    for (struct nm_large_s *l = g->large; l; l = l->next)
+    if (all && g->rdv_sends.head)
+      return 1;
+    for (struct nm_large_s *l = g->large; all && l; l = l->next)
       if (l->is_send)
         return 1;
   }
   return 0;
 }
 
-int nm_core_flush(nm_core_t core, uint64_t deadline_ns)
+int nm_core_flush(nm_core_t core, int all, uint64_t deadline_ns)
 {
-  while (nm_core_has_pending_sends(core)) {
+  while (nm_core_has_pending_sends(core, all)) {
     int err = nm_core_wait(core, deadline_ns);
     if (err)
       return err;

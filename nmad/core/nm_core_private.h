@@ -171,8 +171,10 @@ int nm_core_create(int rank, int size, nm_core_t *out);
 int nm_core_add_driver(nm_core_t core, const struct nm_drv_ops_s *ops, const char *word, int all_local,
                        struct nm_drv_s **out);
 void nm_core_destroy(nm_core_t core);
-/** Flush: progress until no send is pending on any gate (or deadline). */
-int nm_core_flush(nm_core_t core, uint64_t deadline_ns);
+/** Flush: progress until every queued packet of the live gates was handed to its driver; with @p all, until
+ *  every send completed, rendezvous included (or the deadline, absolute ns, 0 = none). Without @p all it never
+ *  waits for a completion that needs the peer's progress (shm medium sends, rendezvous). */
+int nm_core_flush(nm_core_t core, int all, uint64_t deadline_ns);
 void nm_core_set_fault_source(nm_core_t core, int fd, int (*poll)(void *, int *), void *ref);
 /** Complete a request with a status and fire its monitor (the last access to req). */
 void nm_req_complete(struct nm_req_s *req, int status);

@@ -166,7 +166,7 @@ int nm_launcher_init(nm_launcher_t *out, int *argc, char ***argv)
 int nm_launcher_exit(nm_launcher_t l)
 {
   /* Everything we sent must have left before the peers close their endpoints. */
-  int err = nm_core_flush(l->core, nm_core_time_ns() + NM_EXIT_FLUSH_NS);
+  int err = nm_core_flush(l->core, 1, nm_core_time_ns() + NM_EXIT_FLUSH_NS);
   if (err)
     fprintf(stderr, "nmad: rank %d: sends still pending at exit (%s)\n", l->bs.rank, nm_strerror(err));
   int berr = l->bs.ops->barrier(&l->bs);
@@ -216,6 +216,8 @@ const char *nm_launcher_get_bootstrap(nm_launcher_t l)
 
 int nm_launcher_barrier(nm_launcher_t l)
 {
-  int err = nm_core_flush(l->core, 0);
+  /* Queued packets go to the drivers before we stop progressing. Completions are not waited for: they may need
+   * the peer's progress (which stops in the barrier too), or receives posted after the barrier. */
+  int err = nm_core_flush(l->core, 0, 0);
   return err ? err : l->bs.ops->barrier(&l->bs);
 }

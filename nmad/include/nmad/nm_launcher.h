@@ -50,8 +50,9 @@ int nm_launcher_get_rank_of_gate(nm_launcher_t l, nm_gate_t gate, int *rank);
 nm_core_t nm_launcher_get_core(nm_launcher_t l);
 /** @brief Name of the bootstrap in use: "nmad-run", "pmix" or "singleton". */
 const char *nm_launcher_get_bootstrap(nm_launcher_t l);
-/** @brief Barrier over all ranks through the bootstrap channel (slow path; for setup and tests).
- *  @return 0 or -NM_ECLOSED if a rank died. */
+/** @brief Barrier over all ranks through the bootstrap channel (slow path; for setup and tests). Queued packets
+ *  are flushed first; the core does not progress during the barrier, so rendezvous sends still waiting for
+ *  their receiver simply continue afterwards. @return 0 or -NM_ECLOSED if a rank died. */
 int nm_launcher_barrier(nm_launcher_t l);
 
 #ifdef __cplusplus
