@@ -51,6 +51,8 @@ struct nm_ofi_s {
   struct fid_mr *recv_mr;
   struct nm_pool_s op_pool;
   struct nm_ofi_op_s *lrecvs; /* posted large receives */
+  struct nm_ofi_op_s *repost[NM_OFI_NRECV]; /* consumed receive buffers, re-posted at the next progress */
+  int n_repost;
 };
 
 static int nm_ofi_err(const char *what, int rc)
@@ -82,8 +84,7 @@ static struct fi_info *nm_ofi_hints(const struct nm_ofi_quirk_s *q, int all_loca
   hints->domain_attr->control_progress = FI_PROGRESS_MANUAL;
   hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
   hints->domain_attr->threading = FI_THREAD_DOMAIN;
-  hints->tx_attr->msg_order = FI_ORDER_SAS;
-  hints->rx_attr->msg_order = FI_ORDER_SAS;
+  /* No ordering requested: per-(gate, session, tag) sequence numbers restore MPI order (nm_incoming.c). */
   hints->fabric_attr->prov_name = strdup(q->prov_name);
   const char *iface = getenv("NMAD_OFI_IFACE");
   if (iface && *iface)
@@ -379,7 +380,9 @@ static void nm_ofi_complete(struct nm_drv_s *drv, struct nm_ofi_op_s *op, int er
   case NM_OFI_RECV:
     if (!err)
       drv->up.packet(drv->up.ref, drv, op->buf, len, src);
-    nm_ofi_post_recv(o, op);
+    /* Re-posting costs a provider call: do it at the next pass, off the path of the reply the application
+     * is probably about to send. NM_OFI_NRECV buffers leave ample room meanwhile. */
+    o->repost[o->n_repost++] = op;
     break;
   case NM_OFI_SEND: {
     void *ctx = op->ctx;
@@ -404,6 +407,8 @@ static int nm_ofi_progress(struct nm_drv_s *drv)
   struct nm_ofi_s *o = drv->priv;
   struct fi_cq_tagged_entry e[NM_OFI_CQ_BATCH];
   int n = 0;
+  while (o->n_repost)
+    nm_ofi_post_recv(o, o->repost[--o->n_repost]);
   for (;;) {
     ssize_t rc = fi_cq_read(o->cq, e, NM_OFI_CQ_BATCH);
     if (rc > 0) {

@@ -9,7 +9,7 @@
 
 static const struct nm_ofi_quirk_s nm_ofi_quirks[] = {
   /* word      provider         mr_mode          inject wait_fd loopback */
-  {"shm",     "shm",           NM_OFI_MR_BASIC, 1,     0,      0},
+  {"shm",     "shm",           NM_OFI_MR_BASIC, 1,     1,      0},
   {"tcp",     "tcp;ofi_rxm",   NM_OFI_MR_BASIC, 1,     1,      1},
   {"sockets", "sockets",       NM_OFI_MR_BASIC, 1,     1,      1},
   {"udp",     "udp;ofi_rxd",   NM_OFI_MR_BASIC, 1,     0,      1},

@@ -12,6 +12,7 @@
 #define NM_BLOCK_MAX_NS (100ULL * 1000000) /* never block longer than this without re-checking */
 #define NM_BACKOFF_MIN_NS 1000ULL
 #define NM_BACKOFF_MAX_NS 500000ULL
+#define NM_CLOCK_EVERY 64 /* idle progress passes between two clock reads */
 
 uint64_t nm_core_time_ns(void)
 {
@@ -222,15 +223,20 @@ static void nm_core_block(nm_core_t core, uint64_t deadline_ns, uint64_t *backof
 int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
 {
   uint64_t idle_since = 0, backoff = 0;
+  unsigned idle_passes = 0;
   while (!*flag) {
     int n = nm_core_progress(core);
     if (*flag)
       break;
     if (n > 0) {
       idle_since = 0;
+      idle_passes = 0;
       backoff = 0;
       continue;
     }
+    /* Reading the clock costs as much as a progress pass: look at it only now and then. */
+    if (++idle_passes % NM_CLOCK_EVERY != 0)
+      continue;
     uint64_t now = nm_core_time_ns();
     if (deadline_ns && now >= deadline_ns)
       return -NM_ETIMEDOUT;
