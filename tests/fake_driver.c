@@ -113,7 +113,7 @@ size_t fake_data_packet(uint8_t *buf, uint32_t src, uint32_t session, nm_tag_t t
                         uint32_t len)
 {
   size_t off = NM_WIRE_PKT_HDR_LEN;
-  off += nm_wire_put_data_hdr(buf + off, session, tag, seq, len, 0, 0);
+  off += nm_wire_put_data_hdr(buf + off, session, tag, seq, len, 0, 0, 0);
   memcpy(buf + off, data, len);
   off += len;
   nm_wire_put_pkt_hdr(buf, 1, src, (uint32_t)off);

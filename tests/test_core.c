@@ -239,7 +239,7 @@ START_TEST(test_rdv_receiver)
   nm_sr_request_t r;
   ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 8, big, sizeof(big), &r), 0);
   size_t off = NM_WIRE_PKT_HDR_LEN;
-  off += nm_wire_put_rdv(pkt + off, sess->id, 8, 0, 100000, 4242);
+  off += nm_wire_put_rdv(pkt + off, sess->id, 8, 0, 100000, 4242, 0);
   nm_wire_put_pkt_hdr(pkt, 1, 1, (uint32_t)off);
   inject(pkt, off, 1);
   ck_assert_int_eq(fake->n_large, 1);
@@ -265,7 +265,7 @@ START_TEST(test_rdv_receiver_truncated)
   nm_sr_request_t r;
   ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 8, small, sizeof(small), &r), 0);
   size_t off = NM_WIRE_PKT_HDR_LEN;
-  off += nm_wire_put_rdv(pkt + off, sess->id, 8, 0, 100000, 1);
+  off += nm_wire_put_rdv(pkt + off, sess->id, 8, 0, 100000, 1, 0);
   nm_wire_put_pkt_hdr(pkt, 1, 1, (uint32_t)off);
   inject(pkt, off, 1);
   ck_assert_uint_eq(fake->large[0].len, 5000); /* never more than the buffer */
@@ -342,7 +342,7 @@ START_TEST(test_sync_recv_sends_ack)
   char b[8];
   nm_sr_request_t r;
   size_t off = NM_WIRE_PKT_HDR_LEN;
-  off += nm_wire_put_data_hdr(pkt + off, sess->id, 2, 0, 3, 1, 555);
+  off += nm_wire_put_data_hdr(pkt + off, sess->id, 2, 0, 3, 1, 555, 0);
   memcpy(pkt + off, "abc", 3);
   off += 3;
   nm_wire_put_pkt_hdr(pkt, 1, 1, (uint32_t)off);
@@ -383,7 +383,7 @@ START_TEST(test_gate_failure_completes_requests)
   ck_assert_int_eq(nm_sr_irecv(sess, gate(2), 1, b, 8, &r), 0);
   ck_assert_int_eq(nm_sr_irecv(sess, gate(2), 2, big, sizeof(big), &l), 0);
   size_t off = NM_WIRE_PKT_HDR_LEN;
-  off += nm_wire_put_rdv(pkt + off, sess->id, 2, 0, sizeof(big), 1);
+  off += nm_wire_put_rdv(pkt + off, sess->id, 2, 0, sizeof(big), 1, 0);
   nm_wire_put_pkt_hdr(pkt, 1, 2, (uint32_t)off);
   inject(pkt, off, 2); /* large receive now posted in the driver */
   nm_gate_fail(gate(2), -NM_ECLOSED);

@@ -11,11 +11,11 @@ static size_t build_packet(uint8_t *buf)
 {
   size_t len = NM_WIRE_PKT_HDR_LEN;
   const char payload[] = "hello, nmad";
-  len += nm_wire_put_data_hdr(buf + len, 7, 0x1122334455667788ULL, 42, sizeof(payload), 0, 0);
+  len += nm_wire_put_data_hdr(buf + len, 7, 0x1122334455667788ULL, 42, sizeof(payload), 0, 0, 0);
   memcpy(buf + len, payload, sizeof(payload));
   len += sizeof(payload);
-  len += nm_wire_put_data_hdr(buf + len, 7, 9, 1, 0, 1, 0xabcdefULL);
-  len += nm_wire_put_rdv(buf + len, 8, 10, 3, 1 << 20, 77);
+  len += nm_wire_put_data_hdr(buf + len, 7, 9, 1, 0, 1, 0xabcdefULL, 0);
+  len += nm_wire_put_rdv(buf + len, 8, 10, 3, 1 << 20, 77, 0);
   len += nm_wire_put_rtr(buf + len, 1, 77, 4096, 65536, 991);
   len += nm_wire_put_ack(buf + len, 0xabcdefULL);
   nm_wire_put_pkt_hdr(buf, 5, 3, (uint32_t)len);
@@ -56,6 +56,36 @@ START_TEST(test_roundtrip)
   ck_assert_int_eq(nm_wire_next_chunk(buf, len, &off, &c), 0);
   ck_assert_uint_eq(c.type, NM_WIRE_ACK);
   ck_assert_uint_eq(off, len);
+}
+END_TEST
+
+START_TEST(test_prefix_roundtrip)
+{
+  uint8_t buf[256];
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  off += nm_wire_put_data_hdr(buf + off, 3, 4, 5, 10, 1, 99, 6);
+  memcpy(buf + off, "HEADERbody", 10);
+  off += 10;
+  size_t r = off;
+  off += nm_wire_put_rdv(buf + off, 3, 4, 6, 1 << 20, 7, 6);
+  memcpy(buf + off, "HEADER", 6);
+  off += 6;
+  nm_wire_put_pkt_hdr(buf, 2, 1, (uint32_t)off);
+  struct nm_wire_pkt_s pkt;
+  ck_assert_int_eq(nm_wire_validate(buf, off, &pkt), 0);
+  size_t o = NM_WIRE_PKT_HDR_LEN;
+  struct nm_wire_chunk_s c;
+  ck_assert_int_eq(nm_wire_next_chunk(buf, off, &o, &c), 0);
+  ck_assert_uint_eq(c.prefix_len, 6);
+  ck_assert_uint_eq(c.len, 10);
+  ck_assert(c.cookie == 99);
+  ck_assert_mem_eq(c.payload, "HEADERbody", 10);
+  ck_assert_uint_eq(o, r);
+  ck_assert_int_eq(nm_wire_next_chunk(buf, off, &o, &c), 0);
+  ck_assert_uint_eq(c.type, NM_WIRE_RDV);
+  ck_assert_uint_eq(c.prefix_len, 6);
+  ck_assert(c.msg_len == 1 << 20);
+  ck_assert_mem_eq(c.payload, "HEADER", 6);
 }
 END_TEST
 
@@ -114,11 +144,11 @@ START_TEST(test_bad_chunks)
   struct nm_wire_pkt_s pkt;
   size_t off = NM_WIRE_PKT_HDR_LEN;
   /* DATA whose length field exceeds the packet */
-  size_t h = nm_wire_put_data_hdr(buf + off, 1, 1, 0, 1000, 0, 0);
+  size_t h = nm_wire_put_data_hdr(buf + off, 1, 1, 0, 1000, 0, 0, 0);
   nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h + 10));
   ck_assert_int_eq(nm_wire_validate(buf, off + h + 10, &pkt), -NM_EPROTO);
   /* DATA with a length of 0xffffffff (overflow bait) */
-  h = nm_wire_put_data_hdr(buf + off, 1, 1, 0, 0xffffffffu, 0, 0);
+  h = nm_wire_put_data_hdr(buf + off, 1, 1, 0, 0xffffffffu, 0, 0, 0);
   nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h));
   ck_assert_int_eq(nm_wire_validate(buf, off + h, &pkt), -NM_EPROTO);
   /* unknown chunk type */
@@ -127,7 +157,7 @@ START_TEST(test_bad_chunks)
   nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h));
   ck_assert_int_eq(nm_wire_validate(buf, off + h, &pkt), -NM_EPROTO);
   /* unknown flag bit on DATA */
-  h = nm_wire_put_data_hdr(buf + off, 1, 1, 0, 0, 0, 0);
+  h = nm_wire_put_data_hdr(buf + off, 1, 1, 0, 0, 0, 0, 0);
   buf[off + 1] = 0x80;
   nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h));
   ck_assert_int_eq(nm_wire_validate(buf, off + h, &pkt), -NM_EPROTO);
@@ -135,11 +165,19 @@ START_TEST(test_bad_chunks)
   h = nm_wire_put_rtr(buf + off, 0, 1, UINT64_MAX - 10, 100, 1);
   nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h));
   ck_assert_int_eq(nm_wire_validate(buf, off + h, &pkt), -NM_EPROTO);
-  /* RDV with a payload length (RDV never carries data) */
-  h = nm_wire_put_rdv(buf + off, 1, 1, 0, 1 << 20, 5);
-  buf[off + 20] = 1;
-  nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h));
-  ck_assert_int_eq(nm_wire_validate(buf, off + h, &pkt), -NM_EPROTO);
+  /* RDV whose inline prefix is longer than the whole message */
+  h = nm_wire_put_rdv(buf + off, 1, 1, 0, 4, 5, 8);
+  memset(buf + off + h, 0, 8);
+  nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h + 8));
+  ck_assert_int_eq(nm_wire_validate(buf, off + h + 8, &pkt), -NM_EPROTO);
+  /* RDV announcing inline bytes that are not in the packet */
+  h = nm_wire_put_rdv(buf + off, 1, 1, 0, 1 << 20, 5, 64);
+  nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h + 10));
+  ck_assert_int_eq(nm_wire_validate(buf, off + h + 10, &pkt), -NM_EPROTO);
+  /* DATA whose prefix is longer than its payload */
+  h = nm_wire_put_data_hdr(buf + off, 1, 1, 0, 4, 0, 0, 5);
+  nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h + 4));
+  ck_assert_int_eq(nm_wire_validate(buf, off + h + 4, &pkt), -NM_EPROTO);
   /* ACK with non-zero reserved bytes */
   h = nm_wire_put_ack(buf + off, 1);
   buf[off + 3] = 1;
@@ -188,6 +226,7 @@ int main(void)
   TCase *tc = tcase_create("wire");
   tcase_add_test(tc, test_roundtrip);
   tcase_add_test(tc, test_little_endian_layout);
+  tcase_add_test(tc, test_prefix_roundtrip);
   tcase_add_test(tc, test_truncated_prefixes);
   tcase_add_test(tc, test_bad_headers);
   tcase_add_test(tc, test_bad_chunks);

@@ -66,18 +66,29 @@ void nm_req_list_remove(struct nm_req_list_s *l, struct nm_req_s *r)
   r->next = r->prev = NULL;
 }
 
-void nm_req_complete(struct nm_req_s *req, int status)
+void nm_req_complete_events(struct nm_req_s *req, int status, unsigned events)
 {
-  unsigned ev = req->kind == NM_REQ_SEND ? NM_EVENT_SEND_COMPLETED : NM_EVENT_RECV_COMPLETED;
   nm_req_notifier_t notifier = req->notifier;
   void *ref = req->notifier_ref;
-  int fire = notifier && (req->notifier_mask & ev);
+  unsigned fire = notifier ? (req->notifier_mask & events) : 0;
   req->status = status;
   req->state = NM_RS_DONE;
   req->completed = 1;
   /* The monitor may free or re-post the request: nothing touches req after it. */
   if (fire)
-    notifier(req, ev, ref);
+    notifier(req, fire, ref);
+}
+
+void nm_req_complete(struct nm_req_s *req, int status)
+{
+  nm_req_complete_events(req, status,
+                         req->kind == NM_REQ_SEND ? NM_EVENT_SEND_COMPLETED : NM_EVENT_RECV_COMPLETED);
+}
+
+void nm_req_notify(struct nm_req_s *req, unsigned events)
+{
+  if (req->notifier && (req->notifier_mask & events))
+    req->notifier(req, req->notifier_mask & events, req->notifier_ref);
 }
 
 int nm_core_create(int rank, int size, nm_core_t *out)

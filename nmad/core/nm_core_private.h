@@ -82,8 +82,10 @@ struct nm_unexp_s {
   nm_tag_t tag;
   nm_seq_t seq;
   nm_len_t msg_len;
+  uint32_t len;        /* bytes in data: the whole message (DATA) or its inline prefix (RDV) */
+  uint32_t prefix_len; /* header bytes at the start of the message (rpc), 0 otherwise */
   uint64_t cookie;
-  uint8_t *data; /* eager payload (msg_len bytes), malloc'd; NULL for RDV or empty */
+  uint8_t *data;       /* len bytes, malloc'd (or NULL when len is 0) */
 };
 
 /** Per-(session, tag) sequence numbers of one gate. */
@@ -124,11 +126,28 @@ struct nm_gate_s {
   struct nm_gate_s *work_next;
 };
 
+/** A message handed to a session hook (rpc channel) instead of tag matching. Valid during the hook only. */
+struct nm_core_incoming_s {
+  struct nm_gate_s *gate;
+  nm_tag_t tag;
+  const uint8_t *prefix;  /* the message's header bytes */
+  nm_len_t prefix_len;
+  const uint8_t *body;    /* DATA: the body bytes that follow the header; RDV: NULL (body comes on accept) */
+  nm_len_t body_len;
+  int is_rdv;
+  uint64_t cookie;        /* RDV cookie */
+  int accepted;
+};
+/** Session hook: @return 1 handled (accepted or discarded), 0 not for it (kept as unexpected), <0 fail the gate. */
+typedef int (*nm_core_hook_t)(void *ref, struct nm_core_incoming_s *in);
+
 struct nm_session_s {
   struct nm_core_s *core;
   struct nm_session_s *next;
   uint32_t id;
   char name[NM_SESSION_NAME_MAX];
+  nm_core_hook_t hook;                     /* when set, in-order messages go to it instead of matching */
+  void *hook_ref;
   struct nm_req_list_s posted;             /* posted receives, in post order */
   struct nm_unexp_s *unexp_head, *unexp_tail; /* unexpected messages, in arrival order */
 };
@@ -212,25 +231,59 @@ void nm_core_send_done(void *ref, void *ctx, int err);
 
 /* ---- core/nm_incoming.c ---- */
 void nm_core_packet(void *ref, struct nm_drv_s *drv, const void *buf, size_t len, uint64_t src_hint);
+/** A DATA or RDV message from @p gate (fresh chunk @p c, or a stored copy @p owned that this call takes over):
+ *  order it by sequence number, then match it. */
+void nm_incoming_msg(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c, struct nm_unexp_s *owned);
+
+/* ---- core/nm_hook.c: what the rpc and mcast layers need from the core ---- */
+/** Route every in-order message of @p session to @p hook instead of tag matching. */
+void nm_core_session_set_hook(nm_session_t session, nm_core_hook_t hook, void *ref);
+/** Offer the session's stored (unexpected) messages to its hook again, in arrival order. */
+void nm_core_session_replay(nm_session_t session);
+/** From a hook: receive the body (bytes after the header) into buf[0..len); @p req completes when it is there
+ *  (at once for eager data). @return 0 or -NM_EINVAL if already accepted. */
+int nm_core_incoming_accept(struct nm_core_incoming_s *in, struct nm_req_s *req, void *buf, nm_len_t len);
+/** If the message (gate, tag, seq) of @p session is the next one due and a posted receive of at least @p min_len
+ *  bytes matches it, take that receive out of the posted list, advance the sequence and return it. */
+struct nm_req_s *nm_core_claim_recv(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_seq_t seq,
+                                    nm_len_t min_len);
+/** Deliver @p len bytes at @p data (malloc'd; ownership passes to the core) as message @p seq of (gate, tag) on
+ *  @p session, as if it had arrived from the network. */
+void nm_core_inject(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_seq_t seq, void *data, nm_len_t len);
+/** Fire @p events on a request's monitor (if it asked for them) without completing it. */
+void nm_req_notify(struct nm_req_s *req, unsigned events);
+/** Complete a request and fire @p events (a mask) on its monitor in one call. */
+void nm_req_complete_events(struct nm_req_s *req, int status, unsigned events);
 
 /* ---- core/nm_match.c ---- */
 struct nm_session_s *nm_core_find_session(nm_core_t core, uint32_t id);
-/** An in-order message (DATA or RDV chunk) for @p session from @p gate: match or store as unexpected. */
-void nm_match_incoming(struct nm_session_s *session, struct nm_gate_s *gate, const struct nm_wire_chunk_s *c);
+/** An in-order message for @p session from @p gate: match a posted receive or store as unexpected (reusing
+ *  @p owned when given, else copying the chunk). */
+void nm_match_incoming(struct nm_session_s *session, struct nm_gate_s *gate, const struct nm_wire_chunk_s *c,
+                       struct nm_unexp_s *owned);
 /** A receive was posted: match an unexpected message or append to posted. */
 void nm_match_post_recv(struct nm_session_s *session, struct nm_req_s *req);
-/** Deliver an in-order message to its session (or keep it as an orphan until the session opens). */
-void nm_match_in_order(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c);
+/** Deliver an in-order message to its session: hook, posted receive, or unexpected; or keep it as an orphan
+ *  until the session opens. @p owned as for nm_match_incoming(). */
+void nm_match_in_order(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c, struct nm_unexp_s *owned);
 void nm_match_adopt_orphans(struct nm_session_s *session);
-void nm_match_unexp_in_order(struct nm_gate_s *gate, struct nm_unexp_s *u);
+/** The chunk view of a stored message. */
+void nm_unexp_to_chunk(const struct nm_unexp_s *u, struct nm_wire_chunk_s *c);
 int nm_match_tag(nm_tag_t msg_tag, nm_tag_t want_tag, nm_tag_t mask);
 struct nm_unexp_s *nm_unexp_from_chunk(nm_core_t core, struct nm_gate_s *gate, uint32_t session,
                                        const struct nm_wire_chunk_s *c);
 void nm_unexp_free(nm_core_t core, struct nm_unexp_s *u);
 
 /* ---- core/nm_rdv.c ---- */
-/** Receiver: a posted receive matched an RDV: post the large receive, queue the RTR. */
-void nm_rdv_accept(struct nm_req_s *req, struct nm_gate_s *gate, uint64_t cookie, nm_len_t msg_len);
+/** Receiver: a posted receive matched an RDV (whose inline prefix is in @p c): copy the prefix, post the large
+ *  receive of the rest, queue the RTR. */
+void nm_rdv_accept(struct nm_req_s *req, struct nm_gate_s *gate, const struct nm_wire_chunk_s *c);
+/** Receiver: ask for message bytes [offset, offset+n) into @p buf: post the large receive, queue the RTR.
+ *  @p req completes when they are in (status -NM_ETRUNCATED if NM_REQF_TRUNC is set); at once if n is 0. */
+void nm_rdv_post(struct nm_req_s *req, struct nm_gate_s *gate, uint64_t cookie, nm_len_t offset, void *buf,
+                 nm_len_t n);
+/** Total bytes of a send: header + body. */
+static inline nm_len_t nm_req_total(const struct nm_req_s *req) { return req->hdr_len + req->len; }
 /** Sender: an RTR arrived. @return 0 or -NM_EPROTO (unknown cookie / bad range). */
 int nm_rdv_handle_rtr(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c);
 /** Sender: an ACK arrived for a synchronous send. @return 0 or -NM_EPROTO. */

@@ -1,22 +1,46 @@
 /* Incoming path: validate a packet completely, then dispatch its chunks. A malformed packet fails the gate it
  * came from (DESIGN.md rule 5); per-(gate, session, tag) sequence numbers restore the send order. */
 #include "nm_core_private.h"
+#include <stdlib.h>
+
+/* Deliver the held-back successors of (session, tag) whose turn came. */
+static void nm_incoming_release(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag)
+{
+  int found = 1;
+  while (found && gate->ooo && !gate->status) {
+    found = 0;
+    struct nm_seq_s *s = nm_gate_seq(gate, session, tag);
+    if (!s)
+      return;
+    for (struct nm_unexp_s **pp = &gate->ooo; *pp; pp = &(*pp)->next) {
+      struct nm_unexp_s *u = *pp;
+      if (u->session_id == session && u->tag == tag && u->seq == s->next_recv) {
+        *pp = u->next;
+        s->next_recv++;
+        struct nm_wire_chunk_s c;
+        nm_unexp_to_chunk(u, &c);
+        nm_match_in_order(gate, &c, u);
+        found = 1;
+        break;
+      }
+    }
+  }
+}
 
 /* Sequence numbers wrap; a message "ahead" of the expected one is held back, one "behind" is a protocol error
  * (a duplicate). */
-static void nm_incoming_msg(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c)
+void nm_incoming_msg(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c, struct nm_unexp_s *owned)
 {
+  struct nm_core_s *core = gate->core;
   struct nm_seq_s *s = nm_gate_seq(gate, c->session, c->tag);
-  if (!s) {
-    nm_gate_fail(gate, -NM_ENOMEM);
+  if (!s || (int32_t)(c->seq - s->next_recv) < 0) {
+    if (owned)
+      nm_unexp_free(core, owned);
+    nm_gate_fail(gate, s ? -NM_EPROTO : -NM_ENOMEM);
     return;
   }
   if (c->seq != s->next_recv) {
-    if ((int32_t)(c->seq - s->next_recv) < 0) {
-      nm_gate_fail(gate, -NM_EPROTO);
-      return;
-    }
-    struct nm_unexp_s *u = nm_unexp_from_chunk(gate->core, gate, c->session, c);
+    struct nm_unexp_s *u = owned ? owned : nm_unexp_from_chunk(core, gate, c->session, c);
     if (!u) {
       nm_gate_fail(gate, -NM_ENOMEM);
       return;
@@ -26,22 +50,10 @@ static void nm_incoming_msg(struct nm_gate_s *gate, const struct nm_wire_chunk_s
     return;
   }
   s->next_recv++;
-  nm_match_in_order(gate, c);
-  /* Release held-back successors now in order. */
-  int found = 1;
-  while (found && gate->ooo && !gate->status) {
-    found = 0;
-    for (struct nm_unexp_s **pp = &gate->ooo; *pp; pp = &(*pp)->next) {
-      struct nm_unexp_s *u = *pp;
-      if (u->session_id == c->session && u->tag == c->tag && u->seq == s->next_recv) {
-        *pp = u->next;
-        s->next_recv++;
-        nm_match_unexp_in_order(gate, u);
-        found = 1;
-        break;
-      }
-    }
-  }
+  uint32_t session = c->session;
+  nm_tag_t tag = c->tag;
+  nm_match_in_order(gate, c, owned); /* c may point into owned: not used after this */
+  nm_incoming_release(gate, session, tag);
 }
 
 void nm_core_packet(void *ref, struct nm_drv_s *drv, const void *buf, size_t len, uint64_t src_hint)
@@ -68,7 +80,7 @@ void nm_core_packet(void *ref, struct nm_drv_s *drv, const void *buf, size_t len
     switch (c.type) {
     case NM_WIRE_DATA:
     case NM_WIRE_RDV:
-      nm_incoming_msg(gate, &c);
+      nm_incoming_msg(gate, &c, NULL);
       break;
     case NM_WIRE_RTR:
       if ((err = nm_rdv_handle_rtr(gate, &c)))
@@ -80,4 +92,44 @@ void nm_core_packet(void *ref, struct nm_drv_s *drv, const void *buf, size_t len
       break;
     }
   }
+}
+
+void nm_core_inject(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_seq_t seq, void *data, nm_len_t len)
+{
+  struct nm_core_s *core = session->core;
+  struct nm_unexp_s *u = nm_pool_get(&core->unexp_pool);
+  if (!u) {
+    free(data);
+    nm_gate_fail(gate, -NM_ENOMEM);
+    return;
+  }
+  *u = (struct nm_unexp_s){.gate = gate, .session_id = session->id, .type = NM_WIRE_DATA, .tag = tag,
+                           .seq = seq, .msg_len = len, .len = (uint32_t)len, .data = data};
+  struct nm_wire_chunk_s c;
+  nm_unexp_to_chunk(u, &c);
+  nm_incoming_msg(gate, &c, u);
+}
+
+struct nm_req_s *nm_core_claim_recv(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_seq_t seq,
+                                    nm_len_t min_len)
+{
+  struct nm_seq_s *s = nm_gate_seq(gate, session->id, tag);
+  if (!s || s->next_recv != seq || gate->status)
+    return NULL;
+  for (struct nm_req_s *r = session->posted.head; r; r = r->next) {
+    if ((r->gate == NULL || r->gate == gate) && nm_match_tag(tag, r->tag, r->mask)) {
+      if (r->len < min_len)
+        return NULL; /* it would truncate: let the data come as unexpected and be copied */
+      nm_req_list_remove(&session->posted, r);
+      r->gate = gate;
+      r->tag = tag;
+      r->msg_len = min_len;
+      r->flags |= NM_REQF_MATCHED;
+      r->state = NM_RS_RDV;
+      s->next_recv++;
+      nm_incoming_release(gate, session->id, tag);
+      return r;
+    }
+  }
+  return NULL;
 }

@@ -35,9 +35,11 @@ struct nm_unexp_s *nm_unexp_from_chunk(nm_core_t core, struct nm_gate_s *gate, u
   u->tag = c->tag;
   u->seq = c->seq;
   u->msg_len = c->msg_len;
+  u->len = c->len;
+  u->prefix_len = c->prefix_len;
   u->cookie = c->cookie;
   u->data = NULL;
-  if (c->type == NM_WIRE_DATA && c->len) {
+  if (c->len) {
     u->data = malloc(c->len);
     if (!u->data) {
       nm_pool_put(&core->unexp_pool, u);
@@ -54,8 +56,7 @@ void nm_unexp_free(nm_core_t core, struct nm_unexp_s *u)
   nm_pool_put(&core->unexp_pool, u);
 }
 
-/* The view of a stored message as a chunk, to go through the same delivery path as a fresh one. */
-static void nm_unexp_to_chunk(const struct nm_unexp_s *u, struct nm_wire_chunk_s *c)
+void nm_unexp_to_chunk(const struct nm_unexp_s *u, struct nm_wire_chunk_s *c)
 {
   memset(c, 0, sizeof(*c));
   c->type = u->type;
@@ -64,7 +65,8 @@ static void nm_unexp_to_chunk(const struct nm_unexp_s *u, struct nm_wire_chunk_s
   c->tag = u->tag;
   c->seq = u->seq;
   c->msg_len = u->msg_len;
-  c->len = u->type == NM_WIRE_DATA ? (uint32_t)u->msg_len : 0;
+  c->len = u->len;
+  c->prefix_len = u->prefix_len;
   c->cookie = u->cookie;
   c->payload = u->data;
 }
@@ -76,7 +78,7 @@ static void nm_deliver(struct nm_req_s *req, struct nm_gate_s *gate, const struc
   req->msg_len = c->msg_len;
   req->flags |= NM_REQF_MATCHED;
   if (c->type == NM_WIRE_RDV) {
-    nm_rdv_accept(req, gate, c->cookie, c->msg_len);
+    nm_rdv_accept(req, gate, c);
     return;
   }
   nm_len_t n = c->len < req->len ? c->len : req->len;
@@ -97,21 +99,30 @@ static void nm_unexp_append(struct nm_session_s *s, struct nm_unexp_s *u)
   s->unexp_tail = u;
 }
 
-void nm_match_incoming(struct nm_session_s *session, struct nm_gate_s *gate, const struct nm_wire_chunk_s *c)
+static void nm_store_unexpected(struct nm_session_s *session, struct nm_gate_s *gate,
+                                const struct nm_wire_chunk_s *c, struct nm_unexp_s *owned)
 {
-  for (struct nm_req_s *r = session->posted.head; r; r = r->next) {
-    if (nm_req_matches(r, gate, c->tag)) {
-      nm_req_list_remove(&session->posted, r);
-      nm_deliver(r, gate, c);
-      return;
-    }
-  }
-  struct nm_unexp_s *u = nm_unexp_from_chunk(session->core, gate, session->id, c);
+  struct nm_unexp_s *u = owned ? owned : nm_unexp_from_chunk(session->core, gate, session->id, c);
   if (!u) {
     nm_gate_fail(gate, -NM_ENOMEM);
     return;
   }
   nm_unexp_append(session, u);
+}
+
+void nm_match_incoming(struct nm_session_s *session, struct nm_gate_s *gate, const struct nm_wire_chunk_s *c,
+                       struct nm_unexp_s *owned)
+{
+  for (struct nm_req_s *r = session->posted.head; r; r = r->next) {
+    if (nm_req_matches(r, gate, c->tag)) {
+      nm_req_list_remove(&session->posted, r);
+      nm_deliver(r, gate, c);
+      if (owned)
+        nm_unexp_free(session->core, owned);
+      return;
+    }
+  }
+  nm_store_unexpected(session, gate, c, owned);
 }
 
 void nm_match_post_recv(struct nm_session_s *session, struct nm_req_s *req)
@@ -137,21 +148,51 @@ void nm_match_post_recv(struct nm_session_s *session, struct nm_req_s *req)
   nm_req_list_append(&session->posted, req);
 }
 
-/* Called by nm_incoming.c for an in-order message. */
-void nm_match_in_order(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c)
+/* A hooked session (rpc channel): the hook decides; what it does not take is kept as unexpected. */
+static void nm_match_hook(struct nm_session_s *session, struct nm_gate_s *gate, const struct nm_wire_chunk_s *c,
+                          struct nm_unexp_s *owned)
+{
+  struct nm_core_incoming_s in = {
+    .gate = gate, .tag = c->tag, .prefix = c->payload, .prefix_len = c->prefix_len,
+    .is_rdv = c->type == NM_WIRE_RDV, .cookie = c->cookie, .accepted = 0};
+  in.body_len = c->msg_len - c->prefix_len;
+  in.body = in.is_rdv ? NULL : c->payload + c->prefix_len;
+  int rc = session->hook(session->hook_ref, &in);
+  if (rc == 0) {
+    nm_store_unexpected(session, gate, c, owned);
+    return;
+  }
+  if (owned)
+    nm_unexp_free(session->core, owned);
+  if (rc < 0) {
+    nm_gate_fail(gate, rc);
+    return;
+  }
+  if (!in.is_rdv && (c->flags & NM_WIRE_FLAG_SYNC))
+    nm_rdv_send_ack(gate, c->cookie);
+  if (in.is_rdv && !in.accepted) /* discarded: release the sender with an empty RTR */
+    nm_rdv_post(NULL, gate, c->cookie, c->prefix_len, NULL, 0);
+}
+
+void nm_match_in_order(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c, struct nm_unexp_s *owned)
 {
   struct nm_core_s *core = gate->core;
   struct nm_session_s *session = nm_core_find_session(core, c->session);
+  if (session && session->hook) {
+    nm_match_hook(session, gate, c, owned);
+    return;
+  }
   if (session) {
-    nm_match_incoming(session, gate, c);
+    nm_match_incoming(session, gate, c, owned);
     return;
   }
   /* The peer opened the session before us: keep the message until we open it. */
-  struct nm_unexp_s *u = nm_unexp_from_chunk(core, gate, c->session, c);
+  struct nm_unexp_s *u = owned ? owned : nm_unexp_from_chunk(core, gate, c->session, c);
   if (!u) {
     nm_gate_fail(gate, -NM_ENOMEM);
     return;
   }
+  u->next = NULL;
   struct nm_unexp_s **pp = &core->orphans;
   while (*pp)
     pp = &(*pp)->next;
@@ -171,13 +212,4 @@ void nm_match_adopt_orphans(struct nm_session_s *session)
       pp = &u->next;
     }
   }
-}
-
-/* Deliver a stored out-of-order message whose turn came. */
-void nm_match_unexp_in_order(struct nm_gate_s *gate, struct nm_unexp_s *u)
-{
-  struct nm_wire_chunk_s c;
-  nm_unexp_to_chunk(u, &c);
-  nm_match_in_order(gate, &c);
-  nm_unexp_free(gate->core, u);
 }

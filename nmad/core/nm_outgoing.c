@@ -4,9 +4,9 @@
 
 size_t nm_pw_req_size(const struct nm_core_s *core, const struct nm_req_s *req)
 {
-  if (req->len > core->cfg.rdv_threshold)
-    return NM_WIRE_RDV_LEN;
-  return nm_wire_data_size(req->len, req->flags & NM_REQF_SYNC);
+  if (nm_req_total(req) > core->cfg.rdv_threshold)
+    return NM_WIRE_RDV_LEN + req->hdr_len; /* the header travels inline with the RDV */
+  return nm_wire_data_size(nm_req_total(req), req->flags & NM_REQF_SYNC, req->hdr_len > 0);
 }
 
 static size_t nm_ctrl_size(const struct nm_ctrl_s *c)
@@ -43,10 +43,14 @@ int nm_pw_pack_req(struct nm_pw_s *pw, struct nm_req_s *req)
   nm_req_list_remove(&gate->send_queue, req);
   uint8_t *p = pw->buf + pw->len;
   uint32_t sid = req->session->id;
-  if (req->len > core->cfg.rdv_threshold) {
-    /* Large: only the RDV travels now; the data goes when the receiver's RTR names where (nm_rdv.c). */
+  nm_len_t total = nm_req_total(req);
+  if (total > core->cfg.rdv_threshold) {
+    /* Large: only the RDV (and the header, if any) travels now; the rest goes when the receiver's RTR names
+     * where (nm_rdv.c). */
     req->cookie = core->next_cookie++;
-    nm_wire_put_rdv(p, sid, req->tag, req->seq, req->len, req->cookie);
+    size_t h = nm_wire_put_rdv(p, sid, req->tag, req->seq, total, req->cookie, (uint32_t)req->hdr_len);
+    if (req->hdr_len)
+      memcpy(p + h, req->hdr, req->hdr_len);
     req->state = NM_RS_RDV;
     nm_req_list_append(&gate->rdv_sends, req);
   } else {
@@ -55,9 +59,12 @@ int nm_pw_pack_req(struct nm_pw_s *pw, struct nm_req_s *req)
       req->cookie = core->next_cookie++;
       nm_req_list_append(&gate->rdv_sends, req); /* found there by its ACK */
     }
-    size_t h = nm_wire_put_data_hdr(p, sid, req->tag, req->seq, (uint32_t)req->len, sync, req->cookie);
+    size_t h = nm_wire_put_data_hdr(p, sid, req->tag, req->seq, (uint32_t)total, sync, req->cookie,
+                                    (uint32_t)req->hdr_len);
+    if (req->hdr_len)
+      memcpy(p + h, req->hdr, req->hdr_len);
     if (req->len)
-      memcpy(p + h, req->buf, req->len);
+      memcpy(p + h + req->hdr_len, req->buf, req->len);
     req->state = NM_RS_PACKED;
     req->pw_next = NULL;
     if (pw->reqs_tail)

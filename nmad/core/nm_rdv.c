@@ -2,6 +2,7 @@
  * Large data moves as one driver "large" transfer straight from the send buffer into the receive buffer
  * (tagged messages matched by a receiver-chosen rendezvous tag): no intermediate copy in nmad. */
 #include "nm_core_private.h"
+#include <string.h>
 
 static struct nm_req_s *nm_rdv_find(struct nm_gate_s *gate, uint64_t cookie)
 {
@@ -64,42 +65,55 @@ void nm_rdv_send_ack(struct nm_gate_s *gate, uint64_t cookie)
     nm_gate_fail(gate, -NM_ENOMEM);
 }
 
-void nm_rdv_accept(struct nm_req_s *req, struct nm_gate_s *gate, uint64_t cookie, nm_len_t msg_len)
+void nm_rdv_post(struct nm_req_s *req, struct nm_gate_s *gate, uint64_t cookie, nm_len_t offset, void *buf,
+                 nm_len_t n)
 {
   struct nm_core_s *core = gate->core;
-  nm_len_t n = msg_len < req->len ? msg_len : req->len;
-  if (msg_len > req->len)
-    req->flags |= NM_REQF_TRUNC;
   const int rail = 0;
   uint64_t rtag = core->next_rtag++;
-  req->state = NM_RS_RDV;
+  if (req)
+    req->state = NM_RS_RDV;
   if (n > 0) {
     struct nm_large_s *l = nm_large_new(gate, req, rail, 0);
     struct nm_drv_s *drv = gate->rails[rail].drv;
-    int err = l ? drv->ops->large_recv(drv, gate->rails[rail].peer, req->buf, n, rtag, l) : -NM_ENOMEM;
+    int err = l ? drv->ops->large_recv(drv, gate->rails[rail].peer, buf, n, rtag, l) : -NM_ENOMEM;
     if (err) {
       if (l)
         nm_large_release(l);
-      nm_req_complete(req, err);
+      if (req)
+        nm_req_complete(req, err);
       nm_gate_fail(gate, err);
       return;
     }
   }
   /* The receive is posted before the RTR leaves, so the data always finds it. */
-  if (nm_gate_queue_ctrl(gate, NM_WIRE_RTR, rail, cookie, 0, n, rtag)) {
+  if (nm_gate_queue_ctrl(gate, NM_WIRE_RTR, rail, cookie, offset, n, rtag)) {
     nm_gate_fail(gate, -NM_ENOMEM);
     return;
   }
-  if (n == 0)
-    nm_req_complete(req, msg_len > 0 ? -NM_ETRUNCATED : NM_ESUCCESS);
+  if (n == 0 && req)
+    nm_req_complete(req, (req->flags & NM_REQF_TRUNC) ? -NM_ETRUNCATED : NM_ESUCCESS);
+}
+
+void nm_rdv_accept(struct nm_req_s *req, struct nm_gate_s *gate, const struct nm_wire_chunk_s *c)
+{
+  /* The message is [inline prefix][rest]; the receive buffer takes as much of it as fits. */
+  nm_len_t n = c->msg_len < req->len ? c->msg_len : req->len;
+  if (c->msg_len > req->len)
+    req->flags |= NM_REQF_TRUNC;
+  nm_len_t p = c->len < n ? c->len : n;
+  if (p)
+    memcpy(req->buf, c->payload, p);
+  nm_rdv_post(req, gate, c->cookie, c->len, (char *)req->buf + c->len, n > c->len ? n - c->len : 0);
 }
 
 int nm_rdv_handle_rtr(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c)
 {
   struct nm_req_s *req = nm_rdv_find(gate, c->cookie);
   uint64_t len = c->msg_len; /* RTR: bytes requested */
-  if (!req || req->len <= gate->core->cfg.rdv_threshold || c->offset > req->len || len > req->len - c->offset ||
-      c->rail >= gate->n_rails)
+  /* Only the part after the inline header can be asked for. */
+  if (!req || nm_req_total(req) <= gate->core->cfg.rdv_threshold || c->offset < req->hdr_len ||
+      c->offset > nm_req_total(req) || len > nm_req_total(req) - c->offset || c->rail >= gate->n_rails)
     return -NM_EPROTO;
   nm_req_list_remove(&gate->rdv_sends, req);
   if (len == 0) {
@@ -112,7 +126,8 @@ int nm_rdv_handle_rtr(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c)
     return -NM_ENOMEM;
   }
   struct nm_rail_s *rail = &gate->rails[c->rail];
-  int err = rail->drv->ops->large_send(rail->drv, rail->peer, (const char *)req->buf + c->offset, len, c->rtag, l);
+  const char *src = (const char *)req->buf + (c->offset - req->hdr_len);
+  int err = rail->drv->ops->large_send(rail->drv, rail->peer, src, len, c->rtag, l);
   if (err) {
     nm_large_release(l);
     nm_req_complete(req, err);

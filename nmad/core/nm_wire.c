@@ -34,19 +34,27 @@ static void put_msg_hdr(uint8_t *buf, uint8_t type, uint8_t flags, uint32_t sess
 }
 
 size_t nm_wire_put_data_hdr(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t seq, uint32_t len, int sync,
-                            uint64_t cookie)
+                            uint64_t cookie, uint32_t prefix_len)
 {
-  put_msg_hdr(buf, NM_WIRE_DATA, sync ? NM_WIRE_FLAG_SYNC : 0, session, tag, seq, len);
-  if (!sync)
-    return NM_WIRE_MSG_HDR_LEN;
-  put64(buf + NM_WIRE_MSG_HDR_LEN, cookie);
-  return NM_WIRE_MSG_HDR_LEN + NM_WIRE_SYNC_LEN;
+  uint8_t flags = (sync ? NM_WIRE_FLAG_SYNC : 0) | (prefix_len ? NM_WIRE_FLAG_PREFIX : 0);
+  put_msg_hdr(buf, NM_WIRE_DATA, flags, session, tag, seq, len);
+  size_t off = NM_WIRE_MSG_HDR_LEN;
+  if (sync) {
+    put64(buf + off, cookie);
+    off += NM_WIRE_SYNC_LEN;
+  }
+  if (prefix_len) {
+    put32(buf + off, prefix_len);
+    put32(buf + off + 4, 0);
+    off += NM_WIRE_PREFIX_LEN;
+  }
+  return off;
 }
 
 size_t nm_wire_put_rdv(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t seq, uint64_t msg_len,
-                       uint64_t cookie)
+                       uint64_t cookie, uint32_t inline_len)
 {
-  put_msg_hdr(buf, NM_WIRE_RDV, 0, session, tag, seq, 0);
+  put_msg_hdr(buf, NM_WIRE_RDV, 0, session, tag, seq, inline_len);
   put64(buf + NM_WIRE_MSG_HDR_LEN, msg_len);
   put64(buf + NM_WIRE_MSG_HDR_LEN + 8, cookie);
   return NM_WIRE_RDV_LEN;
@@ -105,13 +113,16 @@ int nm_wire_next_chunk(const uint8_t *buf, size_t len, size_t *off, struct nm_wi
     c->len = get32(p + 20);
     size_t used = NM_WIRE_MSG_HDR_LEN;
     if (c->type == NM_WIRE_RDV) {
-      if (c->flags != 0 || c->len != 0 || left < NM_WIRE_RDV_LEN)
+      if (c->flags != 0 || left < NM_WIRE_RDV_LEN)
         return -NM_EPROTO;
       c->msg_len = get64(p + NM_WIRE_MSG_HDR_LEN);
       c->cookie = get64(p + NM_WIRE_MSG_HDR_LEN + 8);
       used = NM_WIRE_RDV_LEN;
+      if (c->len > c->msg_len) /* inline prefix longer than the message */
+        return -NM_EPROTO;
+      c->prefix_len = c->len;
     } else {
-      if (c->flags & ~NM_WIRE_FLAG_SYNC)
+      if (c->flags & ~(NM_WIRE_FLAG_SYNC | NM_WIRE_FLAG_PREFIX))
         return -NM_EPROTO;
       if (c->flags & NM_WIRE_FLAG_SYNC) {
         if (left - used < NM_WIRE_SYNC_LEN)
@@ -119,12 +130,20 @@ int nm_wire_next_chunk(const uint8_t *buf, size_t len, size_t *off, struct nm_wi
         c->cookie = get64(p + used);
         used += NM_WIRE_SYNC_LEN;
       }
-      if (left - used < c->len)
-        return -NM_EPROTO;
-      c->payload = p + used;
+      if (c->flags & NM_WIRE_FLAG_PREFIX) {
+        if (left - used < NM_WIRE_PREFIX_LEN || get32(p + used + 4) != 0)
+          return -NM_EPROTO;
+        c->prefix_len = get32(p + used);
+        used += NM_WIRE_PREFIX_LEN;
+        if (c->prefix_len == 0 || c->prefix_len > c->len)
+          return -NM_EPROTO;
+      }
       c->msg_len = c->len;
-      used += c->len;
     }
+    if (left - used < c->len)
+      return -NM_EPROTO;
+    c->payload = p + used;
+    used += c->len;
     *off += used;
     return NM_ESUCCESS;
   }

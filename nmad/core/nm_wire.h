@@ -19,7 +19,9 @@
 #define NM_WIRE_MSG_HDR_LEN 24
 /** Extra bytes of a DATA chunk with NM_WIRE_FLAG_SYNC: cookie u64. */
 #define NM_WIRE_SYNC_LEN 8
-/** RDV chunk: common header + msg_len u64 + cookie u64. */
+/** Extra bytes of a DATA chunk with NM_WIRE_FLAG_PREFIX: prefix length u32, reserved u32. */
+#define NM_WIRE_PREFIX_LEN 8
+/** RDV chunk: common header + msg_len u64 + cookie u64, then `len` inline bytes (the message's prefix). */
 #define NM_WIRE_RDV_LEN (NM_WIRE_MSG_HDR_LEN + 16)
 /** RTR chunk: type u8, rail u8, reserved u16+u32, cookie u64, offset u64, len u64, rtag u64. */
 #define NM_WIRE_RTR_LEN 40
@@ -32,7 +34,8 @@ enum nm_wire_type_e {
   NM_WIRE_RTR = 3,  /* ready to receive: send [offset, offset+len) on rail with rtag */
   NM_WIRE_ACK = 4   /* synchronous send matched */
 };
-#define NM_WIRE_FLAG_SYNC 0x01 /* DATA: the sender waits for an ACK carrying cookie */
+#define NM_WIRE_FLAG_SYNC 0x01   /* DATA: the sender waits for an ACK carrying cookie */
+#define NM_WIRE_FLAG_PREFIX 0x02 /* DATA: the first prefix_len payload bytes are a header (rpc) */
 #define NM_WIRE_TYPE_MAX 4
 
 /** A parsed packet header. */
@@ -48,8 +51,9 @@ struct nm_wire_chunk_s {
   uint32_t session;
   uint64_t tag;
   uint32_t seq;
-  uint32_t len;         /* DATA: payload bytes */
-  uint64_t msg_len;     /* RDV: total message length */
+  uint32_t len;         /* DATA: payload bytes; RDV: inline prefix bytes */
+  uint32_t prefix_len;  /* DATA with FLAG_PREFIX, RDV: bytes of the message that are its header (rpc) */
+  uint64_t msg_len;     /* DATA, RDV: total message length; RTR: bytes requested */
   uint64_t cookie;      /* RDV, RTR, ACK, sync DATA */
   uint64_t offset;      /* RTR */
   uint64_t rtag;        /* RTR */
@@ -57,16 +61,19 @@ struct nm_wire_chunk_s {
 };
 
 /** Bytes a DATA chunk with @p len payload bytes takes. */
-static inline size_t nm_wire_data_size(size_t len, int sync) {
-  return NM_WIRE_MSG_HDR_LEN + (sync ? NM_WIRE_SYNC_LEN : 0) + len;
+static inline size_t nm_wire_data_size(size_t len, int sync, int prefix) {
+  return NM_WIRE_MSG_HDR_LEN + (sync ? NM_WIRE_SYNC_LEN : 0) + (prefix ? NM_WIRE_PREFIX_LEN : 0) + len;
 }
 
 void nm_wire_put_pkt_hdr(uint8_t *buf, uint16_t n_chunks, uint32_t src_rank, uint32_t total_len);
-/** Write a DATA chunk header (+ sync cookie); the caller copies the payload right after. @return header bytes. */
+/** Write a DATA chunk header (+ sync cookie, + prefix length when @p prefix_len > 0); the caller copies the
+ *  payload right after. @return header bytes. */
 size_t nm_wire_put_data_hdr(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t seq, uint32_t len, int sync,
-                            uint64_t cookie);
+                            uint64_t cookie, uint32_t prefix_len);
+/** Write an RDV chunk whose @p inline_len first message bytes follow it (the caller copies them).
+ *  @return header bytes (without the inline bytes). */
 size_t nm_wire_put_rdv(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t seq, uint64_t msg_len,
-                       uint64_t cookie);
+                       uint64_t cookie, uint32_t inline_len);
 size_t nm_wire_put_rtr(uint8_t *buf, uint8_t rail, uint64_t cookie, uint64_t offset, uint64_t len, uint64_t rtag);
 size_t nm_wire_put_ack(uint8_t *buf, uint64_t cookie);
 

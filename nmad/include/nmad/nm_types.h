@@ -65,6 +65,8 @@ struct nm_req_s {
   nm_prio_t prio;
   void *buf;                    /* user buffer (send: const data) */
   nm_len_t len;                 /* user buffer length in bytes */
+  const void *hdr;              /* send: optional header sent before buf (rpc), hdr_len bytes */
+  nm_len_t hdr_len;
   nm_len_t msg_len;             /* actual message length (recv: as announced by the sender) */
   uint64_t cookie;              /* rendezvous / synchronous-send identifier on the sender's gate */
   nm_req_notifier_t notifier;   /* request monitor, or NULL */

@@ -1,0 +1,84 @@
+/**
+ * @file nm_mcast.h
+ * @brief Dynamic broadcasts (Denis 2020, "Dynamic broadcasts in StarPU/NewMadeleine", section 3.2 and 4.3).
+ *
+ * Only the root knows the recipients. It calls nm_mcast_isend() with the destination ranks, optional
+ * priorities, a tag and the data. Each recipient posts an ordinary point-to-point receive from the root's gate
+ * with that tag (nm_sr_irecv(session, root_gate, tag, ...)): the broadcast is received in place into that buffer,
+ * forwarded from it to the recipient's subtree, and the receive completes. The broadcast takes exactly the place
+ * of a point-to-point message from the root in MPI's non-overtaking order: point-to-point messages and broadcasts
+ * from one root with one tag are delivered in the root's send order; broadcasts from different roots never mix.
+ *
+ * Messages travel on the rpc channel (nm_rpc.h). Each carries the root, the tag, the data length, the tree kind,
+ * and this hop's subtree as (rank, priority, sequence number) triples; a forwarding node splits its list into
+ * child subtrees, trims it per child, and sends each child's message with that child's priority (honoured by
+ * NMAD_STRATEGY=prio). Destinations are placed so that higher priorities receive earlier (closer to the root).
+ * Large data is forwarded by rendezvous into the receivers' buffers; the header always arrives eagerly.
+ *
+ * If the matching receive is not posted when a broadcast arrives, the data is received into a temporary buffer
+ * and forwarding proceeds at once: a slow receiver never delays its subtree. The data is then kept as an
+ * unexpected message and delivered when the receive is posted.
+ *
+ * Events on a receive request that got a broadcast (nm_sr_request_set_monitor):
+ *  - NM_EVENT_RECV_DATA: the data is in the buffer and may be read (forwarding may still be reading it);
+ *  - NM_EVENT_FINALIZED and NM_EVENT_RECV_COMPLETED: forwarding is done, the buffer may be reused;
+ *    nm_sr_rwait()/rtest() report completion at this point.
+ * A request that got a point-to-point message instead only sees NM_EVENT_RECV_COMPLETED.
+ * Thread-safety: like the core (one thread at a time per core).
+ */
+#ifndef NM_MCAST_H
+#define NM_MCAST_H
+
+#include <nmad/nm_types.h>
+#include <nmad/nm_errno.h>
+#include <nmad/nm_sendrecv.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Shape of the forwarding tree. */
+enum nm_mcast_tree_e {
+  NM_MCAST_TREE_BINOMIAL = 0, /**< binomial (paper fig. 1; default) */
+  NM_MCAST_TREE_FLAT = 1,     /**< the root sends to everybody */
+  NM_MCAST_TREE_CHAIN = 2,    /**< each node sends to the next one */
+  NM_MCAST_TREE_BINARY = 3    /**< binary tree */
+};
+
+typedef struct nm_mcast_service_s *nm_mcast_service_t; /**< the broadcast engine of a session */
+
+/** @brief Start dynamic broadcasts on @p session: registers the broadcast rpc service. Every process that may
+ *  receive or forward a broadcast calls it once (typically right after opening the session). Broadcast messages
+ *  that reach a process before its call are kept and handled at the call. @return 0, -NM_EINVAL, -NM_ENOMEM. */
+int nm_mcast_init(nm_session_t session, nm_mcast_service_t *out);
+/** @brief Stop the service. @return 0 or -NM_EBUSY while broadcasts are being forwarded. */
+int nm_mcast_finalize(nm_mcast_service_t service);
+
+/** Send request of a broadcast at the root (caller-owned, stays in place until completion). */
+typedef struct nm_mcast_req_s {
+  struct nm_req_s *child_reqs;   /* one send per child of the root (allocated by nm_mcast_isend) */
+  int n_children, n_done;
+  int status;
+  volatile int completed;
+  void *priv;                    /* header buffers */
+} nm_mcast_req_t;
+
+/**
+ * @brief Root side of a dynamic broadcast.
+ * @param dests array of @p n destination ranks (not the root, no duplicates, in [0, size)).
+ * @param prios array of @p n priorities (larger = more urgent), or NULL for all 0.
+ * @param tag the point-to-point tag receivers use; @param data, len the data (untouched until completion).
+ * @param tree tree kind (NM_MCAST_TREE_BINOMIAL by default).
+ * @return 0, or -NM_EINVAL for a bad destination list (duplicate, root itself, out of range, n < 0), -NM_ENOMEM.
+ */
+int nm_mcast_isend(nm_mcast_service_t service, const int *dests, const int *prios, int n, nm_tag_t tag,
+                   const void *data, nm_len_t len, enum nm_mcast_tree_e tree, nm_mcast_req_t *req);
+/** @brief Wait until the root's sends completed (the buffer may be reused). @return 0 or the first error. */
+int nm_mcast_wait(nm_mcast_service_t service, nm_mcast_req_t *req);
+/** @brief One progress pass, then the state. @return -NM_EAGAIN if pending, else the status. */
+int nm_mcast_test(nm_mcast_service_t service, nm_mcast_req_t *req);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NM_MCAST_H */
