@@ -316,8 +316,13 @@ void nm_core_destroy(nm_core_t core)
 {
   for (int i = 0; i < core->size; i++)
     nm_gate_fail(&core->gates[i], -NM_ECLOSED);
-  while (core->sessions)
-    nm_session_close(core->sessions);
+  /* User sessions first: each closes the internal sessions it owns. */
+  while (core->sessions) {
+    struct nm_session_s *s = core->sessions;
+    while (s->owner)
+      s = s->owner;
+    nm_session_close(s);
+  }
   while (core->orphans) {
     struct nm_unexp_s *u = core->orphans;
     core->orphans = u->next;

@@ -148,6 +148,9 @@ struct nm_session_s {
   char name[NM_SESSION_NAME_MAX];
   nm_core_hook_t hook;                     /* when set, in-order messages go to it instead of matching */
   void *hook_ref;
+  struct nm_session_s *owner;              /* for an internal session (rpc channel): the user session */
+  void *rpc;                               /* the rpc channel of this session (nmad/rpc), or NULL */
+  void (*rpc_close)(void *rpc);            /* releases it when the session closes */
   struct nm_req_list_s posted;             /* posted receives, in post order */
   struct nm_unexp_s *unexp_head, *unexp_tail; /* unexpected messages, in arrival order */
 };

@@ -55,6 +55,11 @@ int nm_session_close(nm_session_t s)
   struct nm_core_s *core = s->core;
   if (nm_session_has_sends(s))
     return -NM_EBUSY;
+  if (s->rpc_close) {
+    s->rpc_close(s->rpc);
+    s->rpc_close = NULL;
+    s->rpc = NULL;
+  }
   while (s->posted.head) {
     struct nm_req_s *r = s->posted.head;
     nm_req_list_remove(&s->posted, r);

@@ -1,36 +1,28 @@
 /* Wire format encoders and the validating decoder (spec: doc/protocol.md). */
 #include "nm_wire.h"
 #include <nmad/nm_errno.h>
-#include <endian.h>
+#include "nm_le.h"
 #include <string.h>
-
-static inline void put8(uint8_t *p, uint8_t v) { p[0] = v; }
-static inline void put16(uint8_t *p, uint16_t v) { v = htole16(v); memcpy(p, &v, 2); }
-static inline void put32(uint8_t *p, uint32_t v) { v = htole32(v); memcpy(p, &v, 4); }
-static inline void put64(uint8_t *p, uint64_t v) { v = htole64(v); memcpy(p, &v, 8); }
-static inline uint16_t get16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return le16toh(v); }
-static inline uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return le32toh(v); }
-static inline uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return le64toh(v); }
 
 void nm_wire_put_pkt_hdr(uint8_t *buf, uint16_t n_chunks, uint32_t src_rank, uint32_t total_len)
 {
-  put8(buf, NM_WIRE_MAGIC);
-  put8(buf + 1, NM_WIRE_VERSION);
-  put16(buf + 2, n_chunks);
-  put32(buf + 4, src_rank);
-  put32(buf + 8, total_len);
+  nm_put8(buf, NM_WIRE_MAGIC);
+  nm_put8(buf + 1, NM_WIRE_VERSION);
+  nm_put16(buf + 2, n_chunks);
+  nm_put32(buf + 4, src_rank);
+  nm_put32(buf + 8, total_len);
 }
 
 static void put_msg_hdr(uint8_t *buf, uint8_t type, uint8_t flags, uint32_t session, uint64_t tag, uint32_t seq,
                         uint32_t len)
 {
-  put8(buf, type);
-  put8(buf + 1, flags);
-  put16(buf + 2, 0);
-  put32(buf + 4, session);
-  put64(buf + 8, tag);
-  put32(buf + 16, seq);
-  put32(buf + 20, len);
+  nm_put8(buf, type);
+  nm_put8(buf + 1, flags);
+  nm_put16(buf + 2, 0);
+  nm_put32(buf + 4, session);
+  nm_put64(buf + 8, tag);
+  nm_put32(buf + 16, seq);
+  nm_put32(buf + 20, len);
 }
 
 size_t nm_wire_put_data_hdr(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t seq, uint32_t len, int sync,
@@ -40,12 +32,12 @@ size_t nm_wire_put_data_hdr(uint8_t *buf, uint32_t session, uint64_t tag, uint32
   put_msg_hdr(buf, NM_WIRE_DATA, flags, session, tag, seq, len);
   size_t off = NM_WIRE_MSG_HDR_LEN;
   if (sync) {
-    put64(buf + off, cookie);
+    nm_put64(buf + off, cookie);
     off += NM_WIRE_SYNC_LEN;
   }
   if (prefix_len) {
-    put32(buf + off, prefix_len);
-    put32(buf + off + 4, 0);
+    nm_put32(buf + off, prefix_len);
+    nm_put32(buf + off + 4, 0);
     off += NM_WIRE_PREFIX_LEN;
   }
   return off;
@@ -55,28 +47,28 @@ size_t nm_wire_put_rdv(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t se
                        uint64_t cookie, uint32_t inline_len)
 {
   put_msg_hdr(buf, NM_WIRE_RDV, 0, session, tag, seq, inline_len);
-  put64(buf + NM_WIRE_MSG_HDR_LEN, msg_len);
-  put64(buf + NM_WIRE_MSG_HDR_LEN + 8, cookie);
+  nm_put64(buf + NM_WIRE_MSG_HDR_LEN, msg_len);
+  nm_put64(buf + NM_WIRE_MSG_HDR_LEN + 8, cookie);
   return NM_WIRE_RDV_LEN;
 }
 
 size_t nm_wire_put_rtr(uint8_t *buf, uint8_t rail, uint64_t cookie, uint64_t offset, uint64_t len, uint64_t rtag)
 {
   memset(buf, 0, 8);
-  put8(buf, NM_WIRE_RTR);
-  put8(buf + 1, rail);
-  put64(buf + 8, cookie);
-  put64(buf + 16, offset);
-  put64(buf + 24, len);
-  put64(buf + 32, rtag);
+  nm_put8(buf, NM_WIRE_RTR);
+  nm_put8(buf + 1, rail);
+  nm_put64(buf + 8, cookie);
+  nm_put64(buf + 16, offset);
+  nm_put64(buf + 24, len);
+  nm_put64(buf + 32, rtag);
   return NM_WIRE_RTR_LEN;
 }
 
 size_t nm_wire_put_ack(uint8_t *buf, uint64_t cookie)
 {
   memset(buf, 0, 8);
-  put8(buf, NM_WIRE_ACK);
-  put64(buf + 8, cookie);
+  nm_put8(buf, NM_WIRE_ACK);
+  nm_put64(buf + 8, cookie);
   return NM_WIRE_ACK_LEN;
 }
 
@@ -84,9 +76,9 @@ int nm_wire_parse_pkt(const uint8_t *buf, size_t len, struct nm_wire_pkt_s *pkt)
 {
   if (len < NM_WIRE_PKT_HDR_LEN || buf[0] != NM_WIRE_MAGIC || buf[1] != NM_WIRE_VERSION)
     return -NM_EPROTO;
-  pkt->n_chunks = get16(buf + 2);
-  pkt->src_rank = get32(buf + 4);
-  pkt->total_len = get32(buf + 8);
+  pkt->n_chunks = nm_get16(buf + 2);
+  pkt->src_rank = nm_get32(buf + 4);
+  pkt->total_len = nm_get32(buf + 8);
   if (pkt->total_len != len || pkt->n_chunks == 0)
     return -NM_EPROTO;
   return NM_ESUCCESS;
@@ -104,19 +96,19 @@ int nm_wire_next_chunk(const uint8_t *buf, size_t len, size_t *off, struct nm_wi
   switch (c->type) {
   case NM_WIRE_DATA:
   case NM_WIRE_RDV: {
-    if (left < NM_WIRE_MSG_HDR_LEN || get16(p + 2) != 0)
+    if (left < NM_WIRE_MSG_HDR_LEN || nm_get16(p + 2) != 0)
       return -NM_EPROTO;
     c->flags = p[1];
-    c->session = get32(p + 4);
-    c->tag = get64(p + 8);
-    c->seq = get32(p + 16);
-    c->len = get32(p + 20);
+    c->session = nm_get32(p + 4);
+    c->tag = nm_get64(p + 8);
+    c->seq = nm_get32(p + 16);
+    c->len = nm_get32(p + 20);
     size_t used = NM_WIRE_MSG_HDR_LEN;
     if (c->type == NM_WIRE_RDV) {
       if (c->flags != 0 || left < NM_WIRE_RDV_LEN)
         return -NM_EPROTO;
-      c->msg_len = get64(p + NM_WIRE_MSG_HDR_LEN);
-      c->cookie = get64(p + NM_WIRE_MSG_HDR_LEN + 8);
+      c->msg_len = nm_get64(p + NM_WIRE_MSG_HDR_LEN);
+      c->cookie = nm_get64(p + NM_WIRE_MSG_HDR_LEN + 8);
       used = NM_WIRE_RDV_LEN;
       if (c->len > c->msg_len) /* inline prefix longer than the message */
         return -NM_EPROTO;
@@ -127,13 +119,13 @@ int nm_wire_next_chunk(const uint8_t *buf, size_t len, size_t *off, struct nm_wi
       if (c->flags & NM_WIRE_FLAG_SYNC) {
         if (left - used < NM_WIRE_SYNC_LEN)
           return -NM_EPROTO;
-        c->cookie = get64(p + used);
+        c->cookie = nm_get64(p + used);
         used += NM_WIRE_SYNC_LEN;
       }
       if (c->flags & NM_WIRE_FLAG_PREFIX) {
-        if (left - used < NM_WIRE_PREFIX_LEN || get32(p + used + 4) != 0)
+        if (left - used < NM_WIRE_PREFIX_LEN || nm_get32(p + used + 4) != 0)
           return -NM_EPROTO;
-        c->prefix_len = get32(p + used);
+        c->prefix_len = nm_get32(p + used);
         used += NM_WIRE_PREFIX_LEN;
         if (c->prefix_len == 0 || c->prefix_len > c->len)
           return -NM_EPROTO;
@@ -148,14 +140,14 @@ int nm_wire_next_chunk(const uint8_t *buf, size_t len, size_t *off, struct nm_wi
     return NM_ESUCCESS;
   }
   case NM_WIRE_RTR:
-    if (left < NM_WIRE_RTR_LEN || get16(p + 2) != 0 || get32(p + 4) != 0)
+    if (left < NM_WIRE_RTR_LEN || nm_get16(p + 2) != 0 || nm_get32(p + 4) != 0)
       return -NM_EPROTO;
     c->rail = p[1];
-    c->cookie = get64(p + 8);
-    c->offset = get64(p + 16);
+    c->cookie = nm_get64(p + 8);
+    c->offset = nm_get64(p + 16);
     c->len = 0;
-    c->msg_len = get64(p + 24);
-    c->rtag = get64(p + 32);
+    c->msg_len = nm_get64(p + 24);
+    c->rtag = nm_get64(p + 32);
     if (c->msg_len > UINT64_MAX - c->offset)
       return -NM_EPROTO;
     *off += NM_WIRE_RTR_LEN;
@@ -166,7 +158,7 @@ int nm_wire_next_chunk(const uint8_t *buf, size_t len, size_t *off, struct nm_wi
     for (int i = 1; i < 8; i++)
       if (p[i] != 0)
         return -NM_EPROTO;
-    c->cookie = get64(p + 8);
+    c->cookie = nm_get64(p + 8);
     *off += NM_WIRE_ACK_LEN;
     return NM_ESUCCESS;
   default:

@@ -130,7 +130,8 @@ static int nm_launcher_setup(struct nm_launcher_s *l)
   if (err)
     return err;
   nm_launcher_build_gates(l, self);
-  size_t max_eager = l->core->pw_cap - NM_WIRE_PKT_HDR_LEN - NM_WIRE_MSG_HDR_LEN - NM_WIRE_SYNC_LEN;
+  size_t max_eager =
+    l->core->pw_cap - NM_WIRE_PKT_HDR_LEN - NM_WIRE_MSG_HDR_LEN - NM_WIRE_SYNC_LEN - NM_WIRE_PREFIX_LEN;
   err = nm_config_load(&l->core->cfg, max_eager);
   if (err)
     return err;

@@ -47,6 +47,9 @@ enum nm_mcast_tree_e {
 
 typedef struct nm_mcast_service_s *nm_mcast_service_t; /**< the broadcast engine of a session */
 
+/** rpc tag reserved for broadcast messages on a session's rpc channel (do not register rpc services over it). */
+#define NM_MCAST_RPC_TAG ((nm_tag_t)0x6e6d6d6361737401ULL)
+
 /** @brief Start dynamic broadcasts on @p session: registers the broadcast rpc service. Every process that may
  *  receive or forward a broadcast calls it once (typically right after opening the session). Broadcast messages
  *  that reach a process before its call are kept and handled at the call. @return 0, -NM_EINVAL, -NM_ENOMEM. */

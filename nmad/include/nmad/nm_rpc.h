@@ -52,7 +52,8 @@ typedef void (*nm_rpc_finalizer_t)(nm_rpc_token_t token, void *ref);
 int nm_rpc_register(nm_session_t session, nm_tag_t tag, nm_tag_t mask, nm_len_t hlen_max,
                     nm_rpc_handler_t handler, nm_rpc_finalizer_t finalizer, void *ref, nm_rpc_service_t *out);
 
-/** @brief Stop a service. Messages arriving later for it are dropped (their senders complete normally).
+/** @brief Stop a service. Messages arriving later for its tags are kept on the channel until a service for
+ *  them registers again (as messages that arrive before the first registration are).
  *  @return 0 or -NM_EBUSY if one of its tokens is still waiting for a body. */
 int nm_rpc_unregister(nm_rpc_service_t service);
 
