@@ -103,8 +103,9 @@ void nm_core_inject(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_seq_t
     nm_gate_fail(gate, -NM_ENOMEM);
     return;
   }
-  *u = (struct nm_unexp_s){.gate = gate, .session_id = session->id, .type = NM_WIRE_DATA, .tag = tag,
-                           .seq = seq, .msg_len = len, .len = (uint32_t)len, .data = data};
+  *u = (struct nm_unexp_s){.gate = gate, .session_id = session->id, .type = NM_WIRE_DATA,
+                           .flags = NM_FLAG_LOCAL_BCAST, .tag = tag, .seq = seq, .msg_len = len,
+                           .len = (uint32_t)len, .data = data};
   struct nm_wire_chunk_s c;
   nm_unexp_to_chunk(u, &c);
   nm_incoming_msg(gate, &c, u);

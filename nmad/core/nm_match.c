@@ -86,7 +86,14 @@ static void nm_deliver(struct nm_req_s *req, struct nm_gate_s *gate, const struc
     memcpy(req->buf, c->payload, n);
   if (c->flags & NM_WIRE_FLAG_SYNC)
     nm_rdv_send_ack(gate, c->cookie);
-  nm_req_complete(req, c->len > req->len ? -NM_ETRUNCATED : NM_ESUCCESS);
+  int status = c->len > req->len ? -NM_ETRUNCATED : NM_ESUCCESS;
+  if (c->flags & NM_FLAG_LOCAL_BCAST) {
+    /* a broadcast kept until this receive: same events as one received in place (nm_mcast.h) */
+    nm_req_notify(req, NM_EVENT_RECV_DATA);
+    nm_req_complete_events(req, status, NM_EVENT_FINALIZED | NM_EVENT_RECV_COMPLETED);
+    return;
+  }
+  nm_req_complete(req, status);
 }
 
 static void nm_unexp_append(struct nm_session_s *s, struct nm_unexp_s *u)

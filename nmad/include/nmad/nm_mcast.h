@@ -23,7 +23,8 @@
  *  - NM_EVENT_RECV_DATA: the data is in the buffer and may be read (forwarding may still be reading it);
  *  - NM_EVENT_FINALIZED and NM_EVENT_RECV_COMPLETED: forwarding is done, the buffer may be reused;
  *    nm_sr_rwait()/rtest() report completion at this point.
- * A request that got a point-to-point message instead only sees NM_EVENT_RECV_COMPLETED.
+ * A receive posted after the broadcast arrived gets the same two calls, one right after the other, when the
+ * kept data is copied into it. A request that got a point-to-point message only sees NM_EVENT_RECV_COMPLETED.
  * Thread-safety: like the core (one thread at a time per core).
  */
 #ifndef NM_MCAST_H
