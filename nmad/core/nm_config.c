@@ -25,7 +25,7 @@ int nm_config_parse_size(const char *s, uint64_t *out)
   return NM_ESUCCESS;
 }
 
-int nm_config_load(struct nm_config_s *cfg, size_t max_eager)
+int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed)
 {
   const char *s = getenv("NMAD_STRATEGY");
   cfg->strategy = nm_strategy_lookup(s && *s ? s : "aggreg");
@@ -41,7 +41,7 @@ int nm_config_load(struct nm_config_s *cfg, size_t max_eager)
     return -NM_EINVAL;
   }
   cfg->rdv_threshold = v > max_eager ? max_eager : v;
-  v = 10;
+  v = oversubscribed ? 0 : 10; /* more ranks than cores: spinning only steals the peers' time slices */
   s = getenv("NMAD_SPIN_US");
   if (s && *s && (nm_config_parse_size(s, &v) || v > 10000000)) {
     fprintf(stderr, "nmad: NMAD_SPIN_US='%s' is invalid; accepted: microseconds from 0 to 10000000\n", s);

@@ -235,6 +235,7 @@ int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
 {
   uint64_t idle_since = 0, backoff = 0;
   unsigned idle_passes = 0;
+  int yielding = 0;
   while (!*flag) {
     int n = nm_core_progress(core);
     if (*flag)
@@ -243,10 +244,13 @@ int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
       idle_since = 0;
       idle_passes = 0;
       backoff = 0;
+      yielding = 0;
       continue;
     }
+    if (yielding)
+      sched_yield(); /* every idle pass: other ranks sharing this core run meanwhile */
     /* Reading the clock costs as much as a progress pass: look at it only now and then. */
-    if (++idle_passes % NM_CLOCK_EVERY != 0)
+    if (++idle_passes % NM_CLOCK_EVERY != 0 && !(yielding && idle_passes % 4 == 0))
       continue;
     uint64_t now = nm_core_time_ns();
     if (deadline_ns && now >= deadline_ns)
@@ -257,7 +261,7 @@ int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
     if (idle < core->cfg.spin_ns)
       continue;
     if (idle < core->cfg.yield_ns || core->n_large) {
-      sched_yield();
+      yielding = 1;
       if (idle > NM_BLOCK_MAX_NS && core->n_large)
         nm_core_check_faults(core); /* a peer may have died in the middle of the transfer */
       continue;

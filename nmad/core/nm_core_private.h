@@ -202,8 +202,9 @@ void nm_core_set_fault_source(nm_core_t core, int fd, int (*poll)(void *, int *)
 void nm_req_complete(struct nm_req_s *req, int status);
 
 /* ---- core/nm_config.c ---- */
-/** Read NMAD_STRATEGY, NMAD_RDV_THRESHOLD, NMAD_SPIN_US. @return 0 or -NM_EINVAL (message printed). */
-int nm_config_load(struct nm_config_s *cfg, size_t max_eager);
+/** Read NMAD_STRATEGY, NMAD_RDV_THRESHOLD, NMAD_SPIN_US, NMAD_YIELD_US; @p oversubscribed (more ranks on this
+ *  host than usable cores) makes the default spin 0. @return 0 or -NM_EINVAL (message printed). */
+int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed);
 /** Parse a byte size with optional K/M/G suffix. @return 0 or -NM_EINVAL. */
 int nm_config_parse_size(const char *s, uint64_t *out);
 

@@ -1,4 +1,6 @@
 /* The launcher interface: bootstrap -> drivers -> address exchange -> gates. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include <sched.h>
 #include "nmad/core/nm_core_private.h"
 #include "nm_bootstrap.h"
 #include <nmad/nm_launcher.h>
@@ -29,8 +31,9 @@ static int nm_launcher_poll_fault(void *ref, int *rank)
   return bs->ops->poll_fault(bs, rank);
 }
 
-/* All ranks on this host? Decides the default driver (shm) and loopback-only interfaces. */
-static int nm_launcher_all_local(struct nm_launcher_s *l, int *all_local)
+/* All ranks on this host? Decides the default driver (shm) and loopback-only interfaces. Also counts the ranks
+ * sharing this host, to know whether they outnumber its cores. */
+static int nm_launcher_all_local(struct nm_launcher_s *l, int *all_local, int *local_ranks)
 {
   char me[NM_HOSTNAME_MAX] = {0};
   gethostname(me, sizeof(me) - 1);
@@ -39,9 +42,13 @@ static int nm_launcher_all_local(struct nm_launcher_s *l, int *all_local)
     return -NM_ENOMEM;
   int err = l->bs.ops->allgather(&l->bs, me, NM_HOSTNAME_MAX, all);
   *all_local = 1;
-  for (int r = 0; !err && r < l->bs.size; r++)
+  *local_ranks = 0;
+  for (int r = 0; !err && r < l->bs.size; r++) {
     if (memcmp(all + (size_t)r * NM_HOSTNAME_MAX, me, NM_HOSTNAME_MAX) != 0)
       *all_local = 0;
+    else
+      (*local_ranks)++;
+  }
   free(all);
   return err;
 }
@@ -112,12 +119,22 @@ static void nm_launcher_build_gates(struct nm_launcher_s *l, struct nm_drv_s *se
   }
 }
 
+/* Cores this process may run on (its affinity mask, which respects cpusets and taskset). */
+static int nm_launcher_usable_cores(void)
+{
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    return CPU_COUNT(&set);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
 static int nm_launcher_setup(struct nm_launcher_s *l)
 {
-  int all_local = 1;
+  int all_local = 1, local_ranks = 1;
   int err = nm_core_create(l->bs.rank, l->bs.size, &l->core);
   if (!err && l->bs.size > 1)
-    err = nm_launcher_all_local(l, &all_local);
+    err = nm_launcher_all_local(l, &all_local, &local_ranks);
   if (!err && l->bs.size > 1)
     err = nm_launcher_open_drivers(l, all_local);
   struct nm_drv_s *self = NULL;
@@ -132,7 +149,7 @@ static int nm_launcher_setup(struct nm_launcher_s *l)
   nm_launcher_build_gates(l, self);
   size_t max_eager =
     l->core->pw_cap - NM_WIRE_PKT_HDR_LEN - NM_WIRE_MSG_HDR_LEN - NM_WIRE_SYNC_LEN - NM_WIRE_PREFIX_LEN;
-  err = nm_config_load(&l->core->cfg, max_eager);
+  err = nm_config_load(&l->core->cfg, max_eager, local_ranks > nm_launcher_usable_cores());
   if (err)
     return err;
   int fd = l->bs.ops->fault_fd(&l->bs);
