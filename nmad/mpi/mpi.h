@@ -1,0 +1,525 @@
+/**
+ * @file mpi.h
+ * @brief nmad's MPI shim: the MPI-3.1 subset listed in doc/mpi.md, on top of nmad's sendrecv and collectives.
+ *
+ * Handles are integers (as in MPICH), so predefined handles are compile-time constants. Every MPI_X function
+ * also exists as PMPI_X (profiling interface): MPI_X is a weak alias of PMPI_X.
+ * Extensions are prefixed MPIX_ (dynamic broadcast, send priorities, access to the nmad session and gates).
+ */
+#ifndef NM_MPI_H
+#define NM_MPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPI_VERSION 3
+#define MPI_SUBVERSION 1
+#define NMAD_MPI 1
+
+typedef int MPI_Comm;
+typedef int MPI_Datatype;
+typedef int MPI_Op;
+typedef int MPI_Group;
+typedef int MPI_Request;
+typedef int MPI_Errhandler;
+typedef int MPI_Info;
+typedef int MPI_Win;
+typedef int MPI_File;
+typedef int MPI_Message;
+typedef intptr_t MPI_Aint;
+typedef long long MPI_Offset;
+typedef long long MPI_Count;
+typedef int MPI_Fint;
+
+/** Status: the three public fields of the standard, then private ones. */
+typedef struct MPI_Status {
+  int MPI_SOURCE;
+  int MPI_TAG;
+  int MPI_ERROR;
+  int nm_cancelled;     /* private */
+  long long nm_count;   /* private: bytes received */
+} MPI_Status;
+
+#define MPI_STATUS_IGNORE ((MPI_Status *)0)
+#define MPI_STATUSES_IGNORE ((MPI_Status *)0)
+#define MPI_ERRCODES_IGNORE ((int *)0)
+#define MPI_ARGV_NULL ((char **)0)
+#define MPI_ARGVS_NULL ((char ***)0)
+#define MPI_IN_PLACE ((void *)-1)
+#define MPI_BOTTOM ((void *)0)
+#define MPI_UNWEIGHTED ((int *)1)
+#define MPI_WEIGHTS_EMPTY ((int *)2)
+
+/* Null and predefined handles */
+#define MPI_COMM_NULL 0
+#define MPI_COMM_WORLD 1
+#define MPI_COMM_SELF 2
+#define MPI_GROUP_NULL 0
+#define MPI_GROUP_EMPTY 1
+#define MPI_REQUEST_NULL 0
+#define MPI_MESSAGE_NULL 0
+#define MPI_MESSAGE_NO_PROC 1
+#define MPI_INFO_NULL 0
+#define MPI_INFO_ENV 1
+#define MPI_WIN_NULL 0
+#define MPI_FILE_NULL 0
+#define MPI_ERRHANDLER_NULL 0
+#define MPI_ERRORS_ARE_FATAL 1
+#define MPI_ERRORS_RETURN 2
+
+/* Predefined datatypes (values index the shim's datatype table; see nmad/mpi/mpi_datatype.c) */
+#define MPI_DATATYPE_NULL 0
+#define MPI_CHAR 1
+#define MPI_SIGNED_CHAR 2
+#define MPI_UNSIGNED_CHAR 3
+#define MPI_BYTE 4
+#define MPI_WCHAR 5
+#define MPI_SHORT 6
+#define MPI_UNSIGNED_SHORT 7
+#define MPI_INT 8
+#define MPI_UNSIGNED 9
+#define MPI_LONG 10
+#define MPI_UNSIGNED_LONG 11
+#define MPI_LONG_LONG_INT 12
+#define MPI_LONG_LONG MPI_LONG_LONG_INT
+#define MPI_UNSIGNED_LONG_LONG 13
+#define MPI_FLOAT 14
+#define MPI_DOUBLE 15
+#define MPI_LONG_DOUBLE 16
+#define MPI_INT8_T 17
+#define MPI_INT16_T 18
+#define MPI_INT32_T 19
+#define MPI_INT64_T 20
+#define MPI_UINT8_T 21
+#define MPI_UINT16_T 22
+#define MPI_UINT32_T 23
+#define MPI_UINT64_T 24
+#define MPI_C_BOOL 25
+#define MPI_C_FLOAT_COMPLEX 26
+#define MPI_C_COMPLEX MPI_C_FLOAT_COMPLEX
+#define MPI_C_DOUBLE_COMPLEX 27
+#define MPI_C_LONG_DOUBLE_COMPLEX 28
+#define MPI_AINT 29
+#define MPI_OFFSET 30
+#define MPI_COUNT 31
+#define MPI_PACKED 32
+#define MPI_FLOAT_INT 33
+#define MPI_DOUBLE_INT 34
+#define MPI_LONG_INT 35
+#define MPI_2INT 36
+#define MPI_SHORT_INT 37
+#define MPI_LONG_DOUBLE_INT 38
+#define MPI_UB 39
+#define MPI_LB 40
+#define NM_MPI_PREDEFINED_TYPES 41 /* first derived datatype handle */
+
+/* Predefined operations */
+#define MPI_OP_NULL 0
+#define MPI_MAX 1
+#define MPI_MIN 2
+#define MPI_SUM 3
+#define MPI_PROD 4
+#define MPI_LAND 5
+#define MPI_BAND 6
+#define MPI_LOR 7
+#define MPI_BOR 8
+#define MPI_LXOR 9
+#define MPI_BXOR 10
+#define MPI_MAXLOC 11
+#define MPI_MINLOC 12
+#define MPI_REPLACE 13
+#define MPI_NO_OP 14
+#define NM_MPI_PREDEFINED_OPS 15
+
+/* Special values */
+#define MPI_ANY_SOURCE (-1)
+#define MPI_PROC_NULL (-2)
+#define MPI_ROOT (-3)
+#define MPI_ANY_TAG (-1)
+#define MPI_UNDEFINED (-32766)
+#define MPI_KEYVAL_INVALID (-1)
+#define MPI_MAX_PROCESSOR_NAME 256
+#define MPI_MAX_ERROR_STRING 256
+#define MPI_MAX_OBJECT_NAME 128
+#define MPI_MAX_LIBRARY_VERSION_STRING 256
+#define MPI_MAX_INFO_KEY 256
+#define MPI_MAX_INFO_VAL 1024
+#define MPI_BSEND_OVERHEAD 128
+
+/* Thread levels */
+#define MPI_THREAD_SINGLE 0
+#define MPI_THREAD_FUNNELED 1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE 3
+
+/* Comparison results */
+#define MPI_IDENT 0
+#define MPI_CONGRUENT 1
+#define MPI_SIMILAR 2
+#define MPI_UNEQUAL 3
+
+/* Topologies and split types */
+#define MPI_GRAPH 1
+#define MPI_CART 2
+#define MPI_DIST_GRAPH 3
+#define MPI_COMM_TYPE_SHARED 1
+
+/* Predefined attribute keys (MPI_Comm_get_attr on MPI_COMM_WORLD) */
+#define MPI_TAG_UB 1
+#define MPI_HOST 2
+#define MPI_IO 3
+#define MPI_WTIME_IS_GLOBAL 4
+#define MPI_UNIVERSE_SIZE 5
+#define MPI_APPNUM 6
+#define MPI_LASTUSEDCODE 7
+
+/* Type combiners (MPI_Type_get_envelope) */
+#define MPI_COMBINER_NAMED 1
+#define MPI_COMBINER_DUP 2
+#define MPI_COMBINER_CONTIGUOUS 3
+#define MPI_COMBINER_VECTOR 4
+#define MPI_COMBINER_HVECTOR_INTEGER 5
+#define MPI_COMBINER_HVECTOR 6
+#define MPI_COMBINER_INDEXED 7
+#define MPI_COMBINER_HINDEXED_INTEGER 8
+#define MPI_COMBINER_HINDEXED 9
+#define MPI_COMBINER_INDEXED_BLOCK 10
+#define MPI_COMBINER_STRUCT_INTEGER 11
+#define MPI_COMBINER_STRUCT 12
+#define MPI_COMBINER_SUBARRAY 13
+#define MPI_COMBINER_DARRAY 14
+#define MPI_COMBINER_F90_REAL 15
+#define MPI_COMBINER_F90_COMPLEX 16
+#define MPI_COMBINER_F90_INTEGER 17
+#define MPI_COMBINER_RESIZED 18
+#define MPI_COMBINER_HINDEXED_BLOCK 19
+
+/* Error classes (the error codes the shim returns are these classes) */
+#define MPI_SUCCESS 0
+#define MPI_ERR_BUFFER 1
+#define MPI_ERR_COUNT 2
+#define MPI_ERR_TYPE 3
+#define MPI_ERR_TAG 4
+#define MPI_ERR_COMM 5
+#define MPI_ERR_RANK 6
+#define MPI_ERR_REQUEST 7
+#define MPI_ERR_ROOT 8
+#define MPI_ERR_GROUP 9
+#define MPI_ERR_OP 10
+#define MPI_ERR_TOPOLOGY 11
+#define MPI_ERR_DIMS 12
+#define MPI_ERR_ARG 13
+#define MPI_ERR_UNKNOWN 14
+#define MPI_ERR_TRUNCATE 15
+#define MPI_ERR_OTHER 16
+#define MPI_ERR_INTERN 17
+#define MPI_ERR_IN_STATUS 18
+#define MPI_ERR_PENDING 19
+#define MPI_ERR_KEYVAL 20
+#define MPI_ERR_NO_MEM 21
+#define MPI_ERR_BASE 22
+#define MPI_ERR_INFO_KEY 23
+#define MPI_ERR_INFO_VALUE 24
+#define MPI_ERR_INFO_NOKEY 25
+#define MPI_ERR_SPAWN 26
+#define MPI_ERR_PORT 27
+#define MPI_ERR_SERVICE 28
+#define MPI_ERR_NAME 29
+#define MPI_ERR_WIN 30
+#define MPI_ERR_SIZE 31
+#define MPI_ERR_DISP 32
+#define MPI_ERR_INFO 33
+#define MPI_ERR_LOCKTYPE 34
+#define MPI_ERR_ASSERT 35
+#define MPI_ERR_RMA_CONFLICT 36
+#define MPI_ERR_RMA_SYNC 37
+#define MPI_ERR_FILE 38
+#define MPI_ERR_NOT_SAME 39
+#define MPI_ERR_AMODE 40
+#define MPI_ERR_UNSUPPORTED_DATAREP 41
+#define MPI_ERR_UNSUPPORTED_OPERATION 42
+#define MPI_ERR_NO_SUCH_FILE 43
+#define MPI_ERR_FILE_EXISTS 44
+#define MPI_ERR_BAD_FILE 45
+#define MPI_ERR_ACCESS 46
+#define MPI_ERR_NO_SPACE 47
+#define MPI_ERR_QUOTA 48
+#define MPI_ERR_READ_ONLY 49
+#define MPI_ERR_FILE_IN_USE 50
+#define MPI_ERR_DUP_DATAREP 51
+#define MPI_ERR_CONVERSION 52
+#define MPI_ERR_IO 53
+#define MPI_ERR_RMA_RANGE 54
+#define MPI_ERR_RMA_ATTACH 55
+#define MPI_ERR_RMA_SHARED 56
+#define MPI_ERR_RMA_FLAVOR 57
+#define MPI_ERR_PROC_ABORTED 58
+#define MPI_ERR_LASTCODE 64
+
+/* File modes (File_* functions are present but unsupported) */
+#define MPI_MODE_RDONLY 2
+#define MPI_MODE_RDWR 8
+#define MPI_MODE_WRONLY 4
+#define MPI_MODE_CREATE 1
+#define MPI_MODE_EXCL 64
+#define MPI_MODE_DELETE_ON_CLOSE 16
+#define MPI_MODE_UNIQUE_OPEN 32
+#define MPI_MODE_APPEND 128
+#define MPI_MODE_SEQUENTIAL 256
+#define MPI_MODE_NOCHECK 1024
+#define MPI_MODE_NOSTORE 2048
+#define MPI_MODE_NOPUT 4096
+#define MPI_MODE_NOPRECEDE 8192
+#define MPI_MODE_NOSUCCEED 16384
+#define MPI_LOCK_EXCLUSIVE 234
+#define MPI_LOCK_SHARED 235
+
+/* Callbacks */
+typedef void(MPI_User_function)(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
+typedef void(MPI_Comm_errhandler_function)(MPI_Comm *comm, int *errcode, ...);
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
+typedef int(MPI_Comm_copy_attr_function)(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
+                                         void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int(MPI_Comm_delete_attr_function)(MPI_Comm comm, int comm_keyval, void *attribute_val,
+                                           void *extra_state);
+#define MPI_COMM_NULL_COPY_FN ((MPI_Comm_copy_attr_function *)0)
+#define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function *)0)
+#define MPI_COMM_DUP_FN ((MPI_Comm_copy_attr_function *)1)
+
+/* Every function is declared as MPI_name and PMPI_name. */
+#define NM_MPI_PROTO(ret, name, args) ret MPI_##name args; ret PMPI_##name args;
+
+NM_MPI_PROTO(int, Init, (int *argc, char ***argv))
+NM_MPI_PROTO(int, Init_thread, (int *argc, char ***argv, int required, int *provided))
+NM_MPI_PROTO(int, Initialized, (int *flag))
+NM_MPI_PROTO(int, Finalized, (int *flag))
+NM_MPI_PROTO(int, Finalize, (void))
+NM_MPI_PROTO(int, Abort, (MPI_Comm comm, int errorcode))
+NM_MPI_PROTO(int, Query_thread, (int *provided))
+NM_MPI_PROTO(int, Is_thread_main, (int *flag))
+NM_MPI_PROTO(double, Wtime, (void))
+NM_MPI_PROTO(double, Wtick, (void))
+NM_MPI_PROTO(int, Get_processor_name, (char *name, int *resultlen))
+NM_MPI_PROTO(int, Get_version, (int *version, int *subversion))
+NM_MPI_PROTO(int, Get_library_version, (char *version, int *resultlen))
+NM_MPI_PROTO(int, Error_string, (int errorcode, char *string, int *resultlen))
+NM_MPI_PROTO(int, Error_class, (int errorcode, int *errorclass))
+NM_MPI_PROTO(int, Comm_create_errhandler, (MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler))
+NM_MPI_PROTO(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler))
+NM_MPI_PROTO(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler *errhandler))
+NM_MPI_PROTO(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode))
+NM_MPI_PROTO(int, Errhandler_free, (MPI_Errhandler *errhandler))
+NM_MPI_PROTO(int, Comm_get_attr, (MPI_Comm comm, int keyval, void *attribute_val, int *flag))
+NM_MPI_PROTO(int, Comm_set_attr, (MPI_Comm comm, int keyval, void *attribute_val))
+NM_MPI_PROTO(int, Comm_delete_attr, (MPI_Comm comm, int keyval))
+NM_MPI_PROTO(int, Comm_create_keyval, (MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn, int *keyval, void *extra_state))
+NM_MPI_PROTO(int, Comm_free_keyval, (int *keyval))
+NM_MPI_PROTO(int, Comm_set_name, (MPI_Comm comm, const char *name))
+NM_MPI_PROTO(int, Comm_get_name, (MPI_Comm comm, char *name, int *resultlen))
+NM_MPI_PROTO(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
+NM_MPI_PROTO(int, Free_mem, (void *base))
+NM_MPI_PROTO(int, Info_create, (MPI_Info *info))
+NM_MPI_PROTO(int, Info_free, (MPI_Info *info))
+NM_MPI_PROTO(int, Info_set, (MPI_Info info, const char *key, const char *value))
+NM_MPI_PROTO(int, Info_get, (MPI_Info info, const char *key, int valuelen, char *value, int *flag))
+NM_MPI_PROTO(int, Send, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+NM_MPI_PROTO(int, Recv, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status))
+NM_MPI_PROTO(int, Isend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Irecv, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Ssend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+NM_MPI_PROTO(int, Issend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Bsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+NM_MPI_PROTO(int, Ibsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Rsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+NM_MPI_PROTO(int, Irsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Buffer_attach, (void *buffer, int size))
+NM_MPI_PROTO(int, Buffer_detach, (void *buffer_addr, int *size))
+NM_MPI_PROTO(int, Sendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status))
+NM_MPI_PROTO(int, Sendrecv_replace, (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status))
+NM_MPI_PROTO(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status *status))
+NM_MPI_PROTO(int, Iprobe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status))
+NM_MPI_PROTO(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status))
+NM_MPI_PROTO(int, Improbe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status))
+NM_MPI_PROTO(int, Mrecv, (void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status))
+NM_MPI_PROTO(int, Imrecv, (void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request))
+NM_MPI_PROTO(int, Cancel, (MPI_Request *request))
+NM_MPI_PROTO(int, Test_cancelled, (const MPI_Status *status, int *flag))
+NM_MPI_PROTO(int, Get_count, (const MPI_Status *status, MPI_Datatype datatype, int *count))
+NM_MPI_PROTO(int, Get_elements, (const MPI_Status *status, MPI_Datatype datatype, int *count))
+NM_MPI_PROTO(int, Get_elements_x, (const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count))
+NM_MPI_PROTO(int, Status_set_elements, (MPI_Status *status, MPI_Datatype datatype, int count))
+NM_MPI_PROTO(int, Status_set_cancelled, (MPI_Status *status, int flag))
+NM_MPI_PROTO(int, Wait, (MPI_Request *request, MPI_Status *status))
+NM_MPI_PROTO(int, Waitall, (int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]))
+NM_MPI_PROTO(int, Waitany, (int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status))
+NM_MPI_PROTO(int, Waitsome, (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]))
+NM_MPI_PROTO(int, Test, (MPI_Request *request, int *flag, MPI_Status *status))
+NM_MPI_PROTO(int, Testall, (int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]))
+NM_MPI_PROTO(int, Testany, (int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status))
+NM_MPI_PROTO(int, Testsome, (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]))
+NM_MPI_PROTO(int, Request_free, (MPI_Request *request))
+NM_MPI_PROTO(int, Request_get_status, (MPI_Request request, int *flag, MPI_Status *status))
+NM_MPI_PROTO(int, Send_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Ssend_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Bsend_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Rsend_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Recv_init, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Start, (MPI_Request *request))
+NM_MPI_PROTO(int, Startall, (int count, MPI_Request array_of_requests[]))
+NM_MPI_PROTO(int, Comm_size, (MPI_Comm comm, int *size))
+NM_MPI_PROTO(int, Comm_rank, (MPI_Comm comm, int *rank))
+NM_MPI_PROTO(int, Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm))
+NM_MPI_PROTO(int, Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request))
+NM_MPI_PROTO(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm))
+NM_MPI_PROTO(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm))
+NM_MPI_PROTO(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm))
+NM_MPI_PROTO(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm))
+NM_MPI_PROTO(int, Comm_free, (MPI_Comm *comm))
+NM_MPI_PROTO(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int *result))
+NM_MPI_PROTO(int, Comm_group, (MPI_Comm comm, MPI_Group *group))
+NM_MPI_PROTO(int, Comm_test_inter, (MPI_Comm comm, int *flag))
+NM_MPI_PROTO(int, Comm_remote_size, (MPI_Comm comm, int *size))
+NM_MPI_PROTO(int, Comm_remote_group, (MPI_Comm comm, MPI_Group *group))
+NM_MPI_PROTO(int, Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm))
+NM_MPI_PROTO(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm))
+NM_MPI_PROTO(int, Group_size, (MPI_Group group, int *size))
+NM_MPI_PROTO(int, Group_rank, (MPI_Group group, int *rank))
+NM_MPI_PROTO(int, Group_incl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+NM_MPI_PROTO(int, Group_excl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+NM_MPI_PROTO(int, Group_range_incl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup))
+NM_MPI_PROTO(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup))
+NM_MPI_PROTO(int, Group_union, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+NM_MPI_PROTO(int, Group_intersection, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+NM_MPI_PROTO(int, Group_difference, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+NM_MPI_PROTO(int, Group_translate_ranks, (MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]))
+NM_MPI_PROTO(int, Group_compare, (MPI_Group group1, MPI_Group group2, int *result))
+NM_MPI_PROTO(int, Group_free, (MPI_Group *group))
+NM_MPI_PROTO(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype *newtype))
+NM_MPI_PROTO(int, Type_vector, (int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
+NM_MPI_PROTO(int, Type_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
+NM_MPI_PROTO(int, Type_create_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
+NM_MPI_PROTO(int, Type_indexed, (int count, const int array_of_blocklengths[], const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype))
+NM_MPI_PROTO(int, Type_hindexed, (int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype))
+NM_MPI_PROTO(int, Type_create_hindexed, (int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype))
+NM_MPI_PROTO(int, Type_create_indexed_block, (int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype))
+NM_MPI_PROTO(int, Type_create_hindexed_block, (int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype))
+NM_MPI_PROTO(int, Type_create_struct, (int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype))
+NM_MPI_PROTO(int, Type_struct, (int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[], MPI_Datatype *newtype))
+NM_MPI_PROTO(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype))
+NM_MPI_PROTO(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype *newtype))
+NM_MPI_PROTO(int, Type_commit, (MPI_Datatype *datatype))
+NM_MPI_PROTO(int, Type_free, (MPI_Datatype *datatype))
+NM_MPI_PROTO(int, Type_size, (MPI_Datatype datatype, int *size))
+NM_MPI_PROTO(int, Type_size_x, (MPI_Datatype datatype, MPI_Count *size))
+NM_MPI_PROTO(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent))
+NM_MPI_PROTO(int, Type_get_extent_x, (MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent))
+NM_MPI_PROTO(int, Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent))
+NM_MPI_PROTO(int, Type_get_true_extent_x, (MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent))
+NM_MPI_PROTO(int, Type_extent, (MPI_Datatype datatype, MPI_Aint *extent))
+NM_MPI_PROTO(int, Type_lb, (MPI_Datatype datatype, MPI_Aint *displacement))
+NM_MPI_PROTO(int, Type_ub, (MPI_Datatype datatype, MPI_Aint *displacement))
+NM_MPI_PROTO(int, Type_get_name, (MPI_Datatype datatype, char *type_name, int *resultlen))
+NM_MPI_PROTO(int, Type_set_name, (MPI_Datatype datatype, const char *type_name))
+NM_MPI_PROTO(int, Type_get_envelope, (MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner))
+NM_MPI_PROTO(int, Type_get_contents, (MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]))
+NM_MPI_PROTO(int, Get_address, (const void *location, MPI_Aint *address))
+NM_MPI_PROTO(int, Address, (void *location, MPI_Aint *address))
+NM_MPI_PROTO(int, Pack, (const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm))
+NM_MPI_PROTO(int, Unpack, (const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm))
+NM_MPI_PROTO(int, Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm, int *size))
+NM_MPI_PROTO(int, Op_create, (MPI_User_function *user_fn, int commute, MPI_Op *op))
+NM_MPI_PROTO(int, Op_free, (MPI_Op *op))
+NM_MPI_PROTO(int, Op_commutative, (MPI_Op op, int *commute))
+NM_MPI_PROTO(int, Reduce_local, (const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op))
+NM_MPI_PROTO(int, Barrier, (MPI_Comm comm))
+NM_MPI_PROTO(int, Bcast, (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm))
+NM_MPI_PROTO(int, Gather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
+NM_MPI_PROTO(int, Gatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm))
+NM_MPI_PROTO(int, Scatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
+NM_MPI_PROTO(int, Scatterv, (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
+NM_MPI_PROTO(int, Allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
+NM_MPI_PROTO(int, Allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm))
+NM_MPI_PROTO(int, Alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
+NM_MPI_PROTO(int, Alltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm))
+NM_MPI_PROTO(int, Reduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm))
+NM_MPI_PROTO(int, Allreduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+NM_MPI_PROTO(int, Reduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+NM_MPI_PROTO(int, Reduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+NM_MPI_PROTO(int, Scan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+NM_MPI_PROTO(int, Exscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+NM_MPI_PROTO(int, Ibarrier, (MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Ibcast, (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Igather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Igatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Iscatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Iscatterv, (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Iallgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Iallgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Ialltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Ialltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Ireduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Iallreduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Ireduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Ireduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Iscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Iexscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Dims_create, (int nnodes, int ndims, int dims[]))
+NM_MPI_PROTO(int, Cart_create, (MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart))
+NM_MPI_PROTO(int, Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords[]))
+NM_MPI_PROTO(int, Cart_rank, (MPI_Comm comm, const int coords[], int *rank))
+NM_MPI_PROTO(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest))
+NM_MPI_PROTO(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]))
+NM_MPI_PROTO(int, Cartdim_get, (MPI_Comm comm, int *ndims))
+NM_MPI_PROTO(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm))
+NM_MPI_PROTO(int, Topo_test, (MPI_Comm comm, int *status))
+NM_MPI_PROTO(int, Win_create, (void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win))
+NM_MPI_PROTO(int, Win_allocate, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win))
+NM_MPI_PROTO(int, Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win *win))
+NM_MPI_PROTO(int, Win_attach, (MPI_Win win, void *base, MPI_Aint size))
+NM_MPI_PROTO(int, Win_detach, (MPI_Win win, const void *base))
+NM_MPI_PROTO(int, Win_free, (MPI_Win *win))
+NM_MPI_PROTO(int, Win_fence, (int assert, MPI_Win win))
+NM_MPI_PROTO(int, Put, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win))
+NM_MPI_PROTO(int, Get, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win))
+NM_MPI_PROTO(int, Accumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+NM_MPI_PROTO(int, Win_lock, (int lock_type, int rank, int assert, MPI_Win win))
+NM_MPI_PROTO(int, Win_unlock, (int rank, MPI_Win win))
+NM_MPI_PROTO(int, Dist_graph_create, (MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph))
+NM_MPI_PROTO(int, Dist_graph_create_adjacent, (MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph))
+NM_MPI_PROTO(int, Dist_graph_neighbors_count, (MPI_Comm comm, int *indegree, int *outdegree, int *weighted))
+NM_MPI_PROTO(int, Dist_graph_neighbors, (MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree, int destinations[], int destweights[]))
+NM_MPI_PROTO(int, File_open, (MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh))
+NM_MPI_PROTO(int, File_close, (MPI_File *fh))
+NM_MPI_PROTO(int, File_delete, (const char *filename, MPI_Info info))
+NM_MPI_PROTO(int, File_read, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status))
+NM_MPI_PROTO(int, File_write, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status))
+NM_MPI_PROTO(int, File_read_at, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status))
+NM_MPI_PROTO(int, File_write_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status))
+NM_MPI_PROTO(int, File_set_view, (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info))
+NM_MPI_PROTO(int, File_get_size, (MPI_File fh, MPI_Offset *size))
+NM_MPI_PROTO(int, Pcontrol, (const int level, ...))
+
+/* ---- nmad extensions ---- */
+/** Dynamic broadcast (nm_mcast.h): only the root calls it, with the destination ranks of @p comm (intra-
+ *  communicator) and optional priorities; receivers post an ordinary MPI_Irecv/MPI_Recv from @p root's rank
+ *  with @p tag. The data is contiguous @p count x @p datatype. */
+NM_MPI_PROTO(int, X_Dynamic_bcast, (const void *buf, int count, MPI_Datatype datatype, const int dests[],
+                                    const int prios[], int ndests, int tag, MPI_Comm comm, MPI_Request *request))
+/** Priority of the sends a request will post (set before MPI_Start on a persistent request, or use
+ *  MPIX_Isend_prio). Larger is more urgent (NMAD_STRATEGY=prio). */
+NM_MPI_PROTO(int, X_Isend_prio, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                                 int prio, MPI_Comm comm, MPI_Request *request))
+/** The nmad session and gate behind @p comm's rank @p rank, to mix MPI and the native API. The returned
+ *  pointers are nm_session_t and nm_gate_t (nmad/nm_types.h). */
+NM_MPI_PROTO(int, X_Comm_get_nmad, (MPI_Comm comm, int rank, void **session, void **gate))
+
+#undef NM_MPI_PROTO
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NM_MPI_H */

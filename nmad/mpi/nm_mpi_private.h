@@ -1,0 +1,259 @@
+/**
+ * @file nm_mpi_private.h
+ * @brief Private: the objects of the MPI shim and the internal API its families share.
+ *
+ * Files (one family each): mpi_env.c (init/finalize, errors, attributes of WORLD, names), mpi_handle.c (handle
+ * tables), mpi_p2p.c + mpi_request.c (point-to-point, requests, wait/test), mpi_comm.c + mpi_group.c +
+ * mpi_topo.c (communicators, groups, intercommunicators, cartesian topology), mpi_datatype.c + mpi_op.c
+ * (datatypes, pack/unpack, reduction operations), mpi_coll.c (+ mpi_coll_sched.c) (blocking and non-blocking
+ * collectives), mpi_unsupported.c (windows, files, dist graphs: present, MPI_ERR_UNSUPPORTED_OPERATION),
+ * mpi_ext.c (MPIX_ extensions).
+ *
+ * Global state: MPI's API has no context argument, so the shim keeps exactly one global, `nm_mpi` (defined in
+ * mpi_env.c). This is the documented exception to DESIGN.md rule 1: it lives in the shim only, never in the core.
+ *
+ * Conventions:
+ *  - every public function is defined as PMPI_X, preceded by NM_MPI_ALIAS(X) which makes MPI_X a weak alias;
+ *  - inside the shim, call PMPI_X (never MPI_X), so that profiling tools see only the application's calls;
+ *  - errors: `return nm_mpi_error(comm, MPI_ERR_xxx, __func__);` applies the communicator's error handler
+ *    (MPI_COMM_WORLD's for functions without a communicator, e.g. datatypes);
+ *  - nmad tags: ((uint64_t)context << 32) | (uint32_t)mpi_tag. A communicator owns two contexts: `context`
+ *    (even, point-to-point) and `context + 1` (collectives), so collectives never match application receives.
+ */
+#ifndef NM_MPI_PRIVATE_H
+#define NM_MPI_PRIVATE_H
+
+#include "mpi.h"
+#include <nmad/nm_launcher.h>
+#include <nmad/nm_sendrecv.h>
+#include <nmad/nm_mcast.h>
+#include <nmad/nm_coll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NM_MPI_PRAGMA(x) _Pragma(#x)
+/** Make MPI_name a weak alias of PMPI_name (write it just before the PMPI_name definition). */
+#define NM_MPI_ALIAS(name) NM_MPI_PRAGMA(weak MPI_##name = PMPI_##name)
+
+#define NM_MPI_TAG_UB 0x7fffffff
+#define NM_MPI_TAG_MASK_ANY ((nm_tag_t)0xffffffff00000000ULL) /* context only: MPI_ANY_TAG */
+
+/* ---------------------------------------------------------------- handle tables (mpi_handle.c) */
+
+/** A table of objects indexed by handle. Handles below `first` are predefined (reserved). */
+struct nm_mpi_table_s {
+  void **obj;
+  int n;     /* entries in use up to n (some may be NULL) */
+  int cap;
+  int first; /* first handle given to user objects */
+};
+void nm_mpi_table_init(struct nm_mpi_table_s *t, int first);
+void nm_mpi_table_destroy(struct nm_mpi_table_s *t);
+/** Store obj under a free handle >= first. @return the handle, or -1 when out of memory. */
+int nm_mpi_table_add(struct nm_mpi_table_s *t, void *obj);
+/** Store obj under a given (predefined) handle. @return 0 or -1. */
+int nm_mpi_table_set(struct nm_mpi_table_s *t, int handle, void *obj);
+/** The object of a handle, or NULL for an unknown / freed / out-of-range handle (never crashes). */
+void *nm_mpi_table_get(const struct nm_mpi_table_s *t, int handle);
+void nm_mpi_table_remove(struct nm_mpi_table_s *t, int handle);
+
+/* ---------------------------------------------------------------- datatypes (mpi_datatype.c) */
+
+/** One contiguous run of bytes of a datatype's type map, relative to the element's start (buf). */
+struct nm_mpi_block_s {
+  MPI_Aint disp;
+  MPI_Aint len;
+};
+
+struct nm_mpi_datatype_s {
+  int refcount;
+  int committed;
+  int predefined;
+  int combiner;                 /* MPI_COMBINER_* */
+  MPI_Count size;               /* bytes of data in one element */
+  MPI_Aint lb, extent;          /* with MPI_LB/MPI_UB markers and resizing */
+  MPI_Aint true_lb, true_extent;
+  int contiguous;               /* one block and extent == size: [buf + true_lb, + size) */
+  int n_blocks;                 /* flattened, merged type map of one element */
+  struct nm_mpi_block_s *blocks;
+  MPI_Datatype basic;           /* predefined type the element is made of (homogeneous types), else
+                                   MPI_DATATYPE_NULL: what reductions operate on */
+  MPI_Count basic_count;        /* elements of `basic` in one element */
+  char name[MPI_MAX_OBJECT_NAME];
+  /* MPI_Type_get_envelope / get_contents */
+  int n_ints, n_addrs, n_types;
+  int *ints;
+  MPI_Aint *addrs;
+  MPI_Datatype *types;
+};
+
+/** @return the datatype object or NULL if the handle is invalid. */
+struct nm_mpi_datatype_s *nm_mpi_datatype_get(MPI_Datatype dt);
+/** Bytes of @p count elements once packed. */
+MPI_Count nm_mpi_datatype_packed_size(const struct nm_mpi_datatype_s *d, MPI_Count count);
+/** Pack @p count elements from @p buf into the contiguous @p out (packed_size bytes). */
+void nm_mpi_datatype_pack(const struct nm_mpi_datatype_s *d, const void *buf, MPI_Count count, void *out);
+/** Unpack up to @p bytes bytes from @p in into @p count elements at @p buf (a partial last element is fine). */
+void nm_mpi_datatype_unpack(const struct nm_mpi_datatype_s *d, const void *in, MPI_Count bytes, void *buf,
+                            MPI_Count count);
+/** Contiguous data of @p count elements starts at this address (only when d->contiguous). */
+static inline void *nm_mpi_datatype_contig_ptr(const struct nm_mpi_datatype_s *d, const void *buf)
+{
+  return (char *)buf + d->true_lb;
+}
+void nm_mpi_datatype_ref(MPI_Datatype dt);
+void nm_mpi_datatype_unref(MPI_Datatype dt);
+int nm_mpi_datatype_init(void);
+void nm_mpi_datatype_finalize(void);
+
+/* ---------------------------------------------------------------- operations (mpi_op.c) */
+
+struct nm_mpi_op_s {
+  MPI_User_function *user; /* NULL for predefined */
+  int commute;
+  int predefined;
+};
+struct nm_mpi_op_s *nm_mpi_op_get(MPI_Op op);
+/** inout[i] = in[i] op inout[i] for @p count elements of @p dt (predefined op on allowed types, or user op).
+ *  @return MPI_SUCCESS or MPI_ERR_OP (op not defined on this type). */
+int nm_mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype dt);
+int nm_mpi_op_init(void);
+void nm_mpi_op_finalize(void);
+
+/* ---------------------------------------------------------------- groups and communicators */
+
+struct nm_mpi_group_s {
+  int refcount;
+  int size;
+  int *world; /* world rank of each member */
+};
+struct nm_mpi_group_s *nm_mpi_group_get(MPI_Group g);
+/** New group handle from world ranks (copied). @return handle or MPI_GROUP_NULL on failure. */
+MPI_Group nm_mpi_group_new(int size, const int *world);
+
+struct nm_mpi_attr_s {
+  struct nm_mpi_attr_s *next;
+  int keyval;
+  void *value;
+};
+
+struct nm_mpi_comm_s {
+  uint32_t context;           /* even; context + 1 is for collectives */
+  int rank, size;             /* in the local group */
+  int *world;                 /* world rank of each local member */
+  int is_inter;
+  int remote_size;
+  int *remote_world;          /* intercommunicators: world rank of each remote member */
+  int *rank_of_world;         /* world rank -> rank in the group receives come from (remote group for
+                                 intercommunicators), -1 if not a member; world_size entries */
+  MPI_Errhandler errhandler;
+  char name[MPI_MAX_OBJECT_NAME];
+  struct nm_mpi_attr_s *attrs;
+  int topo;                   /* MPI_UNDEFINED or MPI_CART */
+  int ndims;
+  int *dims, *periods;
+  unsigned coll_seq;          /* collectives started on this communicator (same order everywhere) */
+};
+struct nm_mpi_comm_s *nm_mpi_comm_get(MPI_Comm comm);
+/** Gate of @p rank (in the remote group for intercommunicators). NULL if out of range. */
+nm_gate_t nm_mpi_comm_gate(const struct nm_mpi_comm_s *c, int rank);
+/** Rank (in the group messages come from) of a gate, or -1. */
+int nm_mpi_comm_rank_of_gate(const struct nm_mpi_comm_s *c, nm_gate_t gate);
+/** nmad tag of an application message. */
+static inline nm_tag_t nm_mpi_p2p_tag(const struct nm_mpi_comm_s *c, int tag)
+{
+  return ((nm_tag_t)c->context << 32) | (uint32_t)tag;
+}
+/** nmad tag of a collective's message (@p tag chosen by the collective, e.g. from coll_seq). */
+static inline nm_tag_t nm_mpi_coll_tag(const struct nm_mpi_comm_s *c, uint32_t tag)
+{
+  return ((nm_tag_t)(c->context + 1) << 32) | tag;
+}
+/** Create a communicator object from world ranks (copied), with a context agreed beforehand. @return handle or
+ *  MPI_COMM_NULL. */
+MPI_Comm nm_mpi_comm_new(uint32_t context, int size, const int *world, int rank);
+int nm_mpi_comm_init(void);   /* MPI_COMM_WORLD and MPI_COMM_SELF */
+void nm_mpi_comm_finalize(void);
+
+/* ---------------------------------------------------------------- requests (mpi_request.c) */
+
+enum nm_mpi_req_kind_e {
+  NM_MPI_REQ_SEND = 1,
+  NM_MPI_REQ_RECV,
+  NM_MPI_REQ_COLL,    /* non-blocking collective: progress() drives it */
+  NM_MPI_REQ_DONE     /* already complete at creation (e.g. PROC_NULL) */
+};
+
+struct nm_mpi_request_s {
+  int kind;
+  int persistent;
+  int active;                 /* started and not yet completed by wait/test */
+  int user_freed;             /* MPI_Request_free while active: release on completion */
+  int mode;                   /* send: 0 standard, 1 synchronous, 2 buffered, 3 ready */
+  nm_sr_request_t nreq;       /* the nmad request (send or receive) */
+  MPI_Comm comm;
+  MPI_Datatype datatype;
+  int count;
+  void *buf;
+  void *tmp;                  /* packed copy for non-contiguous data (freed on completion) */
+  int peer, tag, prio;
+  MPI_Status status;          /* filled at completion */
+  int completed;
+  /* non-blocking collectives */
+  int (*progress)(struct nm_mpi_request_s *r); /* 1 when finished, 0 not yet, <0 error (MPI_ERR_*) */
+  void (*release)(struct nm_mpi_request_s *r);
+  void *state;
+};
+/** New request object. @return handle (>= 1) or MPI_REQUEST_NULL, and the object in *out. */
+MPI_Request nm_mpi_request_new(int kind, struct nm_mpi_request_s **out);
+struct nm_mpi_request_s *nm_mpi_request_get(MPI_Request r);
+/** Progress and check one request; on completion fill its status. @return 1 completed, 0 not yet. */
+int nm_mpi_request_test(struct nm_mpi_request_s *r);
+/** Release a completed request (non-persistent) and set *handle to MPI_REQUEST_NULL. */
+void nm_mpi_request_release(MPI_Request *handle);
+int nm_mpi_request_init(void);
+void nm_mpi_request_finalize(void);
+
+/** Post the point-to-point part of a request (also used by MPI_Start and collectives). @return MPI code. */
+int nm_mpi_request_start(struct nm_mpi_request_s *r);
+
+/* ---------------------------------------------------------------- collectives (mpi_coll.c) */
+
+int nm_mpi_coll_init(void);
+void nm_mpi_coll_finalize(void);
+/** Small blocking allreduce(MAX) of ints over @p comm on its collective context (used to agree on new context
+ *  ids by mpi_comm.c). @return MPI code. */
+int nm_mpi_coll_allreduce_int_max(MPI_Comm comm, int *values, int n);
+
+/* ---------------------------------------------------------------- errors (mpi_env.c) */
+
+struct nm_mpi_errhandler_s {
+  MPI_Comm_errhandler_function *fn; /* NULL for the predefined ones */
+  int refcount;
+};
+/** Apply @p comm's error handler to @p code (from function @p fn): ERRORS_ARE_FATAL prints and aborts the job,
+ *  ERRORS_RETURN returns the code, a user handler is called then the code returned. */
+int nm_mpi_error(MPI_Comm comm, int code, const char *fn);
+/** Map an nmad error (-NM_E*) to an MPI error class. */
+int nm_mpi_from_nm_err(int nm_err);
+
+/* ---------------------------------------------------------------- the global state */
+
+struct nm_mpi_s {
+  int initialized, finalized;
+  int thread_level;
+  nm_launcher_t launcher;
+  nm_core_t core;
+  nm_session_t session;         /* all MPI traffic */
+  nm_mcast_service_t mcast;     /* MPIX_Dynamic_bcast */
+  int world_rank, world_size;
+  nm_gate_t *gates;             /* gate of each world rank */
+  uint32_t next_context;        /* next free context id (even) */
+  struct nm_mpi_table_s comms, datatypes, ops, groups, requests, errhandlers, keyvals, infos, messages;
+  void *bsend_buf;              /* MPI_Buffer_attach */
+  int bsend_size;
+  int next_keyval;
+};
+extern struct nm_mpi_s nm_mpi;
+
+#endif /* NM_MPI_PRIVATE_H */
