@@ -13,12 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "it_common.h"
 
 #define TAG_BCAST ((nm_tag_t)0xB0)
 #define TAG_TRUNC ((nm_tag_t)0xB1)
 #define TAG_SUB ((nm_tag_t)0xB2)
 #define GUARD 64
 #define GUARD_BYTE 0xA5
+
+static int rank; /* for CHECK (it_common.h) */
 
 struct ctx {
   nm_launcher_t launcher;
@@ -27,16 +30,6 @@ struct ctx {
   nm_gate_t *group;
 };
 
-#define CHECK(c, cond, ...)                                                                                        \
-  do {                                                                                                             \
-    if (!(cond)) {                                                                                                 \
-      fprintf(stderr, "FAIL rank %d line %d: ", (c)->rank, __LINE__);                                              \
-      fprintf(stderr, __VA_ARGS__);                                                                                \
-      fprintf(stderr, "\n");                                                                                       \
-      exit(1);                                                                                                     \
-    }                                                                                                              \
-  } while (0)
-
 typedef int (*bcast_fn)(nm_session_t, const nm_gate_t *, int, int, int, void *, nm_len_t, nm_tag_t);
 
 static const struct {
@@ -44,38 +37,6 @@ static const struct {
   bcast_fn fn;
 } kinds[] = {{"binomial", nm_coll_bcast_binomial}, {"naive", nm_coll_bcast_naive}};
 #define NKINDS ((int)(sizeof(kinds) / sizeof(kinds[0])))
-
-static uint64_t mix(uint64_t x)
-{
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  return x ^ (x >> 33);
-}
-
-static void fill(uint8_t *buf, size_t len, uint64_t seed)
-{
-  uint64_t s = mix(seed + 1);
-  for (size_t i = 0; i < len; i++) {
-    if ((i & 7) == 0)
-      s = mix(s);
-    buf[i] = (uint8_t)(s >> (8 * (i & 7)));
-  }
-}
-
-/* Offset of the first wrong byte, or -1. */
-static long verify(const uint8_t *buf, size_t len, uint64_t seed)
-{
-  uint64_t s = mix(seed + 1);
-  for (size_t i = 0; i < len; i++) {
-    if ((i & 7) == 0)
-      s = mix(s);
-    if (buf[i] != (uint8_t)(s >> (8 * (i & 7))))
-      return (long)i;
-  }
-  return -1;
-}
 
 static uint64_t seed_of(int kind, int root, size_t len, int round)
 {
@@ -86,7 +47,7 @@ static uint64_t seed_of(int kind, int root, size_t len, int round)
 static uint8_t *prepare(struct ctx *c, size_t len, int root, uint64_t seed)
 {
   uint8_t *buf = malloc(len + GUARD);
-  CHECK(c, buf != NULL, "out of memory (%zu bytes)", len + GUARD);
+  CHECK(buf != NULL, "out of memory (%zu bytes)", len + GUARD);
   if (c->rank == root)
     fill(buf, len, seed);
   else
@@ -98,9 +59,9 @@ static uint8_t *prepare(struct ctx *c, size_t len, int root, uint64_t seed)
 static void check_buf(struct ctx *c, const uint8_t *buf, size_t len, uint64_t seed, const char *what, int root)
 {
   long bad = verify(buf, len, seed);
-  CHECK(c, bad < 0, "%s from root %d, %zu bytes: wrong byte at offset %ld", what, root, len, bad);
+  CHECK(bad < 0, "%s from root %d, %zu bytes: wrong byte at offset %ld", what, root, len, bad);
   for (int i = 0; i < GUARD; i++)
-    CHECK(c, buf[len + i] == GUARD_BYTE, "%s from root %d, %zu bytes: guard byte %d overwritten", what, root, len,
+    CHECK(buf[len + i] == GUARD_BYTE, "%s from root %d, %zu bytes: guard byte %d overwritten", what, root, len,
           i);
 }
 
@@ -112,7 +73,7 @@ static void phase_all_roots(struct ctx *c, size_t len, int round)
       uint64_t seed = seed_of(k, root, len, round);
       uint8_t *buf = prepare(c, len, root, seed);
       int rc = kinds[k].fn(c->sess, c->group, c->size, c->rank, root, buf, len, TAG_BCAST);
-      CHECK(c, rc == 0, "%s from root %d, %zu bytes: %s (%d)", kinds[k].name, root, len, nm_strerror(rc), rc);
+      CHECK(rc == 0, "%s from root %d, %zu bytes: %s (%d)", kinds[k].name, root, len, nm_strerror(rc), rc);
       check_buf(c, buf, len, seed, kinds[k].name, root);
       free(buf);
     }
@@ -125,20 +86,20 @@ static void phase_args(struct ctx *c)
   uint8_t b[4] = {0};
   for (int k = 0; k < NKINDS; k++) {
     bcast_fn f = kinds[k].fn;
-    CHECK(c, f(NULL, c->group, c->size, c->rank, 0, b, 4, TAG_BCAST) == -NM_EINVAL, "%s: NULL session",
+    CHECK(f(NULL, c->group, c->size, c->rank, 0, b, 4, TAG_BCAST) == -NM_EINVAL, "%s: NULL session",
           kinds[k].name);
-    CHECK(c, f(c->sess, NULL, c->size, c->rank, 0, b, 4, TAG_BCAST) == -NM_EINVAL, "%s: NULL group", kinds[k].name);
-    CHECK(c, f(c->sess, c->group, 0, 0, 0, b, 4, TAG_BCAST) == -NM_EINVAL, "%s: n = 0", kinds[k].name);
-    CHECK(c, f(c->sess, c->group, c->size, c->size, 0, b, 4, TAG_BCAST) == -NM_EINVAL, "%s: self = n",
+    CHECK(f(c->sess, NULL, c->size, c->rank, 0, b, 4, TAG_BCAST) == -NM_EINVAL, "%s: NULL group", kinds[k].name);
+    CHECK(f(c->sess, c->group, 0, 0, 0, b, 4, TAG_BCAST) == -NM_EINVAL, "%s: n = 0", kinds[k].name);
+    CHECK(f(c->sess, c->group, c->size, c->size, 0, b, 4, TAG_BCAST) == -NM_EINVAL, "%s: self = n",
           kinds[k].name);
-    CHECK(c, f(c->sess, c->group, c->size, c->rank, -1, b, 4, TAG_BCAST) == -NM_EINVAL, "%s: root = -1",
+    CHECK(f(c->sess, c->group, c->size, c->rank, -1, b, 4, TAG_BCAST) == -NM_EINVAL, "%s: root = -1",
           kinds[k].name);
-    CHECK(c, f(c->sess, c->group, c->size, c->rank, c->size, b, 4, TAG_BCAST) == -NM_EINVAL, "%s: root = n",
+    CHECK(f(c->sess, c->group, c->size, c->rank, c->size, b, 4, TAG_BCAST) == -NM_EINVAL, "%s: root = n",
           kinds[k].name);
-    CHECK(c, f(c->sess, c->group, c->size, c->rank, 0, NULL, 4, TAG_BCAST) == -NM_EINVAL, "%s: NULL buffer",
+    CHECK(f(c->sess, c->group, c->size, c->rank, 0, NULL, 4, TAG_BCAST) == -NM_EINVAL, "%s: NULL buffer",
           kinds[k].name);
     /* A group of one (this process alone) is a no-op. */
-    CHECK(c, f(c->sess, &c->group[c->rank], 1, 0, 0, b, 4, TAG_BCAST) == 0, "%s: group of one", kinds[k].name);
+    CHECK(f(c->sess, &c->group[c->rank], 1, 0, 0, b, 4, TAG_BCAST) == 0, "%s: group of one", kinds[k].name);
   }
 }
 
@@ -151,22 +112,22 @@ static void phase_truncated(struct ctx *c)
     uint64_t seed = seed_of(k, 0, big, 77);
     size_t len = c->rank == 0 ? big : small;
     uint8_t *buf = malloc(big + GUARD);
-    CHECK(c, buf != NULL, "out of memory");
+    CHECK(buf != NULL, "out of memory");
     if (c->rank == 0)
       fill(buf, big, seed);
     memset(buf + len, GUARD_BYTE, GUARD);
     int rc = kinds[k].fn(c->sess, c->group, c->size, c->rank, 0, buf, len, TAG_TRUNC);
-    CHECK(c, rc == 0 || rc == -NM_ETRUNCATED, "%s truncated: %s (%d)", kinds[k].name, nm_strerror(rc), rc);
+    CHECK(rc == 0 || rc == -NM_ETRUNCATED, "%s truncated: %s (%d)", kinds[k].name, nm_strerror(rc), rc);
     if (c->rank != 0) {
       long bad = verify(buf, small, seed);
-      CHECK(c, bad < 0, "%s truncated: wrong byte at offset %ld", kinds[k].name, bad);
+      CHECK(bad < 0, "%s truncated: wrong byte at offset %ld", kinds[k].name, bad);
       for (int i = 0; i < GUARD; i++)
-        CHECK(c, buf[small + i] == GUARD_BYTE, "%s truncated: guard byte %d overwritten", kinds[k].name, i);
+        CHECK(buf[small + i] == GUARD_BYTE, "%s truncated: guard byte %d overwritten", kinds[k].name, i);
       /* Naive: everybody hears from the root directly; binomial: at least the root's children do. */
       if (k == 1)
-        CHECK(c, rc == -NM_ETRUNCATED, "naive truncated: got %d, expected -NM_ETRUNCATED", rc);
+        CHECK(rc == -NM_ETRUNCATED, "naive truncated: got %d, expected -NM_ETRUNCATED", rc);
     } else {
-      CHECK(c, rc == 0, "%s truncated: the root got %d", kinds[k].name, rc);
+      CHECK(rc == 0, "%s truncated: the root got %d", kinds[k].name, rc);
     }
     free(buf);
   }
@@ -177,7 +138,7 @@ static void phase_subgroup(struct ctx *c)
 {
   int n = 0, self = -1;
   nm_gate_t *sub = calloc((size_t)c->size, sizeof(*sub));
-  CHECK(c, sub != NULL, "out of memory");
+  CHECK(sub != NULL, "out of memory");
   for (int r = c->size - 1; r >= 0; r--) {
     if (r % 2 != 0)
       continue;
@@ -192,7 +153,7 @@ static void phase_subgroup(struct ctx *c)
         uint64_t seed = seed_of(k, root, len, 5);
         uint8_t *buf = prepare(c, len, self == root ? c->rank : -1, seed);
         int rc = kinds[k].fn(c->sess, sub, n, self, root, buf, len, TAG_SUB);
-        CHECK(c, rc == 0, "%s sub-group root %d: %s (%d)", kinds[k].name, root, nm_strerror(rc), rc);
+        CHECK(rc == 0, "%s sub-group root %d: %s (%d)", kinds[k].name, root, nm_strerror(rc), rc);
         check_buf(c, buf, len, seed, "sub-group", root);
         free(buf);
       }
@@ -205,7 +166,7 @@ static void pass(struct ctx *c, const char *what)
 {
   /* Every rank reaches this point only if its own checks passed; the barrier makes rank 0's line mean "all". */
   int rc = nm_launcher_barrier(c->launcher);
-  CHECK(c, rc == 0, "barrier: %s", nm_strerror(rc));
+  CHECK(rc == 0, "barrier: %s", nm_strerror(rc));
   if (c->rank == 0) {
     printf("PASS %s (%d ranks)\n", what, c->size);
     fflush(stdout);
@@ -227,14 +188,15 @@ int main(int argc, char **argv)
     return 1;
   }
   nm_launcher_get_rank(c.launcher, &c.rank);
+  rank = c.rank;
   nm_launcher_get_size(c.launcher, &c.size);
   rc = nm_session_open(nm_launcher_get_core(c.launcher), "it_coll", &c.sess);
-  CHECK(&c, rc == 0, "nm_session_open: %s", nm_strerror(rc));
+  CHECK(rc == 0, "nm_session_open: %s", nm_strerror(rc));
   c.group = calloc((size_t)c.size, sizeof(*c.group));
-  CHECK(&c, c.group != NULL, "out of memory");
+  CHECK(c.group != NULL, "out of memory");
   for (int r = 0; r < c.size; r++) {
     rc = nm_launcher_get_gate(c.launcher, r, &c.group[r]);
-    CHECK(&c, rc == 0, "nm_launcher_get_gate(%d): %s", r, nm_strerror(rc));
+    CHECK(rc == 0, "nm_launcher_get_gate(%d): %s", r, nm_strerror(rc));
   }
 
   phase_args(&c);
@@ -252,7 +214,7 @@ int main(int argc, char **argv)
       uint64_t seed = seed_of(k, root, big, 9);
       uint8_t *buf = prepare(&c, big, root, seed);
       rc = kinds[k].fn(c.sess, c.group, c.size, c.rank, root, buf, big, TAG_BCAST);
-      CHECK(&c, rc == 0, "%s 16 MiB: %s (%d)", kinds[k].name, nm_strerror(rc), rc);
+      CHECK(rc == 0, "%s 16 MiB: %s (%d)", kinds[k].name, nm_strerror(rc), rc);
       check_buf(&c, buf, big, seed, kinds[k].name, root);
       free(buf);
     }
@@ -266,10 +228,10 @@ int main(int argc, char **argv)
   pass(&c, "sub-group in reverse order");
 
   rc = nm_session_close(c.sess);
-  CHECK(&c, rc == 0, "nm_session_close: %s", nm_strerror(rc));
+  CHECK(rc == 0, "nm_session_close: %s", nm_strerror(rc));
   free(c.group);
   rc = nm_launcher_exit(c.launcher);
-  CHECK(&c, rc == 0, "nm_launcher_exit: %s", nm_strerror(rc));
+  CHECK(rc == 0, "nm_launcher_exit: %s", nm_strerror(rc));
   if (c.rank == 0)
     printf("PASS it_coll\n");
   return 0;

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "it_common.h"
 
 #define TEST_DEADLINE_NS (120ULL * 1000000000ULL)
 #define MS (1000000ULL)
@@ -41,55 +42,6 @@ static nm_core_t core;
 static nm_session_t sess;
 static nm_mcast_service_t mc;
 
-#define CHECK(cond, ...)                                                                                           \
-  do {                                                                                                             \
-    if (!(cond)) {                                                                                                 \
-      fprintf(stderr, "FAIL rank %d line %d: ", rank, __LINE__);                                                   \
-      fprintf(stderr, __VA_ARGS__);                                                                                \
-      fprintf(stderr, "\n");                                                                                       \
-      fflush(stdout);                                                                                              \
-      exit(1);                                                                                                     \
-    }                                                                                                              \
-  } while (0)
-#define CHECK_RC(rc, what) CHECK((rc) == 0, "%s: %d (%s)", what, (int)(rc), nm_strerror(rc))
-
-static uint64_t mix(uint64_t x)
-{
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  return x ^ (x >> 33);
-}
-
-static void fill(uint8_t *buf, size_t len, uint64_t seed)
-{
-  uint64_t s = mix(seed + 1);
-  size_t i = 0;
-  for (; i + 8 <= len; i += 8) {
-    s = mix(s);
-    memcpy(buf + i, &s, 8);
-  }
-  if (i < len) {
-    s = mix(s);
-    memcpy(buf + i, &s, len - i);
-  }
-}
-
-/* Offset of the first byte that differs from fill(seed), or -1. */
-static long verify(const uint8_t *buf, size_t len, uint64_t seed)
-{
-  uint64_t s = mix(seed + 1);
-  for (size_t i = 0; i < len; i += 8) {
-    s = mix(s);
-    size_t n = len - i < 8 ? len - i : 8;
-    if (memcmp(buf + i, &s, n) != 0)
-      for (size_t j = 0; j < n; j++)
-        if (buf[i + j] != ((const uint8_t *)&s)[j])
-          return (long)(i + j);
-  }
-  return -1;
-}
 
 static uint64_t rnd(uint64_t *s)
 {

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "it_common.h"
 
 #define TEST_DEADLINE_NS (120ULL * 1000000000ULL)
 #define MIB ((size_t)1 << 20)
@@ -42,49 +43,6 @@ static nm_launcher_t launcher;
 static nm_core_t core;
 static nm_session_t sess, sess2; /* sess2: same tags, another session */
 
-#define CHECK(cond, ...)                                                                                           \
-  do {                                                                                                             \
-    if (!(cond)) {                                                                                                 \
-      fprintf(stderr, "FAIL rank %d line %d: ", rank, __LINE__);                                                   \
-      fprintf(stderr, __VA_ARGS__);                                                                                \
-      fprintf(stderr, "\n");                                                                                       \
-      fflush(stdout);                                                                                              \
-      exit(1);                                                                                                     \
-    }                                                                                                              \
-  } while (0)
-#define CHECK_RC(rc, what) CHECK((rc) == 0, "%s: %d (%s)", what, (int)(rc), nm_strerror(rc))
-
-static uint64_t mix(uint64_t x)
-{
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  return x ^ (x >> 33);
-}
-
-static void fill(uint8_t *buf, size_t len, uint64_t seed)
-{
-  uint64_t s = mix(seed + 1);
-  for (size_t i = 0; i < len; i++) {
-    if ((i & 7) == 0)
-      s = mix(s);
-    buf[i] = (uint8_t)(s >> (8 * (i & 7)));
-  }
-}
-
-/* Index of the first byte of buf that differs from fill(seed), or -1. */
-static long verify(const uint8_t *buf, size_t len, uint64_t seed)
-{
-  uint64_t s = mix(seed + 1);
-  for (size_t i = 0; i < len; i++) {
-    if ((i & 7) == 0)
-      s = mix(s);
-    if (buf[i] != (uint8_t)(s >> (8 * (i & 7))))
-      return (long)i;
-  }
-  return -1;
-}
 
 static int guard_ok(const uint8_t *p)
 {
