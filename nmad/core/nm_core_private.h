@@ -213,8 +213,28 @@ void nm_gate_init(struct nm_core_s *core, struct nm_gate_s *gate, int rank);
 void nm_gate_destroy(struct nm_gate_s *gate);
 /** Mark the gate failed with @p err and complete every request bound to it with err. */
 void nm_gate_fail(struct nm_gate_s *gate, int err);
-struct nm_seq_s *nm_gate_seq(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag);
+/** Sequence numbers of (session, tag) on a gate, created on first use. @return NULL when out of memory. */
+struct nm_seq_s *nm_gate_seq_lookup(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag);
+static inline struct nm_seq_s *nm_gate_seq(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag)
+{
+  struct nm_seq_s *s = gate->last_seq; /* one tag at a time is the common case: no hashing */
+  if (s && s->key.tag == tag && s->key.session == session)
+    return s;
+  return nm_gate_seq_lookup(gate, session, tag);
+}
 void nm_gate_push_ctrl(struct nm_gate_s *gate, struct nm_ctrl_s *ctrl);
+/** Something waits to be handed to a driver: queued sends, control chunks, or a packet a driver refused. */
+static inline int nm_gate_has_work(const struct nm_gate_s *gate)
+{
+  if (gate->status)
+    return 0;
+  if (gate->send_queue.head || gate->ctrl_head)
+    return 1;
+  for (int i = 0; i < gate->n_rails; i++)
+    if (gate->rails[i].retry)
+      return 1;
+  return 0;
+}
 void nm_gate_mark_work(struct nm_gate_s *gate);
 
 /* ---- core/nm_outgoing.c ---- */

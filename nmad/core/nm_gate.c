@@ -10,11 +10,9 @@ void nm_gate_init(struct nm_core_s *core, struct nm_gate_s *gate, int rank)
   gate->rank = rank;
 }
 
-struct nm_seq_s *nm_gate_seq(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag)
+struct nm_seq_s *nm_gate_seq_lookup(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag)
 {
-  struct nm_seq_s *s = gate->last_seq;
-  if (s && s->key.tag == tag && s->key.session == session)
-    return s;
+  struct nm_seq_s *s;
   struct nm_seq_key_s key = {.tag = tag, .session = session, .zero = 0};
   HASH_FIND(hh, gate->seqs, &key, sizeof(key), s);
   if (!s) {

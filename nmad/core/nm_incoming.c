@@ -3,6 +3,8 @@
 #include "nm_core_private.h"
 #include <stdlib.h>
 
+#define NM_INCOMING_KEEP 16 /* chunks kept from validation; longer packets are parsed again past these */
+
 /* Deliver the held-back successors of (session, tag) whose turn came. */
 static void nm_incoming_release(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag)
 {
@@ -60,7 +62,8 @@ void nm_core_packet(void *ref, struct nm_drv_s *drv, const void *buf, size_t len
 {
   struct nm_core_s *core = ref;
   struct nm_wire_pkt_s pkt;
-  int err = nm_wire_validate(buf, len, &pkt);
+  struct nm_wire_chunk_s kept[NM_INCOMING_KEEP];
+  int err = nm_wire_validate_keep(buf, len, &pkt, kept, NM_INCOMING_KEEP);
   uint64_t src = src_hint != UINT64_MAX ? src_hint : (err ? UINT64_MAX : pkt.src_rank);
   if (src >= (uint64_t)core->size)
     return; /* cannot tell whom to blame: drop it */
@@ -74,20 +77,28 @@ void nm_core_packet(void *ref, struct nm_drv_s *drv, const void *buf, size_t len
     return;
   }
   size_t off = NM_WIRE_PKT_HDR_LEN;
-  struct nm_wire_chunk_s c;
+  struct nm_wire_chunk_s more, *c;
   for (unsigned i = 0; i < pkt.n_chunks && !gate->status; i++) {
-    nm_wire_next_chunk(buf, len, &off, &c); /* already validated */
-    switch (c.type) {
+    if (i < NM_INCOMING_KEEP) {
+      c = &kept[i];
+    } else {
+      if (i == NM_INCOMING_KEEP) /* long packet: walk past the kept chunks once */
+        for (unsigned k = 0; k < NM_INCOMING_KEEP; k++)
+          nm_wire_next_chunk(buf, len, &off, &more);
+      nm_wire_next_chunk(buf, len, &off, &more); /* already validated */
+      c = &more;
+    }
+    switch (c->type) {
     case NM_WIRE_DATA:
     case NM_WIRE_RDV:
-      nm_incoming_msg(gate, &c, NULL);
+      nm_incoming_msg(gate, c, NULL);
       break;
     case NM_WIRE_RTR:
-      if ((err = nm_rdv_handle_rtr(gate, &c)))
+      if ((err = nm_rdv_handle_rtr(gate, c)))
         nm_gate_fail(gate, err);
       break;
     case NM_WIRE_ACK:
-      if ((err = nm_rdv_handle_ack(gate, c.cookie)))
+      if ((err = nm_rdv_handle_ack(gate, c->cookie)))
         nm_gate_fail(gate, err);
       break;
     }

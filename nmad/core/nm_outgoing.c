@@ -123,7 +123,7 @@ void nm_core_send_done(void *ref, void *ctx, int err)
     return;
   }
   nm_pw_complete(pw, NM_ESUCCESS);
-  if (gate->send_queue.head || gate->ctrl_head)
+  if (nm_gate_has_work(gate))
     nm_gate_mark_work(gate);
 }
 
@@ -209,12 +209,8 @@ int nm_core_schedule(nm_core_t core)
     struct nm_gate_s *next = g->work_next;
     g->in_work_list = 0;
     n += nm_core_schedule_gate(g);
-    if (!g->status && (g->send_queue.head || g->ctrl_head))
+    if (nm_gate_has_work(g))
       nm_gate_mark_work(g);
-    else
-      for (int i = 0; i < g->n_rails; i++)
-        if (g->rails[i].retry)
-          nm_gate_mark_work(g);
     g = next;
   }
   return n;
@@ -236,7 +232,9 @@ int nm_core_post_send(struct nm_req_s *req)
   req->seq = s->next_send++;
   req->state = NM_RS_QUEUED;
   gate->core->cfg.strategy->enqueue(gate, req);
-  nm_gate_mark_work(gate);
   nm_core_schedule_gate(gate);
+  /* what the rails could not take now leaves at a later progress pass */
+  if (nm_gate_has_work(gate))
+    nm_gate_mark_work(gate);
   return NM_ESUCCESS;
 }

@@ -166,7 +166,8 @@ int nm_wire_next_chunk(const uint8_t *buf, size_t len, size_t *off, struct nm_wi
   }
 }
 
-int nm_wire_validate(const uint8_t *buf, size_t len, struct nm_wire_pkt_s *pkt)
+int nm_wire_validate_keep(const uint8_t *buf, size_t len, struct nm_wire_pkt_s *pkt, struct nm_wire_chunk_s *chunks,
+                          unsigned max)
 {
   int err = nm_wire_parse_pkt(buf, len, pkt);
   if (err)
@@ -174,9 +175,14 @@ int nm_wire_validate(const uint8_t *buf, size_t len, struct nm_wire_pkt_s *pkt)
   size_t off = NM_WIRE_PKT_HDR_LEN;
   struct nm_wire_chunk_s c;
   for (unsigned i = 0; i < pkt->n_chunks; i++) {
-    err = nm_wire_next_chunk(buf, len, &off, &c);
+    err = nm_wire_next_chunk(buf, len, &off, i < max ? &chunks[i] : &c);
     if (err)
       return err;
   }
   return off == len ? NM_ESUCCESS : -NM_EPROTO;
+}
+
+int nm_wire_validate(const uint8_t *buf, size_t len, struct nm_wire_pkt_s *pkt)
+{
+  return nm_wire_validate_keep(buf, len, pkt, NULL, 0);
 }

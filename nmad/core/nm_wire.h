@@ -85,5 +85,9 @@ int nm_wire_next_chunk(const uint8_t *buf, size_t len, size_t *off, struct nm_wi
 /** Validate a whole packet: header, then every chunk, and that the chunks fill it exactly.
  *  @return 0 or -NM_EPROTO. */
 int nm_wire_validate(const uint8_t *buf, size_t len, struct nm_wire_pkt_s *pkt);
+/** nm_wire_validate() that also keeps the first @p max parsed chunks in @p chunks (so that dispatching needs
+ *  no second parse for packets of up to @p max chunks). */
+int nm_wire_validate_keep(const uint8_t *buf, size_t len, struct nm_wire_pkt_s *pkt, struct nm_wire_chunk_s *chunks,
+                          unsigned max);
 
 #endif /* NM_WIRE_H */

@@ -106,7 +106,9 @@ int nm_sr_recv_irecv(nm_session_t session, nm_sr_request_t *req, nm_gate_t gate,
 int nm_sr_irecv_mask(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_tag_t mask, void *buf, nm_len_t len,
                      nm_sr_request_t *req)
 {
-  nm_sr_recv_init(session, req);
+  if (!req)
+    return -NM_EINVAL;
+  nm_sr_req_reset(session, req, NM_REQ_RECV);
   return nm_sr_recv_irecv(session, req, gate, tag, mask, buf, len);
 }
 

@@ -1,0 +1,1393 @@
+/**
+ * @file mpi_coll.c
+ * @brief Blocking and non-blocking collectives of the MPI shim, on intracommunicators.
+ *
+ * Every collective is built as a schedule (mpi_coll_sched.h): the non-blocking version returns it as an MPI
+ * request, the blocking one runs it to completion. Data travels as contiguous packed bytes; non-contiguous
+ * datatypes are packed into / unpacked from scratch buffers by local steps of the schedule.
+ *
+ * Algorithms (costs with p members, m bytes, latency alpha, inverse bandwidth beta; Hasanov & Lastovetsky 2015,
+ * section 2):
+ *  - Barrier: dissemination, ceil(log2 p) rounds of empty messages to rank + 2^k.
+ *  - Bcast: binomial tree over root-relative ranks, the tree of collectives/bcast.c (section 2.1.6:
+ *    ceil(log2 p)(alpha + m beta)). Gather and Scatter use the same tree, moving whole sub-tree blocks.
+ *  - Gatherv, Scatterv: linear (only the root knows the counts).
+ *  - Allgather(v): ring, p - 1 rounds, each member forwards the block it received in the previous round.
+ *  - Alltoall(v): pairwise exchange, round k sends to rank + k and receives from rank - k.
+ *  - Reduce: binomial tree. Commutative operations use root-relative ranks; non-commutative ones a tree over the
+ *    ranks themselves rooted at 0, in which every node holds a contiguous range of ranks and combines
+ *    (lower range) op (higher range), so the result is in MPI's canonical order x0 op x1 op ... op x(p-1); rank 0
+ *    then forwards it to the root.
+ *  - Allreduce: recursive doubling with the usual fold of the p - 2^floor(log2 p) extra ranks; partners always
+ *    combine (lower ranks) op (higher ranks), so it is also in canonical order (and bitwise identical everywhere).
+ *  - Reduce_scatter(_block): reduce to rank 0, then scatter of the pieces.
+ *  - Scan, Exscan: linear chain.
+ * MPI_IN_PLACE is accepted wherever MPI-3.1 allows it. Intercommunicators give MPI_ERR_COMM.
+ */
+#include "mpi_coll_sched.h"
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- init */
+
+int nm_mpi_coll_init(void)
+{
+  return MPI_SUCCESS;
+}
+
+void nm_mpi_coll_finalize(void)
+{
+}
+
+/* ---------------------------------------------------------------- common helpers */
+
+/** Binomial tree node in virtual ranks (as collectives/bcast.c): node v owns [v, hi); children are listed
+ *  largest sub-tree first, child j owning [children[j], ends[j]). */
+struct nm_coll_node_s {
+  int parent;
+  int hi;
+  int n_children;
+  int children[32];
+  int ends[32];
+};
+
+static void nm_coll_binomial_node(int n, int v, struct nm_coll_node_s *node)
+{
+  int lo = 0, hi = n;
+  node->parent = -1;
+  node->n_children = 0;
+  while (lo != v) {
+    int mid = lo + (hi - lo + 1) / 2;
+    if (v >= mid) {
+      node->parent = lo;
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  node->hi = hi;
+  while (hi - lo > 1 && node->n_children < 32) {
+    int mid = lo + (hi - lo + 1) / 2;
+    node->children[node->n_children] = mid;
+    node->ends[node->n_children] = hi;
+    node->n_children++;
+    hi = mid;
+  }
+}
+
+/** Common start: request pointer, communicator. */
+static int nm_coll_begin(MPI_Comm comm, int nb, MPI_Request *req, struct nm_mpi_comm_s **c)
+{
+  *c = nm_mpi_comm_get(comm);
+  if (nb) {
+    if (!req)
+      return MPI_ERR_ARG;
+    *req = MPI_REQUEST_NULL;
+  }
+  if (!*c || (*c)->is_inter)
+    return MPI_ERR_COMM;
+  return MPI_SUCCESS;
+}
+
+static int nm_coll_error(const struct nm_mpi_comm_s *c, MPI_Comm comm, int err, const char *fn)
+{
+  return nm_mpi_error(c ? comm : MPI_COMM_WORLD, err, fn);
+}
+
+/** Common end: run (blocking) or hand back as a request (non-blocking). */
+static int nm_coll_end(nm_mpi_coll_sched_t *s, MPI_Comm comm, int nb, MPI_Request *req, const char *fn)
+{
+  int err = nb ? nm_mpi_coll_sched_request(s, req) : nm_mpi_coll_sched_run(s);
+  return err ? nm_mpi_error(comm, err, fn) : MPI_SUCCESS;
+}
+
+static nm_mpi_coll_sched_t *nm_coll_new(struct nm_mpi_comm_s *c, MPI_Comm comm, int *err)
+{
+  nm_mpi_coll_sched_t *s = nm_mpi_coll_sched_new(c, comm);
+  *err = s ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+  return s;
+}
+
+/** A usable (committed) datatype and a count >= 0. */
+static int nm_coll_check_type(MPI_Datatype dt, int count, struct nm_mpi_datatype_s **d)
+{
+  if (count < 0)
+    return MPI_ERR_COUNT;
+  *d = nm_mpi_datatype_get(dt);
+  if (!*d || !((*d)->committed || (*d)->predefined))
+    return MPI_ERR_TYPE;
+  return MPI_SUCCESS;
+}
+
+static int nm_coll_check_counts(const int *counts, int n)
+{
+  if (!counts)
+    return MPI_ERR_COUNT;
+  for (int i = 0; i < n; i++)
+    if (counts[i] < 0)
+      return MPI_ERR_COUNT;
+  return MPI_SUCCESS;
+}
+
+/** A valid operation, defined on @p dt (predefined operations are asked with an empty vector). */
+static int nm_coll_check_op(MPI_Op op, MPI_Datatype dt, struct nm_mpi_op_s **o)
+{
+  char dummy[64];
+  *o = nm_mpi_op_get(op);
+  if (!*o)
+    return MPI_ERR_OP;
+  if ((*o)->predefined && nm_mpi_op_apply(op, dummy, dummy, 0, dt) != MPI_SUCCESS)
+    return MPI_ERR_OP;
+  return MPI_SUCCESS;
+}
+
+static size_t nm_coll_bytes(const struct nm_mpi_datatype_s *d, MPI_Count count)
+{
+  return count > 0 ? (size_t)nm_mpi_datatype_packed_size(d, count) : 0;
+}
+
+/** Address of element @p idx (may be a block index times a count) of a buffer of type @p d. */
+static void *nm_coll_at(const void *buf, MPI_Aint idx, const struct nm_mpi_datatype_s *d)
+{
+  return (char *)buf + idx * d->extent;
+}
+
+/** Packed bytes of count x d at buf, usable from @p round on: the data itself when contiguous, else a scratch
+ *  copy packed at the start of @p round. */
+static const void *nm_coll_packed_src(nm_mpi_coll_sched_t *s, int round, struct nm_mpi_datatype_s *d,
+                                      const void *buf, MPI_Count count, size_t bytes)
+{
+  if (bytes == 0)
+    return NULL;
+  if (d->contiguous)
+    return (const char *)buf + d->true_lb;
+  void *tmp = nm_mpi_coll_sched_alloc(s, bytes);
+  if (tmp)
+    nm_mpi_coll_sched_pack(s, round, d, buf, count, tmp);
+  return tmp;
+}
+
+/** Where to receive the packed bytes of count x d destined to buf: buf itself when contiguous, else a scratch
+ *  buffer unpacked at the start of @p unpack_round. */
+static void *nm_coll_packed_dst(nm_mpi_coll_sched_t *s, int unpack_round, struct nm_mpi_datatype_s *d, void *buf,
+                                MPI_Count count, size_t bytes)
+{
+  if (bytes == 0)
+    return NULL;
+  if (d->contiguous)
+    return (char *)buf + d->true_lb;
+  void *tmp = nm_mpi_coll_sched_alloc(s, bytes);
+  if (tmp)
+    nm_mpi_coll_sched_unpack(s, unpack_round, d, tmp, (MPI_Count)bytes, buf, count);
+  return tmp;
+}
+
+/** Local typed copy (sbuf, scount, sd) -> (rbuf, rcount, rd) in @p round; a longer source is MPI_ERR_TRUNCATE. */
+static void nm_coll_local_copy(nm_mpi_coll_sched_t *s, int round, const void *sbuf, MPI_Count scount,
+                               struct nm_mpi_datatype_s *sd, void *rbuf, MPI_Count rcount,
+                               struct nm_mpi_datatype_s *rd)
+{
+  size_t sbytes = nm_coll_bytes(sd, scount), rbytes = nm_coll_bytes(rd, rcount);
+  if (sbytes > rbytes) {
+    nm_mpi_coll_sched_set_error(s, MPI_ERR_TRUNCATE);
+    return;
+  }
+  if (sbytes == 0)
+    return;
+  if (sd->contiguous && rd->contiguous) {
+    nm_mpi_coll_sched_copy(s, round, (char *)rbuf + rd->true_lb, (const char *)sbuf + sd->true_lb, sbytes);
+    return;
+  }
+  const void *src = nm_coll_packed_src(s, round, sd, sbuf, scount, sbytes);
+  nm_mpi_coll_sched_unpack(s, round, rd, src, (MPI_Count)sbytes, rbuf, rcount);
+}
+
+/* ---------------------------------------------------------------- reductions: work buffers */
+
+/** How a reduction holds its data:
+ *  - CONTIG: the datatype is contiguous; work buffers are its bytes, the op gets (count, dt);
+ *  - PACKED: predefined op on a homogeneous type of a contiguous basic type: work buffers are packed bytes,
+ *    the op gets (count x basic_count, basic);
+ *  - LAYOUT: anything else (user op on a non-contiguous type...): work buffers have the datatype's layout
+ *    (true extent), are packed to be sent and unpacked when received, and the op gets (count, dt);
+ *  - INT_MAX: ints, maximum, without the op table (nm_mpi_coll_allreduce_int_max). */
+enum nm_coll_red_mode_e { NM_COLL_RED_CONTIG, NM_COLL_RED_PACKED, NM_COLL_RED_LAYOUT, NM_COLL_RED_INT_MAX };
+
+struct nm_coll_red_s {
+  nm_mpi_coll_sched_t *s;
+  int rank, size;      /* in the communicator */
+  int mode;
+  struct nm_mpi_datatype_s *d;
+  int count;           /* user elements */
+  MPI_Op op;
+  MPI_Datatype adt;    /* what the op is applied on */
+  int acount;
+  size_t pbytes;       /* packed bytes of count elements (what travels) */
+  size_t wbytes;       /* bytes of a work buffer */
+  MPI_Aint shift;      /* work pointer - shift = the datatype's buffer pointer */
+};
+
+static void nm_coll_red_init(struct nm_coll_red_s *R, nm_mpi_coll_sched_t *s, const struct nm_mpi_comm_s *c,
+                             struct nm_mpi_datatype_s *d, MPI_Datatype dt, int count, MPI_Op op,
+                             const struct nm_mpi_op_s *o)
+{
+  memset(R, 0, sizeof(*R));
+  R->s = s;
+  R->rank = c->rank;
+  R->size = c->size;
+  R->d = d;
+  R->count = count;
+  R->op = op;
+  R->adt = dt;
+  R->acount = count;
+  if (!o || !d) {
+    R->mode = NM_COLL_RED_INT_MAX;
+    R->pbytes = R->wbytes = (size_t)count * sizeof(int);
+    return;
+  }
+  struct nm_mpi_datatype_s *b = d->basic != MPI_DATATYPE_NULL ? nm_mpi_datatype_get(d->basic) : NULL;
+  R->pbytes = nm_coll_bytes(d, count);
+  R->wbytes = R->pbytes;
+  if (d->contiguous) {
+    R->mode = NM_COLL_RED_CONTIG;
+    R->shift = d->true_lb;
+  } else if (o->predefined && b && b->contiguous && b->true_lb == 0 &&
+             (MPI_Count)R->pbytes == (MPI_Count)count * d->basic_count * b->size) {
+    R->mode = NM_COLL_RED_PACKED;
+    R->adt = d->basic;
+    R->acount = (int)(count * d->basic_count);
+  } else {
+    R->mode = NM_COLL_RED_LAYOUT;
+    R->shift = d->true_lb;
+    R->wbytes = count > 0 ? (size_t)((MPI_Aint)(count - 1) * d->extent + d->true_extent) : 0;
+  }
+}
+
+static void *nm_coll_red_work(struct nm_coll_red_s *R)
+{
+  return nm_mpi_coll_sched_alloc(R->s, R->wbytes);
+}
+
+static void *nm_coll_red_base(struct nm_coll_red_s *R, const void *w)
+{
+  return (char *)w - R->shift;
+}
+
+/** Read-only work view of the user's data @p ubuf (no copy unless PACKED). */
+static const void *nm_coll_red_view(struct nm_coll_red_s *R, int round, const void *ubuf)
+{
+  if (R->mode == NM_COLL_RED_PACKED) {
+    void *w = nm_coll_red_work(R);
+    if (w)
+      nm_mpi_coll_sched_pack(R->s, round, R->d, ubuf, R->count, w);
+    return w;
+  }
+  return (const char *)ubuf + R->shift;
+}
+
+/** User data -> work buffer @p w (a writable copy). */
+static void nm_coll_red_load(struct nm_coll_red_s *R, int round, void *w, const void *ubuf)
+{
+  switch (R->mode) {
+  case NM_COLL_RED_PACKED:
+    nm_mpi_coll_sched_pack(R->s, round, R->d, ubuf, R->count, w);
+    break;
+  case NM_COLL_RED_LAYOUT: {
+    void *tmp = nm_mpi_coll_sched_alloc(R->s, R->pbytes);
+    nm_mpi_coll_sched_pack(R->s, round, R->d, ubuf, R->count, tmp);
+    nm_mpi_coll_sched_unpack(R->s, round, R->d, tmp, (MPI_Count)R->pbytes, nm_coll_red_base(R, w), R->count);
+    break;
+  }
+  default:
+    nm_mpi_coll_sched_copy(R->s, round, w, (const char *)ubuf + R->shift, R->pbytes);
+  }
+}
+
+/** Packed bytes of work buffer @p w, usable from @p round on. */
+static const void *nm_coll_red_packed(struct nm_coll_red_s *R, int round, const void *w)
+{
+  if (R->mode != NM_COLL_RED_LAYOUT)
+    return w;
+  void *tmp = nm_mpi_coll_sched_alloc(R->s, R->pbytes);
+  if (tmp)
+    nm_mpi_coll_sched_pack(R->s, round, R->d, nm_coll_red_base(R, w), R->count, tmp);
+  return tmp;
+}
+
+/** Work buffer @p w -> user buffer @p ubuf. */
+static void nm_coll_red_store(struct nm_coll_red_s *R, int round, const void *w, void *ubuf)
+{
+  if (R->mode == NM_COLL_RED_CONTIG || R->mode == NM_COLL_RED_INT_MAX) {
+    nm_mpi_coll_sched_copy(R->s, round, (char *)ubuf + R->shift, w, R->pbytes);
+    return;
+  }
+  const void *packed = nm_coll_red_packed(R, round, w);
+  nm_mpi_coll_sched_unpack(R->s, round, R->d, packed, (MPI_Count)R->pbytes, ubuf, R->count);
+}
+
+static void nm_coll_red_send(struct nm_coll_red_s *R, int round, int peer, const void *w)
+{
+  nm_mpi_coll_sched_send(R->s, round, peer, nm_coll_red_packed(R, round, w), R->pbytes);
+}
+
+/** Receive into work buffer @p w in @p round; usable from round + 1 on. */
+static void nm_coll_red_recv(struct nm_coll_red_s *R, int round, int peer, void *w)
+{
+  if (R->mode != NM_COLL_RED_LAYOUT) {
+    nm_mpi_coll_sched_recv(R->s, round, peer, w, R->pbytes);
+    return;
+  }
+  void *tmp = nm_mpi_coll_sched_alloc(R->s, R->pbytes);
+  nm_mpi_coll_sched_recv(R->s, round, peer, tmp, R->pbytes);
+  nm_mpi_coll_sched_unpack(R->s, round + 1, R->d, tmp, (MPI_Count)R->pbytes, nm_coll_red_base(R, w), R->count);
+}
+
+/** inout = in op inout, on work buffers. */
+static void nm_coll_red_apply(struct nm_coll_red_s *R, int round, const void *in, void *inout)
+{
+  if (R->mode == NM_COLL_RED_INT_MAX)
+    nm_mpi_coll_sched_int_max(R->s, round, in, inout, R->count);
+  else
+    nm_mpi_coll_sched_reduce(R->s, round, R->op, nm_coll_red_base(R, in), nm_coll_red_base(R, inout), R->acount,
+                             R->adt);
+}
+
+/**
+ * Binomial reduce of every member's @p in (user buffer) to @p root (see the file comment for the orders).
+ * Children (rank + 1, + 2, + 4, ... below the lowest set bit) are all received in round 0, combined in
+ * increasing order in round 1 as acc = acc op child (acc holds the lower ranks), and the result goes to the parent.
+ * @param[out] result at the root, the work buffer holding the result, usable from the returned round on.
+ * @return the first round this member has not used.
+ */
+static int nm_coll_reduce_tree(struct nm_coll_red_s *R, const void *in, int root, int commute,
+                               const void **result)
+{
+  int p = R->size, r = R->rank;
+  int v = commute ? (r - root + p) % p : r;
+  int base = commute ? root : 0; /* rank of vrank 0 */
+  int children[32], n_children = 0, parent = -1;
+  void *child_w[32];
+  const void *acc;
+  int round;
+
+  *result = NULL;
+  for (int mask = 1; mask < p; mask <<= 1) {
+    if (v & mask) {
+      parent = v - mask;
+      break;
+    }
+    if (v + mask < p)
+      children[n_children++] = v + mask;
+  }
+  acc = nm_coll_red_view(R, 0, in);
+  for (int i = 0; i < n_children; i++) {
+    child_w[i] = nm_coll_red_work(R);
+    nm_coll_red_recv(R, 0, (children[i] + base) % p, child_w[i]);
+  }
+  round = n_children ? 1 : 0;
+  for (int i = 0; i < n_children; i++) {
+    nm_coll_red_apply(R, round, acc, child_w[i]);
+    acc = child_w[i];
+  }
+  if (parent >= 0) {
+    nm_coll_red_send(R, round, (parent + base) % p, acc);
+    round++;
+  } else if (r != root) {
+    /* non-commutative: rank 0 forwards the ordered result to the root */
+    nm_coll_red_send(R, round, root, acc);
+    round++;
+  }
+  if (r == root) {
+    if (v == 0) {
+      *result = acc;
+    } else {
+      void *w = nm_coll_red_work(R);
+      nm_coll_red_recv(R, round, 0, w);
+      round++;
+      *result = w;
+    }
+  }
+  return round;
+}
+
+/**
+ * Recursive-doubling allreduce of @p in (user buffer) into @p out (user buffer), MPICH's algorithm: with
+ * pof2 = 2^floor(log2 p) and rem = p - pof2, the first 2 rem ranks pair up (the even one hands its data to the
+ * odd one and waits for the result), leaving pof2 members that exchange with partner (newrank ^ mask) for
+ * mask = 1, 2, 4, ...; each combines (lower ranks) op (higher ranks).
+ */
+static void nm_coll_allreduce_rd(struct nm_coll_red_s *R, const void *in, void *out)
+{
+  int p = R->size, r = R->rank;
+  int pof2 = 1, rem, newrank, round = 0;
+  void *acc = nm_coll_red_work(R), *tmp = nm_coll_red_work(R);
+
+  while (pof2 * 2 <= p)
+    pof2 *= 2;
+  rem = p - pof2;
+  nm_coll_red_load(R, 0, acc, in);
+  if (r < 2 * rem) {
+    if (r % 2 == 0) {
+      nm_coll_red_send(R, 0, r + 1, acc);
+      round = 1;
+      newrank = -1;
+    } else {
+      nm_coll_red_recv(R, 0, r - 1, tmp);
+      round = 1;
+      nm_coll_red_apply(R, round, tmp, acc); /* acc = x(r-1) op x(r) */
+      newrank = r / 2;
+    }
+  } else {
+    newrank = r - rem;
+  }
+  if (newrank >= 0) {
+    for (int mask = 1; mask < pof2; mask <<= 1) {
+      int newdst = newrank ^ mask;
+      int dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
+      nm_coll_red_send(R, round, dst, acc);
+      nm_coll_red_recv(R, round, dst, tmp);
+      round++;
+      if (dst < r) {
+        nm_coll_red_apply(R, round, tmp, acc);
+      } else {
+        void *t = acc;
+        nm_coll_red_apply(R, round, acc, tmp);
+        acc = tmp;
+        tmp = t;
+      }
+    }
+  }
+  if (r < 2 * rem) {
+    if (r % 2)
+      nm_coll_red_send(R, round, r - 1, acc);
+    else
+      nm_coll_red_recv(R, round++, r + 1, acc);
+  }
+  nm_coll_red_store(R, round, acc, out);
+}
+
+/* ---------------------------------------------------------------- Barrier */
+
+static int nm_coll_barrier(MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+{
+  struct nm_mpi_comm_s *c;
+  nm_mpi_coll_sched_t *s;
+  int err = nm_coll_begin(comm, nb, req, &c);
+  if (!err)
+    s = nm_coll_new(c, comm, &err);
+  if (err)
+    return nm_coll_error(c, comm, err, fn);
+  /* dissemination: in round k, signal rank + 2^k and wait for rank - 2^k */
+  int p = c->size, r = c->rank, round = 0;
+  for (int k = 1; k < p; k <<= 1, round++) {
+    nm_mpi_coll_sched_send(s, round, (r + k) % p, NULL, 0);
+    nm_mpi_coll_sched_recv(s, round, (r - k + p) % p, NULL, 0);
+  }
+  return nm_coll_end(s, comm, nb, req, fn);
+}
+
+NM_MPI_ALIAS(Barrier)
+int PMPI_Barrier(MPI_Comm comm)
+{
+  return nm_coll_barrier(comm, NULL, 0, __func__);
+}
+
+NM_MPI_ALIAS(Ibarrier)
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+  return nm_coll_barrier(comm, request, 1, __func__);
+}
+
+/* ---------------------------------------------------------------- Bcast */
+
+static int nm_coll_bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *req,
+                         int nb, const char *fn)
+{
+  struct nm_mpi_comm_s *c;
+  struct nm_mpi_datatype_s *d = NULL;
+  nm_mpi_coll_sched_t *s = NULL;
+  int err = nm_coll_begin(comm, nb, req, &c);
+  if (!err)
+    err = nm_coll_check_type(datatype, count, &d);
+  if (!err && (root < 0 || root >= c->size))
+    err = MPI_ERR_ROOT;
+  if (!err)
+    s = nm_coll_new(c, comm, &err);
+  if (err)
+    return nm_coll_error(c, comm, err, fn);
+  nm_mpi_coll_sched_hold_type(s, datatype);
+
+  int p = c->size, r = c->rank;
+  size_t bytes = nm_coll_bytes(d, count);
+  if (bytes > 0 && p > 1) {
+    struct nm_coll_node_s node;
+    int round = 0;
+    void *data;
+    nm_coll_binomial_node(p, (r - root + p) % p, &node);
+    if (r == root) {
+      data = (void *)nm_coll_packed_src(s, 0, d, buf, count, bytes);
+    } else {
+      data = nm_coll_packed_dst(s, 1, d, buf, count, bytes);
+      nm_mpi_coll_sched_recv(s, 0, (node.parent + root) % p, data, bytes);
+      round = 1;
+    }
+    for (int i = 0; i < node.n_children; i++)
+      nm_mpi_coll_sched_send(s, round, (node.children[i] + root) % p, data, bytes);
+  }
+  return nm_coll_end(s, comm, nb, req, fn);
+}
+
+NM_MPI_ALIAS(Bcast)
+int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+  return nm_coll_bcast(buffer, count, datatype, root, comm, NULL, 0, __func__);
+}
+
+NM_MPI_ALIAS(Ibcast)
+int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+{
+  return nm_coll_bcast(buffer, count, datatype, root, comm, request, 1, __func__);
+}
+
+/* ---------------------------------------------------------------- Gather, Gatherv */
+
+static int nm_coll_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+{
+  struct nm_mpi_comm_s *c;
+  struct nm_mpi_datatype_s *sd = NULL, *rd = NULL;
+  nm_mpi_coll_sched_t *s = NULL;
+  int err = nm_coll_begin(comm, nb, req, &c);
+  int in_place = (sendbuf == MPI_IN_PLACE);
+  if (!err && (root < 0 || root >= c->size))
+    err = MPI_ERR_ROOT;
+  if (!err && in_place && c->rank != root)
+    err = MPI_ERR_BUFFER;
+  if (!err && !in_place)
+    err = nm_coll_check_type(sendtype, sendcount, &sd);
+  if (!err && c->rank == root)
+    err = nm_coll_check_type(recvtype, recvcount, &rd);
+  if (!err)
+    s = nm_coll_new(c, comm, &err);
+  if (err)
+    return nm_coll_error(c, comm, err, fn);
+  if (sd)
+    nm_mpi_coll_sched_hold_type(s, sendtype);
+  if (rd)
+    nm_mpi_coll_sched_hold_type(s, recvtype);
+
+  int p = c->size, r = c->rank;
+  size_t B = r == root ? nm_coll_bytes(rd, recvcount) : nm_coll_bytes(sd, sendcount);
+  if (B > 0) {
+    /* binomial tree: each node gathers the blocks of its sub-tree [v, hi) of root-relative ranks, in order */
+    struct nm_coll_node_s node;
+    int v = (r - root + p) % p;
+    nm_coll_binomial_node(p, v, &node);
+    size_t nsub = (size_t)(node.hi - v);
+    if (nsub == 1 && r != root) {
+      nm_mpi_coll_sched_send(s, 0, (node.parent + root) % p, nm_coll_packed_src(s, 0, sd, sendbuf, sendcount, B),
+                             B);
+    } else {
+      char *tmp = nm_mpi_coll_sched_alloc(s, nsub * B);
+      if (!in_place) {
+        if (nm_coll_bytes(sd, sendcount) != B)
+          nm_mpi_coll_sched_set_error(s, MPI_ERR_TRUNCATE);
+        else if (sd->contiguous)
+          nm_mpi_coll_sched_copy(s, 0, tmp, (const char *)sendbuf + sd->true_lb, B);
+        else
+          nm_mpi_coll_sched_pack(s, 0, sd, sendbuf, sendcount, tmp);
+      }
+      for (int i = 0; i < node.n_children; i++)
+        nm_mpi_coll_sched_recv(s, 0, (node.children[i] + root) % p, tmp + (size_t)(node.children[i] - v) * B,
+                               (size_t)(node.ends[i] - node.children[i]) * B);
+      if (r != root) {
+        nm_mpi_coll_sched_send(s, 1, (node.parent + root) % p, tmp, nsub * B);
+      } else {
+        for (int i = 0; i < p; i++) {
+          int rk = (i + root) % p;
+          if (i == 0 && in_place)
+            continue;
+          nm_mpi_coll_sched_unpack(s, 1, rd, tmp + (size_t)i * B, (MPI_Count)B,
+                                   nm_coll_at(recvbuf, (MPI_Aint)rk * recvcount, rd), recvcount);
+        }
+      }
+    }
+  }
+  return nm_coll_end(s, comm, nb, req, fn);
+}
+
+NM_MPI_ALIAS(Gather)
+int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+  return nm_coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0, __func__);
+}
+
+NM_MPI_ALIAS(Igather)
+int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+  return nm_coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1,
+                        __func__);
+}
+
+static int nm_coll_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                           MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+{
+  struct nm_mpi_comm_s *c;
+  struct nm_mpi_datatype_s *sd = NULL, *rd = NULL;
+  nm_mpi_coll_sched_t *s = NULL;
+  int err = nm_coll_begin(comm, nb, req, &c);
+  int in_place = (sendbuf == MPI_IN_PLACE);
+  if (!err && (root < 0 || root >= c->size))
+    err = MPI_ERR_ROOT;
+  if (!err && in_place && c->rank != root)
+    err = MPI_ERR_BUFFER;
+  if (!err && !in_place)
+    err = nm_coll_check_type(sendtype, sendcount, &sd);
+  if (!err && c->rank == root) {
+    err = nm_coll_check_type(recvtype, 0, &rd);
+    if (!err)
+      err = nm_coll_check_counts(recvcounts, c->size);
+    if (!err && !displs)
+      err = MPI_ERR_ARG;
+  }
+  if (!err)
+    s = nm_coll_new(c, comm, &err);
+  if (err)
+    return nm_coll_error(c, comm, err, fn);
+  if (sd)
+    nm_mpi_coll_sched_hold_type(s, sendtype);
+  if (rd)
+    nm_mpi_coll_sched_hold_type(s, recvtype);
+
+  int p = c->size, r = c->rank;
+  if (r != root) {
+    size_t B = nm_coll_bytes(sd, sendcount);
+    if (B)
+      nm_mpi_coll_sched_send(s, 0, root, nm_coll_packed_src(s, 0, sd, sendbuf, sendcount, B), B);
+  } else {
+    for (int i = 0; i < p; i++) {
+      void *dst = nm_coll_at(recvbuf, displs[i], rd);
+      if (i == r) {
+        if (!in_place)
+          nm_coll_local_copy(s, 0, sendbuf, sendcount, sd, dst, recvcounts[i], rd);
+        continue;
+      }
+      size_t B = nm_coll_bytes(rd, recvcounts[i]);
+      if (B)
+        nm_mpi_coll_sched_recv(s, 0, i, nm_coll_packed_dst(s, 1, rd, dst, recvcounts[i], B), B);
+    }
+  }
+  return nm_coll_end(s, comm, nb, req, fn);
+}
+
+NM_MPI_ALIAS(Gatherv)
+int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+  return nm_coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, NULL, 0,
+                         __func__);
+}
+
+NM_MPI_ALIAS(Igatherv)
+int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                  const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+  return nm_coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request,
+                         1, __func__);
+}
+
+/* ---------------------------------------------------------------- Scatter, Scatterv */
+
+static int nm_coll_scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req, int nb,
+                           const char *fn)
+{
+  struct nm_mpi_comm_s *c;
+  struct nm_mpi_datatype_s *sd = NULL, *rd = NULL;
+  nm_mpi_coll_sched_t *s = NULL;
+  int err = nm_coll_begin(comm, nb, req, &c);
+  int in_place = (recvbuf == MPI_IN_PLACE);
+  if (!err && (root < 0 || root >= c->size))
+    err = MPI_ERR_ROOT;
+  if (!err && in_place && c->rank != root)
+    err = MPI_ERR_BUFFER;
+  if (!err && c->rank == root)
+    err = nm_coll_check_type(sendtype, sendcount, &sd);
+  if (!err && !in_place)
+    err = nm_coll_check_type(recvtype, recvcount, &rd);
+  if (!err)
+    s = nm_coll_new(c, comm, &err);
+  if (err)
+    return nm_coll_error(c, comm, err, fn);
+  if (sd)
+    nm_mpi_coll_sched_hold_type(s, sendtype);
+  if (rd)
+    nm_mpi_coll_sched_hold_type(s, recvtype);
+
+  int p = c->size, r = c->rank;
+  size_t B = r == root ? nm_coll_bytes(sd, sendcount) : nm_coll_bytes(rd, recvcount);
+  if (B > 0) {
+    /* binomial tree, the reverse of the gather: each node receives the blocks of its sub-tree */
+    struct nm_coll_node_s node;
+    int v = (r - root + p) % p, round = 0;
+    size_t nsub;
+    char *tmp;
+    nm_coll_binomial_node(p, v, &node);
+    nsub = (size_t)(node.hi - v);
+    if (r == root) {
+      tmp = nm_mpi_coll_sched_alloc(s, (size_t)p * B);
+      for (int i = in_place ? 1 : 0; i < p; i++)
+        nm_mpi_coll_sched_pack(s, 0, sd, nm_coll_at(sendbuf, (MPI_Aint)((i + root) % p) * sendcount, sd),
+                               sendcount, tmp + (size_t)i * B);
+    } else if (nsub == 1) {
+      nm_mpi_coll_sched_recv(s, 0, (node.parent + root) % p, nm_coll_packed_dst(s, 1, rd, recvbuf, recvcount, B),
+                             B);
+      tmp = NULL;
+    } else {
+      tmp = nm_mpi_coll_sched_alloc(s, nsub * B);
+      nm_mpi_coll_sched_recv(s, 0, (node.parent + root) % p, tmp, nsub * B);
+      round = 1;
+    }
+    for (int i = 0; i < node.n_children; i++)
+      nm_mpi_coll_sched_send(s, round, (node.children[i] + root) % p, tmp + (size_t)(node.children[i] - v) * B,
+                             (size_t)(node.ends[i] - node.children[i]) * B);
+    if (tmp && !in_place) {
+      if (nm_coll_bytes(rd, recvcount) < B)
+        nm_mpi_coll_sched_set_error(s, MPI_ERR_TRUNCATE);
+      else
+        nm_mpi_coll_sched_unpack(s, round, rd, tmp, (MPI_Count)B, recvbuf, recvcount);
+    }
+  }
+  return nm_coll_end(s, comm, nb, req, fn);
+}
+
+NM_MPI_ALIAS(Scatter)
+int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+  return nm_coll_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0,
+                         __func__);
+}
+
+NM_MPI_ALIAS(Iscatter)
+int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                  MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+  return nm_coll_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1,
+                         __func__);
+}
+
+static int nm_coll_scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                            MPI_Request *req, int nb, const char *fn)
+{
+  struct nm_mpi_comm_s *c;
+  struct nm_mpi_datatype_s *sd = NULL, *rd = NULL;
+  nm_mpi_coll_sched_t *s = NULL;
+  int err = nm_coll_begin(comm, nb, req, &c);
+  int in_place = (recvbuf == MPI_IN_PLACE);
+  if (!err && (root < 0 || root >= c->size))
+    err = MPI_ERR_ROOT;
+  if (!err && in_place && c->rank != root)
+    err = MPI_ERR_BUFFER;
+  if (!err && c->rank == root) {
+    err = nm_coll_check_type(sendtype, 0, &sd);
+    if (!err)
+      err = nm_coll_check_counts(sendcounts, c->size);
+    if (!err && !displs)
+      err = MPI_ERR_ARG;
+  }
+  if (!err && !in_place)
+    err = nm_coll_check_type(recvtype, recvcount, &rd);
+  if (!err)
+    s = nm_coll_new(c, comm, &err);
+  if (err)
+    return nm_coll_error(c, comm, err, fn);
+  if (sd)
+    nm_mpi_coll_sched_hold_type(s, sendtype);
+  if (rd)
+    nm_mpi_coll_sched_hold_type(s, recvtype);
+
+  int p = c->size, r = c->rank;
+  if (r != root) {
+    size_t B = nm_coll_bytes(rd, recvcount);
+    if (B)
+      nm_mpi_coll_sched_recv(s, 0, root, nm_coll_packed_dst(s, 1, rd, recvbuf, recvcount, B), B);
+  } else {
+    for (int i = 0; i < p; i++) {
+      const void *src = nm_coll_at(sendbuf, displs[i], sd);
+      if (i == r) {
+        if (!in_place)
+          nm_coll_local_copy(s, 0, src, sendcounts[i], sd, recvbuf, recvcount, rd);
+        continue;
+      }
+      size_t B = nm_coll_bytes(sd, sendcounts[i]);
+      if (B)
+        nm_mpi_coll_sched_send(s, 0, i, nm_coll_packed_src(s, 0, sd, src, sendcounts[i], B), B);
+    }
+  }
+  return nm_coll_end(s, comm, nb, req, fn);
+}
+
+NM_MPI_ALIAS(Scatterv)
+int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+  return nm_coll_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0,
+                          __func__);
+}
+
+NM_MPI_ALIAS(Iscatterv)
+int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                   MPI_Request *request)
+{
+  return nm_coll_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
+                          1, __func__);
+}
+
+/* ---------------------------------------------------------------- Allgather, Allgatherv */
+
+/** Ring allgather of blocks of counts[i] x rd placed at recvbuf + displs[i] x extent. The own block comes from
+ *  (sendbuf, sendcount, sd), or is already in place when sendbuf is MPI_IN_PLACE. */
+static void nm_coll_allgather_ring(nm_mpi_coll_sched_t *s, const struct nm_mpi_comm_s *c, const void *sendbuf,
+                                   int sendcount, struct nm_mpi_datatype_s *sd, void *recvbuf, const int *counts,
+                                   const int *displs, struct nm_mpi_datatype_s *rd)
+{
+  int p = c->size, r = c->rank;
+  int in_place = (sendbuf == MPI_IN_PLACE);
+  size_t *bytes = nm_mpi_coll_sched_alloc(s, sizeof(size_t) * (size_t)p);
+  char **blk = nm_mpi_coll_sched_alloc(s, sizeof(char *) * (size_t)p);
+  size_t total = 0;
+  char *tmp = NULL;
+
+  if (!bytes || !blk)
+    return;
+  for (int i = 0; i < p; i++) {
+    bytes[i] = nm_coll_bytes(rd, counts[i]);
+    total += bytes[i];
+  }
+  if (total == 0)
+    return;
+  /* blocks travel packed: in place when the type is contiguous, else in a scratch buffer unpacked at the end */
+  if (!rd->contiguous)
+    tmp = nm_mpi_coll_sched_alloc(s, total);
+  for (size_t i = 0, off = 0; i < (size_t)p; off += bytes[i], i++)
+    blk[i] = tmp ? tmp + off : (char *)nm_coll_at(recvbuf, displs[i], rd) + rd->true_lb;
+  if (!in_place) {
+    if (nm_coll_bytes(sd, sendcount) != bytes[r])
+      nm_mpi_coll_sched_set_error(s, MPI_ERR_TRUNCATE);
+    else if (sd->contiguous)
+      nm_mpi_coll_sched_copy(s, 0, blk[r], (const char *)sendbuf + sd->true_lb, bytes[r]);
+    else
+      nm_mpi_coll_sched_pack(s, 0, sd, sendbuf, sendcount, blk[r]);
+  } else if (tmp) {
+    nm_mpi_coll_sched_pack(s, 0, rd, nm_coll_at(recvbuf, displs[r], rd), counts[r], blk[r]);
+  }
+  /* round k: send block r - k to the right, receive block r - k - 1 from the left */
+  for (int k = 0; k < p - 1; k++) {
+    int sb = (r - k + p) % p, rb = (r - k - 1 + p) % p;
+    if (bytes[sb])
+      nm_mpi_coll_sched_send(s, k, (r + 1) % p, blk[sb], bytes[sb]);
+    if (bytes[rb])
+      nm_mpi_coll_sched_recv(s, k, (r - 1 + p) % p, blk[rb], bytes[rb]);
+  }
+  if (tmp)
+    for (int i = 0; i < p; i++)
+      if (i != r || !in_place)
+        nm_mpi_coll_sched_unpack(s, p - 1, rd, blk[i], (MPI_Count)bytes[i], nm_coll_at(recvbuf, displs[i], rd),
+                                 counts[i]);
+}
+
+static int nm_coll_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                              const int recvcounts[], const int displs[], int recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+{
+  struct nm_mpi_comm_s *c;
+  struct nm_mpi_datatype_s *sd = NULL, *rd = NULL;
+  nm_mpi_coll_sched_t *s = NULL;
+  int err = nm_coll_begin(comm, nb, req, &c);
+  int in_place = (sendbuf == MPI_IN_PLACE);
+  if (!err && !in_place)
+    err = nm_coll_check_type(sendtype, sendcount, &sd);
+  if (!err)
+    err = nm_coll_check_type(recvtype, recvcounts ? 0 : recvcount, &rd);
+  if (!err && recvcounts)
+    err = nm_coll_check_counts(recvcounts, c->size);
+  if (!err && recvcounts && !displs)
+    err = MPI_ERR_ARG;
+  if (!err)
+    s = nm_coll_new(c, comm, &err);
+  if (err)
+    return nm_coll_error(c, comm, err, fn);
+  if (sd)
+    nm_mpi_coll_sched_hold_type(s, sendtype);
+  nm_mpi_coll_sched_hold_type(s, recvtype);
+  if (!recvcounts) {
+    /* Allgather: equal blocks one after the other */
+    int *cnt = nm_mpi_coll_sched_alloc(s, sizeof(int) * (size_t)c->size);
+    int *dis = nm_mpi_coll_sched_alloc(s, sizeof(int) * (size_t)c->size);
+    if (cnt && dis)
+      for (int i = 0; i < c->size; i++) {
+        cnt[i] = recvcount;
+        dis[i] = i * recvcount;
+      }
+    recvcounts = cnt;
+    displs = dis;
+  }
+  if (recvcounts && displs)
+    nm_coll_allgather_ring(s, c, sendbuf, sendcount, sd, recvbuf, recvcounts, displs, rd);
+  return nm_coll_end(s, comm, nb, req, fn);
+}
+
+NM_MPI_ALIAS(Allgather)
+int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                   MPI_Datatype recvtype, MPI_Comm comm)
+{
+  return nm_coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm, NULL, 0,
+                            __func__);
+}
+
+NM_MPI_ALIAS(Iallgather)
+int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+  return nm_coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm, request,
+                            1, __func__);
+}
+
+NM_MPI_ALIAS(Allgatherv)
+int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+  if (!recvcounts)
+    return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
+  return nm_coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, comm, NULL, 0,
+                            __func__);
+}
+
+NM_MPI_ALIAS(Iallgatherv)
+int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request *request)
+{
+  if (!recvcounts)
+    return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
+  return nm_coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, comm, request,
+                            1, __func__);
+}
+
+/* ---------------------------------------------------------------- Alltoall, Alltoallv */
+
+/** Pairwise exchange: round k - 1 sends to rank + k and receives from rank - k. With MPI_IN_PLACE, every
+ *  outgoing block is first copied (packed) out of recvbuf, since incoming blocks overwrite it. */
+static void nm_coll_alltoall_pairwise(nm_mpi_coll_sched_t *s, const struct nm_mpi_comm_s *c, const void *sendbuf,
+                                      const int *scounts, const int *sdispls, struct nm_mpi_datatype_s *sd,
+                                      void *recvbuf, const int *rcounts, const int *rdispls,
+                                      struct nm_mpi_datatype_s *rd)
+{
+  int p = c->size, r = c->rank;
+  int in_place = (sendbuf == MPI_IN_PLACE);
+  const void **out = nm_mpi_coll_sched_alloc(s, sizeof(void *) * (size_t)p);
+  if (!out)
+    return;
+  if (in_place) {
+    sendbuf = recvbuf;
+    scounts = rcounts;
+    sdispls = rdispls;
+    sd = rd;
+  }
+  for (int i = 0; i < p; i++) {
+    size_t b = nm_coll_bytes(sd, scounts[i]);
+    out[i] = NULL;
+    if (i == r || b == 0)
+      continue;
+    const void *src = nm_coll_at(sendbuf, sdispls[i], sd);
+    if (in_place) {
+      void *tmp = nm_mpi_coll_sched_alloc(s, b);
+      if (tmp)
+        nm_mpi_coll_sched_pack(s, 0, sd, src, scounts[i], tmp);
+      out[i] = tmp;
+    } else {
+      out[i] = nm_coll_packed_src(s, 0, sd, src, scounts[i], b);
+    }
+  }
+  if (!in_place)
+    nm_coll_local_copy(s, 0, nm_coll_at(sendbuf, sdispls[r], sd), scounts[r], sd,
+                       nm_coll_at(recvbuf, rdispls[r], rd), rcounts[r], rd);
+  for (int k = 1; k < p; k++) {
+    int dst = (r + k) % p, src = (r - k + p) % p;
+    size_t sb = nm_coll_bytes(sd, scounts[dst]), rb = nm_coll_bytes(rd, rcounts[src]);
+    if (sb)
+      nm_mpi_coll_sched_send(s, k - 1, dst, out[dst], sb);
+    if (rb)
+      nm_mpi_coll_sched_recv(
+          s, k - 1, src, nm_coll_packed_dst(s, k, rd, nm_coll_at(recvbuf, rdispls[src], rd), rcounts[src], rb), rb);
+  }
+}
+
+static int nm_coll_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], int sendcount,
+                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                             int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req, int nb,
+                             const char *fn)
+{
+  struct nm_mpi_comm_s *c;
+  struct nm_mpi_datatype_s *sd = NULL, *rd = NULL;
+  nm_mpi_coll_sched_t *s = NULL;
+  int vector = (recvcounts != NULL);
+  int err = nm_coll_begin(comm, nb, req, &c);
+  int in_place = (sendbuf == MPI_IN_PLACE);
+  if (!err && !in_place) {
+    err = nm_coll_check_type(sendtype, vector ? 0 : sendcount, &sd);
+    if (!err && vector)
+      err = nm_coll_check_counts(sendcounts, c->size);
+    if (!err && vector && !sdispls)
+      err = MPI_ERR_ARG;
+  }
+  if (!err) {
+    err = nm_coll_check_type(recvtype, vector ? 0 : recvcount, &rd);
+    if (!err && vector)
+      err = nm_coll_check_counts(recvcounts, c->size);
+    if (!err && vector && !rdispls)
+      err = MPI_ERR_ARG;
+  }
+  if (!err)
+    s = nm_coll_new(c, comm, &err);
+  if (err)
+    return nm_coll_error(c, comm, err, fn);
+  if (sd)
+    nm_mpi_coll_sched_hold_type(s, sendtype);
+  nm_mpi_coll_sched_hold_type(s, recvtype);
+  if (!vector) {
+    int p = c->size;
+    int *a = nm_mpi_coll_sched_alloc(s, sizeof(int) * 4 * (size_t)p);
+    if (a) {
+      for (int i = 0; i < p; i++) {
+        a[i] = sendcount;
+        a[p + i] = i * sendcount;
+        a[2 * p + i] = recvcount;
+        a[3 * p + i] = i * recvcount;
+      }
+      sendcounts = a;
+      sdispls = a + p;
+      recvcounts = a + 2 * p;
+      rdispls = a + 3 * p;
+    }
+  }
+  if (recvcounts)
+    nm_coll_alltoall_pairwise(s, c, sendbuf, sendcounts, sdispls, sd, recvbuf, recvcounts, rdispls, rd);
+  return nm_coll_end(s, comm, nb, req, fn);
+}
+
+NM_MPI_ALIAS(Alltoall)
+int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm)
+{
+  return nm_coll_alltoallv(sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm,
+                           NULL, 0, __func__);
+}
+
+NM_MPI_ALIAS(Ialltoall)
+int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+  return nm_coll_alltoallv(sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm,
+                           request, 1, __func__);
+}
+
+NM_MPI_ALIAS(Alltoallv)
+int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+  if (!recvcounts)
+    return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
+  return nm_coll_alltoallv(sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts, rdispls, 0, recvtype,
+                           comm, NULL, 0, __func__);
+}
+
+NM_MPI_ALIAS(Ialltoallv)
+int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                    void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request *request)
+{
+  if (!recvcounts)
+    return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
+  return nm_coll_alltoallv(sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts, rdispls, 0, recvtype,
+                           comm, request, 1, __func__);
+}
+
+/* ---------------------------------------------------------------- reductions */
+
+/** Checks shared by every reduction; @p count < 0 is MPI_ERR_COUNT. */
+static int nm_coll_red_begin(MPI_Comm comm, int nb, MPI_Request *req, int count, MPI_Datatype datatype, MPI_Op op,
+                             struct nm_mpi_comm_s **c, struct nm_mpi_datatype_s **d, struct nm_mpi_op_s **o)
+{
+  int err = nm_coll_begin(comm, nb, req, c);
+  if (!err)
+    err = nm_coll_check_type(datatype, count, d);
+  if (!err)
+    err = nm_coll_check_op(op, datatype, o);
+  return err;
+}
+
+static int nm_coll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                          int root, MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+{
+  struct nm_mpi_comm_s *c;
+  struct nm_mpi_datatype_s *d = NULL;
+  struct nm_mpi_op_s *o = NULL;
+  nm_mpi_coll_sched_t *s = NULL;
+  int err = nm_coll_red_begin(comm, nb, req, count, datatype, op, &c, &d, &o);
+  if (!err && (root < 0 || root >= c->size))
+    err = MPI_ERR_ROOT;
+  if (!err && sendbuf == MPI_IN_PLACE && c->rank != root)
+    err = MPI_ERR_BUFFER;
+  if (!err)
+    s = nm_coll_new(c, comm, &err);
+  if (err)
+    return nm_coll_error(c, comm, err, fn);
+  nm_mpi_coll_sched_hold_type(s, datatype);
+  if (count > 0 && nm_coll_bytes(d, count) > 0) {
+    struct nm_coll_red_s R;
+    const void *result;
+    nm_coll_red_init(&R, s, c, d, datatype, count, op, o);
+    int round = nm_coll_reduce_tree(&R, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, root, o->commute, &result);
+    if (c->rank == root)
+      nm_coll_red_store(&R, round, result, recvbuf);
+  }
+  return nm_coll_end(s, comm, nb, req, fn);
+}
+
+NM_MPI_ALIAS(Reduce)
+int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                MPI_Comm comm)
+{
+  return nm_coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, NULL, 0, __func__);
+}
+
+NM_MPI_ALIAS(Ireduce)
+int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                 MPI_Comm comm, MPI_Request *request)
+{
+  return nm_coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, 1, __func__);
+}
+
+static int nm_coll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+{
+  struct nm_mpi_comm_s *c;
+  struct nm_mpi_datatype_s *d = NULL;
+  struct nm_mpi_op_s *o = NULL;
+  nm_mpi_coll_sched_t *s = NULL;
+  int err = nm_coll_red_begin(comm, nb, req, count, datatype, op, &c, &d, &o);
+  if (!err)
+    s = nm_coll_new(c, comm, &err);
+  if (err)
+    return nm_coll_error(c, comm, err, fn);
+  nm_mpi_coll_sched_hold_type(s, datatype);
+  if (count > 0 && nm_coll_bytes(d, count) > 0) {
+    struct nm_coll_red_s R;
+    nm_coll_red_init(&R, s, c, d, datatype, count, op, o);
+    if (sendbuf == MPI_IN_PLACE) {
+      if (c->size > 1)
+        nm_coll_allreduce_rd(&R, recvbuf, recvbuf);
+    } else {
+      nm_coll_allreduce_rd(&R, sendbuf, recvbuf);
+    }
+  }
+  return nm_coll_end(s, comm, nb, req, fn);
+}
+
+NM_MPI_ALIAS(Allreduce)
+int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+  return nm_coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, NULL, 0, __func__);
+}
+
+NM_MPI_ALIAS(Iallreduce)
+int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                    MPI_Request *request)
+{
+  return nm_coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, request, 1, __func__);
+}
+
+int nm_mpi_coll_allreduce_int_max(MPI_Comm comm, int *values, int n)
+{
+  struct nm_mpi_comm_s *c = nm_mpi_comm_get(comm);
+  nm_mpi_coll_sched_t *s;
+  struct nm_coll_red_s R;
+  if (!c || c->is_inter)
+    return MPI_ERR_COMM;
+  if (n < 0 || (n > 0 && !values))
+    return MPI_ERR_ARG;
+  s = nm_mpi_coll_sched_new(c, comm);
+  if (!s)
+    return MPI_ERR_NO_MEM;
+  if (n > 0 && c->size > 1) {
+    nm_coll_red_init(&R, s, c, NULL, MPI_INT, n, MPI_MAX, NULL);
+    nm_coll_allreduce_rd(&R, values, values);
+  }
+  return nm_mpi_coll_sched_run(s);
+}
+
+/** Reduce_scatter: reduce the sum of @p counts elements to rank 0, which sends each member its piece. */
+static int nm_coll_reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], int recvcount,
+                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *req, int nb,
+                                  const char *fn)
+{
+  struct nm_mpi_comm_s *c;
+  struct nm_mpi_datatype_s *d = NULL;
+  struct nm_mpi_op_s *o = NULL;
+  nm_mpi_coll_sched_t *s = NULL;
+  long long total = 0;
+  int err = nm_coll_red_begin(comm, nb, req, recvcounts ? 0 : recvcount, datatype, op, &c, &d, &o);
+  if (!err && recvcounts)
+    err = nm_coll_check_counts(recvcounts, c->size);
+  if (!err) {
+    for (int i = 0; i < c->size; i++)
+      total += recvcounts ? recvcounts[i] : recvcount;
+    if (total > 0x7fffffff)
+      err = MPI_ERR_COUNT;
+  }
+  if (!err)
+    s = nm_coll_new(c, comm, &err);
+  if (err)
+    return nm_coll_error(c, comm, err, fn);
+  nm_mpi_coll_sched_hold_type(s, datatype);
+
+  int p = c->size, r = c->rank;
+  size_t esize = nm_coll_bytes(d, 1);
+  if (total > 0 && esize > 0) {
+    struct nm_coll_red_s R;
+    const void *result;
+    const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    nm_coll_red_init(&R, s, c, d, datatype, (int)total, op, o);
+    int round = nm_coll_reduce_tree(&R, in, 0, o->commute, &result);
+    int mycount = recvcounts ? recvcounts[r] : recvcount;
+    size_t mybytes = (size_t)mycount * esize;
+    if (r == 0) {
+      const char *packed = nm_coll_red_packed(&R, round, result);
+      size_t off = 0;
+      for (int i = 0; i < p; i++) {
+        int cnt = recvcounts ? recvcounts[i] : recvcount;
+        size_t b = (size_t)cnt * esize;
+        if (i == 0) {
+          if (!(d->contiguous && packed + off == (const char *)recvbuf + d->true_lb))
+            nm_mpi_coll_sched_unpack(s, round, d, packed + off, (MPI_Count)b, recvbuf, cnt);
+        } else if (b) {
+          nm_mpi_coll_sched_send(s, round, i, packed + off, b);
+        }
+        off += b;
+      }
+    } else if (mybytes) {
+      nm_mpi_coll_sched_recv(s, round, 0, nm_coll_packed_dst(s, round + 1, d, recvbuf, mycount, mybytes), mybytes);
+    }
+  }
+  return nm_coll_end(s, comm, nb, req, fn);
+}
+
+NM_MPI_ALIAS(Reduce_scatter)
+int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm)
+{
+  if (!recvcounts)
+    return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
+  return nm_coll_reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, NULL, 0, __func__);
+}
+
+NM_MPI_ALIAS(Ireduce_scatter)
+int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+  if (!recvcounts)
+    return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
+  return nm_coll_reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, request, 1, __func__);
+}
+
+NM_MPI_ALIAS(Reduce_scatter_block)
+int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                              MPI_Comm comm)
+{
+  return nm_coll_reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, NULL, 0, __func__);
+}
+
+NM_MPI_ALIAS(Ireduce_scatter_block)
+int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                               MPI_Comm comm, MPI_Request *request)
+{
+  return nm_coll_reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, request, 1, __func__);
+}
+
+/** Scan (inclusive) and Exscan: linear chain, rank r receives x0 op ... op x(r-1) from r - 1, combines it with its
+ *  own data and passes the result to r + 1. */
+static int nm_coll_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                        MPI_Comm comm, int exclusive, MPI_Request *req, int nb, const char *fn)
+{
+  struct nm_mpi_comm_s *c;
+  struct nm_mpi_datatype_s *d = NULL;
+  struct nm_mpi_op_s *o = NULL;
+  nm_mpi_coll_sched_t *s = NULL;
+  int err = nm_coll_red_begin(comm, nb, req, count, datatype, op, &c, &d, &o);
+  if (!err)
+    s = nm_coll_new(c, comm, &err);
+  if (err)
+    return nm_coll_error(c, comm, err, fn);
+  nm_mpi_coll_sched_hold_type(s, datatype);
+
+  int p = c->size, r = c->rank;
+  if (count > 0 && nm_coll_bytes(d, count) > 0) {
+    struct nm_coll_red_s R;
+    const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    nm_coll_red_init(&R, s, c, d, datatype, count, op, o);
+    if (r == 0) {
+      const void *own = nm_coll_red_view(&R, 0, in);
+      if (!exclusive && in != recvbuf)
+        nm_coll_red_store(&R, 0, own, recvbuf);
+      if (p > 1)
+        nm_coll_red_send(&R, 0, 1, own);
+    } else {
+      void *prev = nm_coll_red_work(&R);
+      void *acc = NULL;
+      if (!exclusive || r < p - 1) {
+        acc = nm_coll_red_work(&R);
+        nm_coll_red_load(&R, 0, acc, in); /* before recvbuf is overwritten (MPI_IN_PLACE) */
+      }
+      nm_coll_red_recv(&R, 0, r - 1, prev);
+      if (acc)
+        nm_coll_red_apply(&R, 1, prev, acc); /* acc = (x0 op ... op x(r-1)) op x(r) */
+      if (acc && r < p - 1)
+        nm_coll_red_send(&R, 1, r + 1, acc);
+      nm_coll_red_store(&R, 1, exclusive ? prev : acc, recvbuf);
+    }
+  }
+  return nm_coll_end(s, comm, nb, req, fn);
+}
+
+NM_MPI_ALIAS(Scan)
+int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+  return nm_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, 0, NULL, 0, __func__);
+}
+
+NM_MPI_ALIAS(Iscan)
+int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+               MPI_Request *request)
+{
+  return nm_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, 0, request, 1, __func__);
+}
+
+NM_MPI_ALIAS(Exscan)
+int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+  return nm_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, 1, NULL, 0, __func__);
+}
+
+NM_MPI_ALIAS(Iexscan)
+int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                 MPI_Request *request)
+{
+  return nm_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, 1, request, 1, __func__);
+}

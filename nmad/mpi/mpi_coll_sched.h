@@ -1,0 +1,64 @@
+/**
+ * @file mpi_coll_sched.h
+ * @brief Private to mpi_coll.c / mpi_coll_sched.c: the schedule engine that runs every collective of the MPI shim.
+ *
+ * A collective is built as a list of *rounds*. A round is an ordered list of operations: local ones (copy, pack,
+ * unpack, reduction) run at once, in order, when the round starts; communications (nm_sr_isend / nm_sr_irecv of
+ * contiguous bytes on the communicator's collective context) are posted in order. The next round starts when
+ * every communication of the current one has completed. Rounds advance from nmad request monitors, so a
+ * collective progresses whenever nmad progresses (any MPI call that progresses, another request's wait), not only
+ * in MPI_Wait/MPI_Test of its own request.
+ *
+ * All messages of one collective use one nmad tag, nm_mpi_coll_tag(comm, comm->coll_seq) taken when the schedule
+ * is created: every member starts the collectives of a communicator in the same order, so concurrent collectives
+ * never mix, and within a collective nmad's per-(gate, tag) non-overtaking order pairs the k-th send from A to B
+ * with the k-th receive B posts from A (the algorithms post both in the same order).
+ *
+ * Building is allocation-checked: the first failure is remembered and reported by start (MPI_ERR_NO_MEM), so
+ * algorithm code does not test every call. Nothing is posted before nm_mpi_coll_sched_start().
+ */
+#ifndef NM_MPI_COLL_SCHED_H
+#define NM_MPI_COLL_SCHED_H
+
+#include "nm_mpi_private.h"
+
+typedef struct nm_mpi_coll_sched_s nm_mpi_coll_sched_t;
+
+/** New empty schedule on @p c (intracommunicator), taking the next collective sequence number (its tag).
+ *  @return NULL when out of memory (the sequence number is then not consumed). */
+nm_mpi_coll_sched_t *nm_mpi_coll_sched_new(struct nm_mpi_comm_s *c, MPI_Comm comm);
+/** Free a schedule that was never started. */
+void nm_mpi_coll_sched_destroy(nm_mpi_coll_sched_t *s);
+
+/** Scratch memory of @p len bytes, freed with the schedule (NULL only for len 0 or on failure, then recorded). */
+void *nm_mpi_coll_sched_alloc(nm_mpi_coll_sched_t *s, size_t len);
+/** Record a build error (MPI class; the first one wins): start then fails with it. */
+void nm_mpi_coll_sched_set_error(nm_mpi_coll_sched_t *s, int err);
+/** Keep a reference on a datatype until the schedule is released (the user may free it meanwhile). */
+void nm_mpi_coll_sched_hold_type(nm_mpi_coll_sched_t *s, MPI_Datatype dt);
+
+/* Operations, appended to round @p round (>= 0; rounds are created on demand; empty rounds are skipped).
+ * Buffers must stay valid until the schedule completes. */
+void nm_mpi_coll_sched_send(nm_mpi_coll_sched_t *s, int round, int peer, const void *buf, size_t len);
+void nm_mpi_coll_sched_recv(nm_mpi_coll_sched_t *s, int round, int peer, void *buf, size_t len);
+void nm_mpi_coll_sched_copy(nm_mpi_coll_sched_t *s, int round, void *dst, const void *src, size_t len);
+void nm_mpi_coll_sched_pack(nm_mpi_coll_sched_t *s, int round, struct nm_mpi_datatype_s *d, const void *buf,
+                            MPI_Count count, void *out);
+void nm_mpi_coll_sched_unpack(nm_mpi_coll_sched_t *s, int round, struct nm_mpi_datatype_s *d, const void *in,
+                              MPI_Count bytes, void *buf, MPI_Count count);
+/** inout = in op inout (nm_mpi_op_apply). */
+void nm_mpi_coll_sched_reduce(nm_mpi_coll_sched_t *s, int round, MPI_Op op, const void *in, void *inout, int count,
+                              MPI_Datatype dt);
+/** inout[i] = max(in[i], inout[i]) on ints, without the op table (context agreement runs before it may exist). */
+void nm_mpi_coll_sched_int_max(nm_mpi_coll_sched_t *s, int round, const int *in, int *inout, int count);
+
+/** Post round 0 (and every round that completes at once). @return MPI_SUCCESS or the build error; on error the
+ *  schedule is destroyed. */
+int nm_mpi_coll_sched_start(nm_mpi_coll_sched_t *s);
+/** Start (if not yet), progress until done, destroy. @return MPI_SUCCESS or an MPI error class. */
+int nm_mpi_coll_sched_run(nm_mpi_coll_sched_t *s);
+/** Start and wrap into an MPI request of kind NM_MPI_REQ_COLL (progress/release set). On error the schedule is
+ *  destroyed and *req set to MPI_REQUEST_NULL. @return MPI_SUCCESS or an MPI error class. */
+int nm_mpi_coll_sched_request(nm_mpi_coll_sched_t *s, MPI_Request *req);
+
+#endif /* NM_MPI_COLL_SCHED_H */

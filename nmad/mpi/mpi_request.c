@@ -1,0 +1,873 @@
+/**
+ * @file mpi_request.c
+ * @brief MPI requests: the request table, starting point-to-point transfers on nmad's sendrecv interface,
+ *        completion (status, unpacking), and every wait/test variant, cancel, free, persistent start.
+ *
+ * Waiting never busy-polls forever (DESIGN.md rule 2): a single request is waited for with nm_core_wait_flag()
+ * on its nmad request's completion flag (spin briefly, yield, then block in the drivers); several requests
+ * (Waitany/Waitsome) with one flag that every request's monitor raises; while non-blocking collectives are
+ * active, with nm_core_wait() (returns at every nmad event) followed by a pass over their progress functions,
+ * so that they advance while the application blocks in any MPI call (MPI-3.1 3.7.4, progress rule).
+ * See nm_mpi_p2p.h for the life cycle of a request.
+ */
+#include "nm_mpi_p2p.h"
+#include <stdlib.h>
+#include <string.h>
+
+#define NM_MPI_FIRST_REQUEST 1
+#define NM_MPI_FIRST_MESSAGE (MPI_MESSAGE_NO_PROC + 1)
+/* Longest sleep in the drivers while collectives need their progress functions called (they also run at
+ * every nmad event, this only bounds the wait when nothing happens). */
+#define NM_MPI_COLL_POLL_NS 1000000ULL
+
+/* ---------------------------------------------------------------- statuses */
+
+void nm_mpi_status_empty(MPI_Status *s)
+{
+  s->MPI_SOURCE = MPI_ANY_SOURCE;
+  s->MPI_TAG = MPI_ANY_TAG;
+  s->MPI_ERROR = MPI_SUCCESS;
+  s->nm_cancelled = 0;
+  s->nm_count = 0;
+}
+
+void nm_mpi_status_proc_null(MPI_Status *s)
+{
+  nm_mpi_status_empty(s);
+  s->MPI_SOURCE = MPI_PROC_NULL;
+}
+
+void nm_mpi_status_out(MPI_Status *dst, const MPI_Status *src, int with_error)
+{
+  if (dst == MPI_STATUS_IGNORE)
+    return;
+  int err = dst->MPI_ERROR;
+  *dst = *src;
+  if (!with_error && src->MPI_ERROR == MPI_SUCCESS)
+    dst->MPI_ERROR = err;
+}
+
+int nm_mpi_source_rank(MPI_Comm comm, nm_gate_t gate)
+{
+  struct nm_mpi_comm_s *c = nm_mpi_comm_get(comm);
+  int rank = -1;
+  if (c)
+    rank = nm_mpi_comm_rank_of_gate(c, gate);
+  else if (nm_launcher_get_rank_of_gate(nm_mpi.launcher, gate, &rank))
+    rank = -1;
+  return rank < 0 ? MPI_ANY_SOURCE : rank;
+}
+
+/* ---------------------------------------------------------------- the table */
+
+MPI_Request nm_mpi_request_new(int kind, struct nm_mpi_request_s **out)
+{
+  struct nm_mpi_request_s *r = calloc(1, sizeof(*r));
+  int h = r ? nm_mpi_table_add(&nm_mpi.requests, r) : -1;
+  if (h < 0) {
+    free(r);
+    if (out)
+      *out = NULL;
+    return MPI_REQUEST_NULL;
+  }
+  r->kind = kind;
+  r->active = 1;
+  r->comm = MPI_COMM_NULL;
+  r->datatype = MPI_DATATYPE_NULL;
+  r->peer = MPI_PROC_NULL;
+  nm_mpi_status_empty(&r->status);
+  if (kind == NM_MPI_REQ_DONE)
+    r->completed = 1;
+  if (out)
+    *out = r;
+  return h;
+}
+
+struct nm_mpi_request_s *nm_mpi_request_get(MPI_Request r)
+{
+  return nm_mpi_table_get(&nm_mpi.requests, r);
+}
+
+static int nm_mpi_request_is_p2p(const struct nm_mpi_request_s *r)
+{
+  return r->kind == NM_MPI_REQ_SEND || r->kind == NM_MPI_REQ_RECV;
+}
+
+/* Free a request object that no nmad request refers to any more. */
+static void nm_mpi_request_destroy(MPI_Request h, struct nm_mpi_request_s *r)
+{
+  if (r->kind == NM_MPI_REQ_COLL && r->release)
+    r->release(r);
+  if (nm_mpi_request_is_p2p(r) && r->datatype != MPI_DATATYPE_NULL)
+    nm_mpi_datatype_unref(r->datatype);
+  free(r->tmp);
+  if (h == MPI_REQUEST_NULL) /* called from a monitor: find the handle (only freed requests get here) */
+    for (int i = NM_MPI_FIRST_REQUEST; i < nm_mpi.requests.n; i++)
+      if (nm_mpi_table_get(&nm_mpi.requests, i) == r) {
+        h = i;
+        break;
+      }
+  nm_mpi_table_remove(&nm_mpi.requests, h);
+  free(r);
+}
+
+void nm_mpi_request_release(MPI_Request *handle)
+{
+  struct nm_mpi_request_s *r = nm_mpi_request_get(*handle);
+  if (r && r->persistent && !r->user_freed) {
+    r->active = 0; /* inactive, handle kept (MPI-3.1 3.9) */
+    return;
+  }
+  if (r)
+    nm_mpi_request_destroy(*handle, r);
+  *handle = MPI_REQUEST_NULL;
+}
+
+/* ---------------------------------------------------------------- completion */
+
+/* The nmad request of a point-to-point MPI request completed: fill the status, unpack, free temporaries. */
+static void nm_mpi_request_complete(struct nm_mpi_request_s *r)
+{
+  MPI_Status *s = &r->status;
+  int err = r->nreq.status;
+  nm_mpi_status_empty(s);
+  if (r->kind == NM_MPI_REQ_SEND) {
+    s->MPI_SOURCE = r->peer;
+    s->MPI_TAG = r->tag;
+    s->MPI_ERROR = nm_mpi_from_nm_err(err);
+  } else if (err == -NM_ECANCELED) {
+    s->nm_cancelled = 1; /* MPI-3.1 3.8.4: a cancelled receive completes successfully, nothing received */
+  } else {
+    nm_gate_t gate = NULL;
+    nm_tag_t tag = 0;
+    nm_len_t len = 0;
+    s->MPI_SOURCE = r->peer;
+    if (r->peer == MPI_ANY_SOURCE && nm_sr_recv_source(nm_mpi.session, &r->nreq, &gate) == 0 && gate)
+      s->MPI_SOURCE = nm_mpi_source_rank(r->comm, gate);
+    s->MPI_TAG = r->tag;
+    if (r->tag == MPI_ANY_TAG && nm_sr_recv_get_tag(nm_mpi.session, &r->nreq, &tag) == 0)
+      s->MPI_TAG = (int)(uint32_t)tag;
+    nm_sr_get_size(nm_mpi.session, &r->nreq, &len);
+    if (r->tmp && len) {
+      struct nm_mpi_datatype_s *d = nm_mpi_datatype_get(r->datatype);
+      if (d)
+        nm_mpi_datatype_unpack(d, r->tmp, (MPI_Count)len, r->buf, r->count);
+    }
+    s->nm_count = (long long)len;
+    s->MPI_ERROR = nm_mpi_from_nm_err(err);
+  }
+  free(r->tmp);
+  r->tmp = NULL;
+  r->completed = 1;
+}
+
+/* Monitor of every point-to-point nmad request: wakes a multi-request wait, destroys freed requests. */
+static void nm_mpi_request_notify(nm_sr_request_t *req, unsigned event, void *ref)
+{
+  (void)event;
+  struct nm_mpi_request_s *r = ref;
+  volatile int *waiter = nm_sr_request_get_ref(req);
+  if (waiter)
+    *waiter = 1;
+  if (r->user_freed) {
+    nm_mpi_request_complete(r);
+    nm_mpi_request_destroy(MPI_REQUEST_NULL, r);
+  }
+}
+
+int nm_mpi_request_check(struct nm_mpi_request_s *r)
+{
+  if (r->completed || !r->active)
+    return 1;
+  switch (r->kind) {
+  case NM_MPI_REQ_SEND:
+  case NM_MPI_REQ_RECV:
+    if (!r->nreq.completed)
+      return 0;
+    nm_mpi_request_complete(r);
+    return 1;
+  case NM_MPI_REQ_COLL: {
+    int rc = r->progress ? r->progress(r) : 1;
+    if (rc == 0)
+      return 0;
+    if (rc < 0)
+      r->status.MPI_ERROR = -rc;
+    r->completed = 1;
+    return 1;
+  }
+  default:
+    r->completed = 1;
+    return 1;
+  }
+}
+
+/* Progress every active non-blocking collective once. @return how many are still running. */
+static int nm_mpi_progress_colls(void)
+{
+  int running = 0;
+  /* The table may grow while progress functions run (they create requests): index it afresh each time. */
+  for (int h = NM_MPI_FIRST_REQUEST; h < nm_mpi.requests.n; h++) {
+    struct nm_mpi_request_s *r = nm_mpi_table_get(&nm_mpi.requests, h);
+    if (r && r->kind == NM_MPI_REQ_COLL && r->active && !r->completed && !nm_mpi_request_check(r))
+      running++;
+  }
+  return running;
+}
+
+void nm_mpi_poll(void)
+{
+  nm_core_progress(nm_mpi.core);
+  nm_mpi_progress_colls();
+}
+
+void nm_mpi_wait_event(void)
+{
+  nm_mpi_progress_colls();
+  nm_core_wait(nm_mpi.core, nm_core_time_ns() + NM_MPI_COLL_POLL_NS);
+}
+
+int nm_mpi_request_test(struct nm_mpi_request_s *r)
+{
+  if (!r->completed && r->active && nm_mpi_request_is_p2p(r) && !r->nreq.completed)
+    nm_core_progress(nm_mpi.core);
+  return nm_mpi_request_check(r);
+}
+
+void nm_mpi_request_wait(struct nm_mpi_request_s *r)
+{
+  while (!nm_mpi_request_check(r)) {
+    int colls = nm_mpi_progress_colls();
+    if (nm_mpi_request_check(r))
+      break;
+    if (colls || !nm_mpi_request_is_p2p(r))
+      nm_core_wait(nm_mpi.core, nm_core_time_ns() + NM_MPI_COLL_POLL_NS);
+    else
+      nm_core_wait_flag(nm_mpi.core, &r->nreq.completed, 0);
+  }
+}
+
+/* None of the @p n requests is complete: block until one of them may be. */
+static void nm_mpi_wait_any_event(struct nm_mpi_request_s **rs, int n)
+{
+  if (nm_mpi_progress_colls()) {
+    nm_core_wait(nm_mpi.core, nm_core_time_ns() + NM_MPI_COLL_POLL_NS);
+    return;
+  }
+  volatile int flag = 0;
+  for (int i = 0; i < n; i++) {
+    struct nm_mpi_request_s *r = rs[i];
+    if (!r || r->completed || !r->active)
+      continue;
+    if (!nm_mpi_request_is_p2p(r) || r->nreq.completed) {
+      flag = 1; /* nothing to wait for: let the caller check again */
+      break;
+    }
+    nm_sr_request_set_ref(&r->nreq, (void *)&flag);
+  }
+  if (!flag)
+    nm_core_wait_flag(nm_mpi.core, &flag, 0);
+  for (int i = 0; i < n; i++)
+    if (rs[i] && nm_mpi_request_is_p2p(rs[i]))
+      nm_sr_request_set_ref(&rs[i]->nreq, NULL);
+}
+
+/* ---------------------------------------------------------------- starting */
+
+int nm_mpi_request_start(struct nm_mpi_request_s *r)
+{
+  if (!nm_mpi_request_is_p2p(r)) {
+    r->active = 1;
+    return MPI_SUCCESS;
+  }
+  struct nm_mpi_comm_s *c = nm_mpi_comm_get(r->comm);
+  struct nm_mpi_datatype_s *d = nm_mpi_datatype_get(r->datatype);
+  if (!c)
+    return MPI_ERR_COMM;
+  if (!d)
+    return MPI_ERR_TYPE;
+  free(r->tmp);
+  r->tmp = NULL;
+  r->active = 1;
+  r->completed = 0;
+  nm_mpi_status_empty(&r->status);
+  if (r->peer == MPI_PROC_NULL) {
+    nm_mpi_status_proc_null(&r->status);
+    r->completed = 1;
+    return MPI_SUCCESS;
+  }
+  nm_len_t len = (nm_len_t)nm_mpi_datatype_packed_size(d, r->count);
+  void *ptr = len ? nm_mpi_datatype_contig_ptr(d, r->buf) : NULL;
+  int err;
+  if (r->kind == NM_MPI_REQ_SEND) {
+    nm_gate_t gate = nm_mpi_comm_gate(c, r->peer);
+    if (!gate)
+      return MPI_ERR_RANK;
+    if (len && (!d->contiguous || r->mode == NM_MPI_MODE_BUFFERED)) {
+      if (!(r->tmp = malloc(len)))
+        return MPI_ERR_NO_MEM;
+      nm_mpi_datatype_pack(d, r->buf, r->count, r->tmp);
+      ptr = r->tmp;
+    }
+    nm_sr_send_init(nm_mpi.session, &r->nreq);
+    if (r->prio)
+      nm_sr_send_set_priority(nm_mpi.session, &r->nreq, r->prio);
+    nm_sr_request_set_monitor(nm_mpi.session, &r->nreq, NM_EVENT_SEND_COMPLETED, nm_mpi_request_notify, r);
+    nm_tag_t tag = nm_mpi_p2p_tag(c, r->tag);
+    if (r->mode == NM_MPI_MODE_SYNC)
+      err = nm_sr_send_issend(nm_mpi.session, &r->nreq, gate, tag, ptr, len);
+    else
+      err = nm_sr_send_isend(nm_mpi.session, &r->nreq, gate, tag, ptr, len);
+  } else {
+    nm_gate_t gate = NM_ANY_GATE;
+    if (r->peer != MPI_ANY_SOURCE && !(gate = nm_mpi_comm_gate(c, r->peer)))
+      return MPI_ERR_RANK;
+    nm_tag_t tag = nm_mpi_p2p_tag(c, r->tag == MPI_ANY_TAG ? 0 : r->tag);
+    nm_tag_t mask = r->tag == MPI_ANY_TAG ? NM_MPI_TAG_MASK_ANY : NM_TAG_MASK_FULL;
+    if (len && !d->contiguous) {
+      if (!(r->tmp = malloc(len)))
+        return MPI_ERR_NO_MEM;
+      ptr = r->tmp; /* unpacked in nm_mpi_request_complete() */
+    }
+    nm_sr_recv_init(nm_mpi.session, &r->nreq);
+    nm_sr_request_set_monitor(nm_mpi.session, &r->nreq, NM_EVENT_RECV_COMPLETED, nm_mpi_request_notify, r);
+    err = nm_sr_recv_irecv(nm_mpi.session, &r->nreq, gate, tag, mask, ptr, len);
+  }
+  if (err && !r->nreq.completed) { /* not posted at all */
+    free(r->tmp);
+    r->tmp = NULL;
+    r->active = 0;
+    return nm_mpi_from_nm_err(err);
+  }
+  return MPI_SUCCESS; /* failures after posting complete the request with their status */
+}
+
+NM_MPI_ALIAS(Start)
+int PMPI_Start(MPI_Request *request)
+{
+  if (!request)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  struct nm_mpi_request_s *r = nm_mpi_request_get(*request);
+  if (!r || !r->persistent || r->active)
+    return nm_mpi_error(r ? r->comm : MPI_COMM_WORLD, MPI_ERR_REQUEST, __func__);
+  int err;
+  if (r->kind == NM_MPI_REQ_SEND && r->mode == NM_MPI_MODE_BUFFERED) {
+    /* The copy travels on a detached request: this one completes as soon as the data is buffered. */
+    err = nm_mpi_bsend_post(r->buf, r->count, r->datatype, r->peer, r->tag, r->comm);
+    if (err == MPI_SUCCESS) {
+      r->active = 1;
+      nm_mpi_status_empty(&r->status);
+      r->completed = 1;
+    }
+  } else {
+    err = nm_mpi_request_start(r);
+  }
+  return err ? nm_mpi_error(r->comm, err, __func__) : MPI_SUCCESS;
+}
+
+NM_MPI_ALIAS(Startall)
+int PMPI_Startall(int count, MPI_Request array_of_requests[])
+{
+  if (count < 0 || (count && !array_of_requests))
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  for (int i = 0; i < count; i++) {
+    int err = PMPI_Start(&array_of_requests[i]);
+    if (err)
+      return err;
+  }
+  return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- wait and test */
+
+/* Hand a completed request back: status, release, error handler. */
+static int nm_mpi_request_return(MPI_Request *handle, struct nm_mpi_request_s *r, MPI_Status *status,
+                                 const char *fn)
+{
+  int err = r->status.MPI_ERROR;
+  MPI_Comm comm = r->comm;
+  nm_mpi_status_out(status, &r->status, 0);
+  nm_mpi_request_release(handle);
+  return err ? nm_mpi_error(comm, err, fn) : MPI_SUCCESS;
+}
+
+/* The request object of an array entry: NULL for MPI_REQUEST_NULL and inactive persistent requests (both
+ * count as "null" for the wait/test functions); *bad set for invalid handles. */
+static struct nm_mpi_request_s *nm_mpi_request_entry(MPI_Request h, int *bad)
+{
+  if (h == MPI_REQUEST_NULL)
+    return NULL;
+  struct nm_mpi_request_s *r = nm_mpi_request_get(h);
+  if (!r) {
+    *bad = 1;
+    return NULL;
+  }
+  return r->active ? r : NULL;
+}
+
+NM_MPI_ALIAS(Wait)
+int PMPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+  if (!request)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  int bad = 0;
+  struct nm_mpi_request_s *r = nm_mpi_request_entry(*request, &bad);
+  if (bad)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, __func__);
+  if (!r) {
+    if (status != MPI_STATUS_IGNORE)
+      nm_mpi_status_empty(status);
+    return MPI_SUCCESS;
+  }
+  nm_mpi_request_wait(r);
+  return nm_mpi_request_return(request, r, status, __func__);
+}
+
+NM_MPI_ALIAS(Test)
+int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+  if (!request || !flag)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  int bad = 0;
+  struct nm_mpi_request_s *r = nm_mpi_request_entry(*request, &bad);
+  if (bad)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, __func__);
+  if (!r) {
+    *flag = 1;
+    if (status != MPI_STATUS_IGNORE)
+      nm_mpi_status_empty(status);
+    return MPI_SUCCESS;
+  }
+  nm_mpi_progress_colls();
+  *flag = nm_mpi_request_test(r);
+  if (!*flag)
+    return MPI_SUCCESS;
+  return nm_mpi_request_return(request, r, status, __func__);
+}
+
+NM_MPI_ALIAS(Request_get_status)
+int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+  if (!flag)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  int bad = 0;
+  struct nm_mpi_request_s *r = nm_mpi_request_entry(request, &bad);
+  if (bad)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, __func__);
+  if (!r) {
+    *flag = 1;
+    if (status != MPI_STATUS_IGNORE)
+      nm_mpi_status_empty(status);
+    return MPI_SUCCESS;
+  }
+  nm_mpi_progress_colls();
+  *flag = nm_mpi_request_test(r);
+  if (*flag) {
+    nm_mpi_status_out(status, &r->status, 0);
+    if (r->status.MPI_ERROR)
+      return nm_mpi_error(r->comm, r->status.MPI_ERROR, __func__);
+  }
+  return MPI_SUCCESS;
+}
+
+/* Multiple completions: fill each completed entry's status with its error, release it; collect the first
+ * failing communicator. */
+static int nm_mpi_complete_entry(MPI_Request *handle, struct nm_mpi_request_s *r, MPI_Status *status,
+                                 MPI_Comm *err_comm)
+{
+  int err = r->status.MPI_ERROR;
+  if (err && *err_comm == MPI_COMM_NULL)
+    *err_comm = r->comm != MPI_COMM_NULL ? r->comm : MPI_COMM_WORLD;
+  if (status != MPI_STATUSES_IGNORE)
+    *status = r->status;
+  nm_mpi_request_release(handle);
+  return err;
+}
+
+/* MPI_ERR_IN_STATUS semantics (MPI-3.1 3.7.5): when some request failed, every status of the array carries its
+ * own code. @p done[i] tells which entries completed in this call. */
+static int nm_mpi_in_status(int n, const int *done, MPI_Status *statuses, MPI_Comm err_comm, const char *fn)
+{
+  if (err_comm == MPI_COMM_NULL)
+    return MPI_SUCCESS;
+  if (statuses != MPI_STATUSES_IGNORE)
+    for (int i = 0; i < n; i++)
+      if (!done[i])
+        statuses[i].MPI_ERROR = MPI_ERR_PENDING;
+  return nm_mpi_error(err_comm, MPI_ERR_IN_STATUS, fn);
+}
+
+/* When no request failed, the MPI_ERROR fields of multiple statuses are left alone (as for single ones). */
+static void nm_mpi_keep_errors(int n, MPI_Status *statuses, const int *saved)
+{
+  if (statuses != MPI_STATUSES_IGNORE)
+    for (int i = 0; i < n; i++)
+      statuses[i].MPI_ERROR = saved[i];
+}
+
+static int nm_mpi_array_args(int count, MPI_Request *reqs, const char *fn)
+{
+  if (count < 0 || (count > 0 && !reqs))
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, fn);
+  return MPI_SUCCESS;
+}
+
+/* Collect the request objects of an array; allocate only for large arrays. */
+#define NM_MPI_SMALL_ARRAY 32
+struct nm_mpi_reqs_s {
+  struct nm_mpi_request_s *small[NM_MPI_SMALL_ARRAY];
+  int small_int[2 * NM_MPI_SMALL_ARRAY];
+  struct nm_mpi_request_s **r;
+  int *done, *saved;
+};
+
+static int nm_mpi_reqs_get(struct nm_mpi_reqs_s *a, int count, MPI_Request *reqs, int *n_active)
+{
+  a->r = a->small;
+  a->done = a->small_int;
+  if (count > NM_MPI_SMALL_ARRAY) {
+    struct nm_mpi_request_s **r = malloc(sizeof(*r) * (size_t)count);
+    int *done = malloc(sizeof(int) * 2 * (size_t)count);
+    if (!r || !done) {
+      free(r);
+      free(done);
+      return MPI_ERR_NO_MEM;
+    }
+    a->r = r;
+    a->done = done;
+  }
+  a->saved = a->done + count;
+  int bad = 0;
+  *n_active = 0;
+  for (int i = 0; i < count; i++) {
+    a->r[i] = nm_mpi_request_entry(reqs[i], &bad);
+    a->done[i] = 0;
+    if (a->r[i])
+      (*n_active)++;
+  }
+  return bad ? MPI_ERR_REQUEST : MPI_SUCCESS;
+}
+
+static void nm_mpi_reqs_put(struct nm_mpi_reqs_s *a)
+{
+  if (a->r && a->r != a->small) {
+    free(a->r);
+    free(a->done);
+  }
+}
+
+NM_MPI_ALIAS(Waitall)
+int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+{
+  int err = nm_mpi_array_args(count, array_of_requests, __func__);
+  if (err)
+    return err;
+  struct nm_mpi_reqs_s a;
+  int n_active;
+  err = nm_mpi_reqs_get(&a, count, array_of_requests, &n_active);
+  if (err) {
+    nm_mpi_reqs_put(&a);
+    return nm_mpi_error(MPI_COMM_WORLD, err, __func__);
+  }
+  /* Waiting for each in turn is enough: the core progresses all of them meanwhile, and collectives are driven
+   * by every wait. */
+  for (int i = 0; i < count; i++)
+    if (a.r[i])
+      nm_mpi_request_wait(a.r[i]);
+  MPI_Comm err_comm = MPI_COMM_NULL;
+  for (int i = 0; i < count; i++) {
+    MPI_Status *st = array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : &array_of_statuses[i];
+    if (st)
+      a.saved[i] = st->MPI_ERROR;
+    a.done[i] = 1;
+    if (a.r[i])
+      nm_mpi_complete_entry(&array_of_requests[i], a.r[i], st, &err_comm);
+    else if (st)
+      nm_mpi_status_empty(st);
+  }
+  if (err_comm == MPI_COMM_NULL)
+    nm_mpi_keep_errors(count, array_of_statuses, a.saved);
+  err = nm_mpi_in_status(count, a.done, array_of_statuses, err_comm, __func__);
+  nm_mpi_reqs_put(&a);
+  return err;
+}
+
+NM_MPI_ALIAS(Testall)
+int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
+{
+  int err = nm_mpi_array_args(count, array_of_requests, __func__);
+  if (err)
+    return err;
+  if (!flag)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  struct nm_mpi_reqs_s a;
+  int n_active;
+  err = nm_mpi_reqs_get(&a, count, array_of_requests, &n_active);
+  if (err) {
+    nm_mpi_reqs_put(&a);
+    return nm_mpi_error(MPI_COMM_WORLD, err, __func__);
+  }
+  nm_mpi_poll();
+  int all = 1;
+  for (int i = 0; i < count; i++)
+    if (a.r[i] && !nm_mpi_request_check(a.r[i]))
+      all = 0;
+  *flag = all;
+  if (!all) { /* nothing is released nor reported until everything completed (MPI-3.1 3.7.5) */
+    nm_mpi_reqs_put(&a);
+    return MPI_SUCCESS;
+  }
+  MPI_Comm err_comm = MPI_COMM_NULL;
+  for (int i = 0; i < count; i++) {
+    MPI_Status *st = array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : &array_of_statuses[i];
+    if (st)
+      a.saved[i] = st->MPI_ERROR;
+    a.done[i] = 1;
+    if (a.r[i])
+      nm_mpi_complete_entry(&array_of_requests[i], a.r[i], st, &err_comm);
+    else if (st)
+      nm_mpi_status_empty(st);
+  }
+  if (err_comm == MPI_COMM_NULL)
+    nm_mpi_keep_errors(count, array_of_statuses, a.saved);
+  err = nm_mpi_in_status(count, a.done, array_of_statuses, err_comm, __func__);
+  nm_mpi_reqs_put(&a);
+  return err;
+}
+
+/* Shared by Waitany and Testany: @p blocking selects the wait. */
+static int nm_mpi_any(int count, MPI_Request reqs[], int *indx, int *flag, MPI_Status *status, int blocking,
+                      const char *fn)
+{
+  int err = nm_mpi_array_args(count, reqs, fn);
+  if (err)
+    return err;
+  if (!indx || (!blocking && !flag))
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, fn);
+  struct nm_mpi_reqs_s a;
+  int n_active;
+  err = nm_mpi_reqs_get(&a, count, reqs, &n_active);
+  if (err) {
+    nm_mpi_reqs_put(&a);
+    return nm_mpi_error(MPI_COMM_WORLD, err, fn);
+  }
+  *indx = MPI_UNDEFINED;
+  if (flag)
+    *flag = 0;
+  if (n_active == 0) { /* MPI-3.1 3.7.5: no active request: index MPI_UNDEFINED, empty status, flag true */
+    if (flag)
+      *flag = 1;
+    if (status != MPI_STATUS_IGNORE)
+      nm_mpi_status_empty(status);
+    nm_mpi_reqs_put(&a);
+    return MPI_SUCCESS;
+  }
+  if (!blocking)
+    nm_mpi_poll();
+  for (;;) {
+    for (int i = 0; i < count; i++)
+      if (a.r[i] && nm_mpi_request_check(a.r[i])) {
+        *indx = i;
+        break;
+      }
+    if (*indx != MPI_UNDEFINED || !blocking)
+      break;
+    nm_mpi_wait_any_event(a.r, count);
+  }
+  struct nm_mpi_request_s *r = *indx != MPI_UNDEFINED ? a.r[*indx] : NULL;
+  nm_mpi_reqs_put(&a);
+  if (!r)
+    return MPI_SUCCESS;
+  if (flag)
+    *flag = 1;
+  return nm_mpi_request_return(&reqs[*indx], r, status, fn);
+}
+
+NM_MPI_ALIAS(Waitany)
+int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
+{
+  return nm_mpi_any(count, array_of_requests, indx, NULL, status, 1, __func__);
+}
+
+NM_MPI_ALIAS(Testany)
+int PMPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status)
+{
+  return nm_mpi_any(count, array_of_requests, indx, flag, status, 0, __func__);
+}
+
+/* Shared by Waitsome and Testsome. */
+static int nm_mpi_some(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[],
+                       int blocking, const char *fn)
+{
+  int err = nm_mpi_array_args(incount, reqs, fn);
+  if (err)
+    return err;
+  if (!outcount || (incount > 0 && !indices))
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, fn);
+  struct nm_mpi_reqs_s a;
+  int n_active;
+  err = nm_mpi_reqs_get(&a, incount, reqs, &n_active);
+  if (err) {
+    nm_mpi_reqs_put(&a);
+    return nm_mpi_error(MPI_COMM_WORLD, err, fn);
+  }
+  if (n_active == 0) {
+    *outcount = MPI_UNDEFINED;
+    nm_mpi_reqs_put(&a);
+    return MPI_SUCCESS;
+  }
+  if (!blocking)
+    nm_mpi_poll();
+  int n = 0;
+  for (;;) {
+    for (int i = 0; i < incount; i++)
+      if (a.r[i] && !a.done[i] && nm_mpi_request_check(a.r[i])) {
+        a.done[i] = 1;
+        n++;
+      }
+    if (n || !blocking)
+      break;
+    nm_mpi_wait_any_event(a.r, incount);
+  }
+  /* Statuses are packed: the k-th completed request's status goes to statuses[k]. */
+  MPI_Comm err_comm = MPI_COMM_NULL;
+  int k = 0;
+  for (int i = 0; i < incount; i++) {
+    if (!a.done[i])
+      continue;
+    MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : &statuses[k];
+    if (st)
+      a.saved[k] = st->MPI_ERROR;
+    indices[k++] = i;
+    nm_mpi_complete_entry(&reqs[i], a.r[i], st, &err_comm);
+  }
+  *outcount = n;
+  if (err_comm == MPI_COMM_NULL) {
+    nm_mpi_keep_errors(n, statuses, a.saved);
+    nm_mpi_reqs_put(&a);
+    return MPI_SUCCESS;
+  }
+  nm_mpi_reqs_put(&a);
+  return nm_mpi_error(err_comm, MPI_ERR_IN_STATUS, fn);
+}
+
+NM_MPI_ALIAS(Waitsome)
+int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                  MPI_Status array_of_statuses[])
+{
+  return nm_mpi_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, 1, __func__);
+}
+
+NM_MPI_ALIAS(Testsome)
+int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                  MPI_Status array_of_statuses[])
+{
+  return nm_mpi_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, 0, __func__);
+}
+
+/* ---------------------------------------------------------------- free, cancel, statuses */
+
+NM_MPI_ALIAS(Request_free)
+int PMPI_Request_free(MPI_Request *request)
+{
+  if (!request)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  struct nm_mpi_request_s *r = nm_mpi_request_get(*request);
+  if (!r)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, __func__);
+  if (r->kind == NM_MPI_REQ_COLL && r->active && !nm_mpi_request_check(r))
+    return nm_mpi_error(r->comm, MPI_ERR_REQUEST, __func__); /* MPI-3.1 5.12: erroneous for collectives */
+  if (nm_mpi_request_check(r)) {
+    nm_mpi_request_destroy(*request, r);
+  } else {
+    /* Still in flight: the monitor destroys it on completion (the operation itself goes on). */
+    r->user_freed = 1;
+  }
+  *request = MPI_REQUEST_NULL;
+  return MPI_SUCCESS;
+}
+
+NM_MPI_ALIAS(Cancel)
+int PMPI_Cancel(MPI_Request *request)
+{
+  if (!request)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  struct nm_mpi_request_s *r = nm_mpi_request_get(*request);
+  if (!r || !r->active)
+    return nm_mpi_error(r ? r->comm : MPI_COMM_WORLD, MPI_ERR_REQUEST, __func__);
+  /* Receives that have not matched yet are withdrawn from the matching engine; a matched receive completes
+   * normally. Sends are never withdrawn once posted (nmad has no protocol for it): the standard allows it,
+   * MPI_Test_cancelled then says false. */
+  if (r->kind == NM_MPI_REQ_RECV && !r->completed && !r->nreq.completed)
+    nm_sr_rcancel(nm_mpi.session, &r->nreq);
+  return MPI_SUCCESS;
+}
+
+NM_MPI_ALIAS(Test_cancelled)
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+  if (!status || !flag)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  *flag = status->nm_cancelled != 0;
+  return MPI_SUCCESS;
+}
+
+NM_MPI_ALIAS(Status_set_cancelled)
+int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
+{
+  if (!status)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  status->nm_cancelled = flag != 0;
+  return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- init / finalize */
+
+int nm_mpi_request_init(void)
+{
+  nm_mpi_table_init(&nm_mpi.requests, NM_MPI_FIRST_REQUEST);
+  nm_mpi_table_init(&nm_mpi.messages, NM_MPI_FIRST_MESSAGE);
+  nm_mpi.bsend_buf = NULL;
+  nm_mpi.bsend_size = 0;
+  return MPI_SUCCESS;
+}
+
+/* Requests the application freed while active still have to complete; so do buffered sends. */
+static int nm_mpi_freed_pending(void)
+{
+  int n = 0;
+  for (int h = NM_MPI_FIRST_REQUEST; h < nm_mpi.requests.n; h++) {
+    struct nm_mpi_request_s *r = nm_mpi_table_get(&nm_mpi.requests, h);
+    if (r && r->user_freed && nm_mpi_request_is_p2p(r) && !r->nreq.completed)
+      n++;
+  }
+  return n;
+}
+
+void nm_mpi_request_finalize(void)
+{
+  while (nm_mpi_freed_pending())
+    nm_mpi_wait_event();
+  /* Whatever the application left active: withdraw unmatched receives; leave the rest to nm_launcher_exit(),
+   * which flushes sends. Objects whose nmad request is still queued are not freed (the core still points at
+   * them). */
+  for (int h = NM_MPI_FIRST_REQUEST; h < nm_mpi.requests.n; h++) {
+    struct nm_mpi_request_s *r = nm_mpi_table_get(&nm_mpi.requests, h);
+    if (!r)
+      continue;
+    if (nm_mpi_request_is_p2p(r) && r->active && !r->completed && !r->nreq.completed &&
+        r->kind == NM_MPI_REQ_RECV)
+      nm_sr_rcancel(nm_mpi.session, &r->nreq);
+    if (nm_mpi_request_is_p2p(r) && r->active && !r->completed && !r->nreq.completed)
+      continue;
+    r->user_freed = 0;
+    nm_mpi_request_destroy(h, r);
+  }
+  nm_mpi_table_destroy(&nm_mpi.requests);
+  /* Matched messages nobody received (MPI_Mprobe without MPI_Mrecv) are released with their data. */
+  for (int h = NM_MPI_FIRST_MESSAGE; h < nm_mpi.messages.n; h++) {
+    void *m = nm_mpi_table_get(&nm_mpi.messages, h);
+    if (m)
+      nm_mpi_message_free(m);
+  }
+  nm_mpi_table_destroy(&nm_mpi.messages);
+}

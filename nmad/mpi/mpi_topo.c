@@ -1,0 +1,367 @@
+/**
+ * @file mpi_topo.c
+ * @brief Cartesian process topologies (MPI-3.1 sections 7.5.1 - 7.5.5): a communicator created by
+ * MPI_Cart_create carries (ndims, dims, periods); ranks map to coordinates in row-major order (the last
+ * dimension varies fastest). Reordering is not done (allowed: `reorder` is a hint), so the Cartesian rank of a
+ * process is its rank in comm_old. Communicators are built with MPI_Comm_split (mpi_comm.c), which agrees on
+ * the new context.
+ */
+#include "nm_mpi_private.h"
+#include <stdlib.h>
+#include <string.h>
+
+/** A communicator with a Cartesian topology, or NULL (with *err set to the MPI error class). */
+static struct nm_mpi_comm_s *nm_mpi_cart_get(MPI_Comm comm, int *err)
+{
+  struct nm_mpi_comm_s *c = nm_mpi_comm_get(comm);
+  if (!c) {
+    *err = MPI_ERR_COMM;
+    return NULL;
+  }
+  if (c->topo != MPI_CART) {
+    *err = MPI_ERR_TOPOLOGY;
+    return NULL;
+  }
+  return c;
+}
+
+#define NM_MPI_CART_GET_OR_FAIL(c, comm)                                                                        \
+  int c##_err = MPI_SUCCESS;                                                                                   \
+  struct nm_mpi_comm_s *c = nm_mpi_cart_get(comm, &c##_err);                                                   \
+  if (!c)                                                                                                      \
+    return nm_mpi_error(c##_err == MPI_ERR_COMM ? MPI_COMM_WORLD : comm, c##_err, __func__);
+
+/** Coordinates of @p rank in @p c's grid (row-major). */
+static void nm_mpi_cart_coords_of(const struct nm_mpi_comm_s *c, int rank, int *coords)
+{
+  for (int i = c->ndims - 1; i >= 0; i--) {
+    coords[i] = rank % c->dims[i];
+    rank /= c->dims[i];
+  }
+}
+
+/** Attach a Cartesian topology to @p c (arrays copied, periods normalized to 0/1). @return MPI code. */
+static int nm_mpi_cart_attach(struct nm_mpi_comm_s *c, int ndims, const int *dims, const int *periods)
+{
+  size_t n = (size_t)(ndims > 0 ? ndims : 1);
+  int *d = malloc(sizeof(int) * n), *p = malloc(sizeof(int) * n);
+  if (!d || !p) {
+    free(d);
+    free(p);
+    return MPI_ERR_NO_MEM;
+  }
+  for (int i = 0; i < ndims; i++) {
+    d[i] = dims[i];
+    p[i] = periods[i] ? 1 : 0;
+  }
+  free(c->dims);
+  free(c->periods);
+  c->dims = d;
+  c->periods = p;
+  c->ndims = ndims;
+  c->topo = MPI_CART;
+  return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- MPI_Dims_create (7.5.2) */
+
+/** At most 30 factors of an int differ from 1: dimensions beyond this many free ones are 1. */
+#define NM_MPI_DIMS_MAX 31
+
+/** Search state: the best non-increasing factorization found so far. */
+struct nm_mpi_dims_search_s {
+  int k;                       /* factors to choose */
+  const int *divs;             /* divisors of the number to split, decreasing */
+  int ndivs;
+  int cur[NM_MPI_DIMS_MAX];    /* candidate, non-increasing */
+  int best[NM_MPI_DIMS_MAX];
+  long long best_spread, best_max;
+};
+
+/** Chooses factor @p i (a divisor of @p rest, at most @p max), then the next ones; keeps the factorization
+ *  whose largest and smallest factors are closest ("as close to each other as possible", 7.5.2), then the one
+ *  with the smallest largest factor. */
+static void nm_mpi_dims_search(struct nm_mpi_dims_search_s *s, int i, int rest, int max)
+{
+  if (i == s->k - 1) {
+    if (rest > max)
+      return;
+    s->cur[i] = rest;
+    long long spread = (long long)s->cur[0] - rest;
+    if (s->best_spread < 0 || spread < s->best_spread ||
+        (spread == s->best_spread && s->cur[0] < s->best_max)) {
+      s->best_spread = spread;
+      s->best_max = s->cur[0];
+      memcpy(s->best, s->cur, sizeof(int) * (size_t)s->k);
+    }
+    return;
+  }
+  int left = s->k - i;
+  for (int j = 0; j < s->ndivs; j++) {
+    int d = s->divs[j];
+    if (d > max || rest % d)
+      continue;
+    /* The remaining factors are not larger than d, so d^left >= rest; smaller d cannot do either. */
+    long long pw = 1;
+    for (int t = 0; t < left && pw < rest; t++)
+      pw *= d;
+    if (pw < rest)
+      break;
+    if (s->best_spread >= 0 && i > 0 && (long long)s->cur[0] - d > s->best_spread)
+      break; /* the spread only grows from here (smaller d) */
+    s->cur[i] = d;
+    nm_mpi_dims_search(s, i + 1, rest / d, d);
+  }
+}
+
+NM_MPI_ALIAS(Dims_create)
+int PMPI_Dims_create(int nnodes, int ndims, int dims[])
+{
+  if (ndims < 0 || (ndims > 0 && !dims))
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_DIMS, __func__);
+  if (nnodes <= 0)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  long long fixed = 1;
+  int free_dims = 0;
+  for (int i = 0; i < ndims; i++) {
+    if (dims[i] < 0)
+      return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_DIMS, __func__);
+    if (dims[i] == 0)
+      free_dims++;
+    else
+      fixed *= dims[i];
+    if (fixed > nnodes)
+      return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_DIMS, __func__);
+  }
+  if (nnodes % fixed)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_DIMS, __func__);
+  int rest = (int)(nnodes / fixed);
+  if (free_dims == 0)
+    return rest == 1 ? MPI_SUCCESS : nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_DIMS, __func__);
+
+  /* Divisors of rest, decreasing (at most 1536 for an int). */
+  int ndivs = 0, cap = 2048;
+  int *divs = malloc(sizeof(int) * (size_t)cap);
+  if (!divs)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, __func__);
+  int nsmall = 0;
+  for (long long d = 1; d * d <= rest; d++)
+    if (rest % d == 0)
+      divs[nsmall++] = (int)d;
+  /* divs[0..nsmall) = small divisors increasing; build the decreasing list: large ones then small ones. */
+  int *sorted = malloc(sizeof(int) * (size_t)cap);
+  if (!sorted) {
+    free(divs);
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, __func__);
+  }
+  for (int i = 0; i < nsmall; i++) {
+    int big = rest / divs[i];
+    if (big != divs[i])
+      sorted[ndivs++] = big;
+  }
+  for (int i = nsmall - 1; i >= 0; i--)
+    sorted[ndivs++] = divs[i];
+  free(divs);
+
+  struct nm_mpi_dims_search_s s;
+  s.k = free_dims < NM_MPI_DIMS_MAX ? free_dims : NM_MPI_DIMS_MAX;
+  s.divs = sorted;
+  s.ndivs = ndivs;
+  s.best_spread = -1;
+  s.best_max = 0;
+  nm_mpi_dims_search(&s, 0, rest, rest);
+  free(sorted);
+  for (int i = 0, j = 0; i < ndims; i++)
+    if (dims[i] == 0) {
+      dims[i] = j < s.k ? s.best[j] : 1;
+      j++;
+    }
+  return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- creation */
+
+NM_MPI_ALIAS(Cart_create)
+int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                     MPI_Comm *comm_cart)
+{
+  (void)reorder; /* a hint; ranks are kept */
+  struct nm_mpi_comm_s *c = nm_mpi_comm_get(comm_old);
+  if (!c)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, __func__);
+  if (c->is_inter)
+    return nm_mpi_error(comm_old, MPI_ERR_COMM, __func__);
+  if (ndims < 0 || (ndims > 0 && (!dims || !periods)) || !comm_cart)
+    return nm_mpi_error(comm_old, MPI_ERR_ARG, __func__);
+  long long nnodes = 1;
+  for (int i = 0; i < ndims; i++) {
+    if (dims[i] <= 0)
+      return nm_mpi_error(comm_old, MPI_ERR_DIMS, __func__);
+    nnodes *= dims[i];
+    if (nnodes > c->size)
+      return nm_mpi_error(comm_old, MPI_ERR_ARG, __func__); /* the grid needs more processes than comm_old */
+  }
+  MPI_Comm nc = MPI_COMM_NULL;
+  int rc = PMPI_Comm_split(comm_old, c->rank < nnodes ? 0 : MPI_UNDEFINED, c->rank, &nc);
+  if (rc != MPI_SUCCESS)
+    return rc;
+  *comm_cart = nc;
+  if (nc == MPI_COMM_NULL)
+    return MPI_SUCCESS;
+  rc = nm_mpi_cart_attach(nm_mpi_comm_get(nc), ndims, dims, periods);
+  if (rc != MPI_SUCCESS) {
+    PMPI_Comm_free(comm_cart);
+    return nm_mpi_error(comm_old, rc, __func__);
+  }
+  return MPI_SUCCESS;
+}
+
+NM_MPI_ALIAS(Cart_sub)
+int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
+{
+  NM_MPI_CART_GET_OR_FAIL(c, comm);
+  if ((c->ndims > 0 && !remain_dims) || !newcomm)
+    return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
+  int nd = c->ndims;
+  int *coords = malloc(sizeof(int) * (size_t)(nd + 1));
+  int *sdims = malloc(sizeof(int) * (size_t)(nd + 1));
+  int *speriods = malloc(sizeof(int) * (size_t)(nd + 1));
+  if (!coords || !sdims || !speriods) {
+    free(coords);
+    free(sdims);
+    free(speriods);
+    return nm_mpi_error(comm, MPI_ERR_NO_MEM, __func__);
+  }
+  nm_mpi_cart_coords_of(c, c->rank, coords);
+  /* color: position in the grid of the dropped dimensions; key: position in the kept ones (row-major). */
+  int color = 0, key = 0, k = 0;
+  for (int i = 0; i < nd; i++) {
+    if (remain_dims[i]) {
+      key = key * c->dims[i] + coords[i];
+      sdims[k] = c->dims[i];
+      speriods[k] = c->periods[i];
+      k++;
+    } else {
+      color = color * c->dims[i] + coords[i];
+    }
+  }
+  MPI_Comm sub = MPI_COMM_NULL;
+  int rc = PMPI_Comm_split(comm, color, key, &sub);
+  if (rc == MPI_SUCCESS) {
+    rc = nm_mpi_cart_attach(nm_mpi_comm_get(sub), k, sdims, speriods);
+    if (rc != MPI_SUCCESS) {
+      PMPI_Comm_free(&sub);
+      rc = nm_mpi_error(comm, rc, __func__);
+    } else {
+      *newcomm = sub;
+    }
+  }
+  free(coords);
+  free(sdims);
+  free(speriods);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- queries */
+
+NM_MPI_ALIAS(Topo_test)
+int PMPI_Topo_test(MPI_Comm comm, int *status)
+{
+  struct nm_mpi_comm_s *c = nm_mpi_comm_get(comm);
+  if (!c)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, __func__);
+  if (!status)
+    return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
+  *status = c->topo == MPI_CART ? MPI_CART : MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+
+NM_MPI_ALIAS(Cartdim_get)
+int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
+{
+  NM_MPI_CART_GET_OR_FAIL(c, comm);
+  if (!ndims)
+    return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
+  *ndims = c->ndims;
+  return MPI_SUCCESS;
+}
+
+NM_MPI_ALIAS(Cart_get)
+int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
+{
+  NM_MPI_CART_GET_OR_FAIL(c, comm);
+  if (maxdims < c->ndims || (c->ndims > 0 && (!dims || !periods || !coords)))
+    return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
+  if (c->ndims > 0) {
+    memcpy(dims, c->dims, sizeof(int) * (size_t)c->ndims);
+    memcpy(periods, c->periods, sizeof(int) * (size_t)c->ndims);
+    nm_mpi_cart_coords_of(c, c->rank, coords);
+  }
+  return MPI_SUCCESS;
+}
+
+NM_MPI_ALIAS(Cart_coords)
+int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
+{
+  NM_MPI_CART_GET_OR_FAIL(c, comm);
+  if (rank < 0 || rank >= c->size)
+    return nm_mpi_error(comm, MPI_ERR_RANK, __func__);
+  if (maxdims < c->ndims || (c->ndims > 0 && !coords))
+    return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
+  nm_mpi_cart_coords_of(c, rank, coords);
+  return MPI_SUCCESS;
+}
+
+NM_MPI_ALIAS(Cart_rank)
+int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
+{
+  NM_MPI_CART_GET_OR_FAIL(c, comm);
+  if ((c->ndims > 0 && !coords) || !rank)
+    return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
+  int r = 0;
+  for (int i = 0; i < c->ndims; i++) {
+    int x = coords[i], d = c->dims[i];
+    if (c->periods[i])
+      x = ((x % d) + d) % d; /* periodic: wraps around, either way */
+    else if (x < 0 || x >= d)
+      return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
+    r = r * d + x;
+  }
+  *rank = r;
+  return MPI_SUCCESS;
+}
+
+/** Rank at coordinate @p x along dimension @p dim from @p coords, or MPI_PROC_NULL off a non-periodic edge. */
+static int nm_mpi_cart_neighbor(const struct nm_mpi_comm_s *c, int *coords, int dim, long long x)
+{
+  long long d = c->dims[dim];
+  if (c->periods[dim])
+    x = ((x % d) + d) % d;
+  else if (x < 0 || x >= d)
+    return MPI_PROC_NULL;
+  int saved = coords[dim], r = 0;
+  coords[dim] = (int)x;
+  for (int i = 0; i < c->ndims; i++)
+    r = r * c->dims[i] + coords[i];
+  coords[dim] = saved;
+  return r;
+}
+
+NM_MPI_ALIAS(Cart_shift)
+int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
+{
+  NM_MPI_CART_GET_OR_FAIL(c, comm);
+  if (direction < 0 || direction >= c->ndims)
+    return nm_mpi_error(comm, MPI_ERR_DIMS, __func__);
+  if (!rank_source || !rank_dest)
+    return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
+  int *coords = malloc(sizeof(int) * (size_t)c->ndims);
+  if (!coords)
+    return nm_mpi_error(comm, MPI_ERR_NO_MEM, __func__);
+  nm_mpi_cart_coords_of(c, c->rank, coords);
+  long long x = coords[direction];
+  *rank_dest = nm_mpi_cart_neighbor(c, coords, direction, x + disp);
+  *rank_source = nm_mpi_cart_neighbor(c, coords, direction, x - disp);
+  free(coords);
+  return MPI_SUCCESS;
+}

@@ -1,0 +1,72 @@
+/**
+ * @file nm_mpi_p2p.h
+ * @brief Private to the point-to-point family (mpi_request.c, mpi_p2p.c, mpi_ext_p2p.c): argument checks,
+ *        status helpers, waiting, buffered sends. The contract with the other families is nm_mpi_private.h.
+ *
+ * Request life cycle (struct nm_mpi_request_s):
+ *  - `active`: started and not yet returned by a wait/test (non-persistent requests are released at that point;
+ *    persistent ones become inactive and keep their handle);
+ *  - `completed`: the MPI-level completion was processed (status filled, data unpacked, temporaries freed);
+ *  - `user_freed`: nobody will wait for it (MPI_Request_free while active, buffered sends): the nmad request
+ *    monitor destroys it when the transfer completes.
+ * Point-to-point requests carry a monitor on their nmad request (nm_sr_request_set_monitor) that also wakes
+ * multi-request waits: MPI_Waitany/Waitsome store the address of a flag in the nmad request's user_ref and
+ * block in nm_core_wait_flag() on it, so that they spin/yield/block exactly like single waits.
+ */
+#ifndef NM_MPI_P2P_H
+#define NM_MPI_P2P_H
+
+#include "nm_mpi_private.h"
+
+/** Send modes (struct nm_mpi_request_s::mode). */
+enum nm_mpi_send_mode_e {
+  NM_MPI_MODE_STANDARD = 0,
+  NM_MPI_MODE_SYNC = 1,
+  NM_MPI_MODE_BUFFERED = 2,
+  NM_MPI_MODE_READY = 3
+};
+
+/** Check the arguments of a point-to-point call. @p is_recv allows MPI_ANY_SOURCE and MPI_ANY_TAG.
+ *  @return MPI_SUCCESS or the error class (MPI_ERR_COMM, _COUNT, _TYPE, _RANK, _TAG). */
+int nm_mpi_p2p_check(MPI_Comm comm, int count, MPI_Datatype datatype, int peer, int tag, int is_recv);
+
+/** Fill a request (table or stack) for a point-to-point operation; not started. */
+void nm_mpi_p2p_setup(struct nm_mpi_request_s *r, int kind, const void *buf, int count, MPI_Datatype datatype,
+                      int peer, int tag, MPI_Comm comm, int mode);
+
+/** Create, fill and start a non-blocking point-to-point request (arguments already checked).
+ *  @return MPI_SUCCESS or the error class; *request is set on success. */
+int nm_mpi_p2p_post(int kind, const void *buf, int count, MPI_Datatype datatype, int peer, int tag, MPI_Comm comm,
+                    int mode, int prio, MPI_Request *request);
+
+/** Buffered send (MPI-3.1 3.6): copy the data and send the copy from a detached request accounted against the
+ *  buffer of MPI_Buffer_attach. @return MPI_SUCCESS, MPI_ERR_BUFFER (no buffer or no room), other classes. */
+int nm_mpi_bsend_post(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+
+/** Wait until no buffered send is in flight (MPI_Buffer_detach, MPI_Finalize). */
+void nm_mpi_bsend_drain(void);
+
+/** One non-blocking progress pass of the core and of every active non-blocking collective. */
+void nm_mpi_poll(void);
+/** Block until something may have happened (an nmad event or a short timeout), driving collectives. Use in
+ *  loops that re-check their own condition (probe, drains). */
+void nm_mpi_wait_event(void);
+/** Block until @p r completes (its completion is processed: status filled). */
+void nm_mpi_request_wait(struct nm_mpi_request_s *r);
+/** Check @p r without progressing. @return 1 when complete (or inactive), 0 otherwise. */
+int nm_mpi_request_check(struct nm_mpi_request_s *r);
+
+/** Status helpers. */
+void nm_mpi_status_empty(MPI_Status *s);
+void nm_mpi_status_proc_null(MPI_Status *s);
+/** Copy @p src to @p dst (dst may be MPI_STATUS_IGNORE); MPI_ERROR is copied only when @p with_error or when
+ *  it carries an error (single-status calls leave the field alone on success, MPI-3.1 3.2.5). */
+void nm_mpi_status_out(MPI_Status *dst, const MPI_Status *src, int with_error);
+
+/** Release a matched message (MPI_Mprobe) nobody received, with its data (MPI_Finalize). */
+void nm_mpi_message_free(void *message);
+
+/** Rank in @p comm's source group of a gate; falls back to the world rank when the communicator is gone. */
+int nm_mpi_source_rank(MPI_Comm comm, nm_gate_t gate);
+
+#endif /* NM_MPI_P2P_H */
