@@ -503,19 +503,20 @@ NM_MPI_PROTO(int, File_set_view, (MPI_File fh, MPI_Offset disp, MPI_Datatype ety
 NM_MPI_PROTO(int, File_get_size, (MPI_File fh, MPI_Offset *size))
 NM_MPI_PROTO(int, Pcontrol, (const int level, ...))
 
-/* ---- nmad extensions ---- */
+/* ---- nmad extensions (MPIX_name, with PMPIX_name twins) ---- */
+#define NM_MPIX_PROTO(ret, name, args) ret MPIX_##name args; ret PMPIX_##name args;
 /** Dynamic broadcast (nm_mcast.h): only the root calls it, with the destination ranks of @p comm (intra-
- *  communicator) and optional priorities; receivers post an ordinary MPI_Irecv/MPI_Recv from @p root's rank
- *  with @p tag. The data is contiguous @p count x @p datatype. */
-NM_MPI_PROTO(int, X_Dynamic_bcast, (const void *buf, int count, MPI_Datatype datatype, const int dests[],
-                                    const int prios[], int ndests, int tag, MPI_Comm comm, MPI_Request *request))
-/** Priority of the sends a request will post (set before MPI_Start on a persistent request, or use
- *  MPIX_Isend_prio). Larger is more urgent (NMAD_STRATEGY=prio). */
-NM_MPI_PROTO(int, X_Isend_prio, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                                 int prio, MPI_Comm comm, MPI_Request *request))
+ *  communicator) and optional priorities; receivers post an ordinary MPI_Irecv/MPI_Recv from the root's rank
+ *  with @p tag. */
+NM_MPIX_PROTO(int, Dynamic_bcast, (const void *buf, int count, MPI_Datatype datatype, const int dests[],
+                                   const int prios[], int ndests, int tag, MPI_Comm comm, MPI_Request *request))
+/** A send with an nmad priority (larger is more urgent; effective with NMAD_STRATEGY=prio). */
+NM_MPIX_PROTO(int, Isend_prio, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, int prio,
+                                MPI_Comm comm, MPI_Request *request))
 /** The nmad session and gate behind @p comm's rank @p rank, to mix MPI and the native API. The returned
  *  pointers are nm_session_t and nm_gate_t (nmad/nm_types.h). */
-NM_MPI_PROTO(int, X_Comm_get_nmad, (MPI_Comm comm, int rank, void **session, void **gate))
+NM_MPIX_PROTO(int, Comm_get_nmad, (MPI_Comm comm, int rank, void **session, void **gate))
+#undef NM_MPIX_PROTO
 
 #undef NM_MPI_PROTO
 

@@ -16,6 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/** Blocking collectives: wait on their completion flag this long (spin, then yield), then block in the drivers
+ *  by slices of NM_MPI_COLL_SLICE_NS, polling the requests of other families in between. */
+#define NM_MPI_COLL_FAST_WAIT_NS 10000000ULL
+#define NM_MPI_COLL_SLICE_NS 1000000ULL
+
 enum nm_mpi_coll_op_kind_e {
   NM_MPI_COLL_SEND = 1,
   NM_MPI_COLL_RECV,
@@ -28,7 +33,7 @@ enum nm_mpi_coll_op_kind_e {
 
 struct nm_mpi_coll_op_s {
   int kind;
-  int peer;                       /* send / recv: rank in the communicator */
+  nm_gate_t gate;                 /* send / recv: resolved when built (the communicator may be freed meanwhile) */
   const void *src;                /* send buffer, copy/pack/unpack source, reduction `in` */
   void *dst;                      /* recv buffer, copy/pack/unpack destination, reduction `inout` */
   size_t len;                     /* bytes: send, recv, copy, unpack input */
@@ -45,7 +50,7 @@ struct nm_mpi_coll_round_s {
 };
 
 struct nm_mpi_coll_sched_s {
-  struct nm_mpi_comm_s *c;
+  struct nm_mpi_comm_s *c;        /* used while building only */
   MPI_Comm comm;
   nm_tag_t tag;
   struct nm_mpi_coll_round_s *rounds;
@@ -176,11 +181,21 @@ static struct nm_mpi_coll_op_s *nm_mpi_coll_sched_op(nm_mpi_coll_sched_t *s, int
   return op;
 }
 
+/** Gate of a member, or NULL (failure recorded). */
+static nm_gate_t nm_mpi_coll_sched_gate(nm_mpi_coll_sched_t *s, int peer)
+{
+  nm_gate_t gate = nm_mpi_comm_gate(s->c, peer);
+  if (!gate)
+    nm_mpi_coll_sched_fail(s, MPI_ERR_RANK);
+  return gate;
+}
+
 void nm_mpi_coll_sched_send(nm_mpi_coll_sched_t *s, int round, int peer, const void *buf, size_t len)
 {
-  struct nm_mpi_coll_op_s *op = nm_mpi_coll_sched_op(s, round, NM_MPI_COLL_SEND);
+  nm_gate_t gate = nm_mpi_coll_sched_gate(s, peer);
+  struct nm_mpi_coll_op_s *op = gate ? nm_mpi_coll_sched_op(s, round, NM_MPI_COLL_SEND) : NULL;
   if (op) {
-    op->peer = peer;
+    op->gate = gate;
     op->src = buf;
     op->len = len;
   }
@@ -188,9 +203,10 @@ void nm_mpi_coll_sched_send(nm_mpi_coll_sched_t *s, int round, int peer, const v
 
 void nm_mpi_coll_sched_recv(nm_mpi_coll_sched_t *s, int round, int peer, void *buf, size_t len)
 {
-  struct nm_mpi_coll_op_s *op = nm_mpi_coll_sched_op(s, round, NM_MPI_COLL_RECV);
+  nm_gate_t gate = nm_mpi_coll_sched_gate(s, peer);
+  struct nm_mpi_coll_op_s *op = gate ? nm_mpi_coll_sched_op(s, round, NM_MPI_COLL_RECV) : NULL;
   if (op) {
-    op->peer = peer;
+    op->gate = gate;
     op->dst = buf;
     op->len = len;
   }
@@ -296,13 +312,9 @@ static void nm_mpi_coll_sched_notify(struct nm_req_s *req, unsigned event, void 
 static void nm_mpi_coll_sched_post(nm_mpi_coll_sched_t *s, struct nm_mpi_coll_op_s *op)
 {
   nm_session_t session = nm_mpi.session;
-  nm_gate_t gate = nm_mpi_comm_gate(s->c, op->peer);
+  nm_gate_t gate = op->gate;
   int rc;
 
-  if (!gate) {
-    nm_mpi_coll_sched_keep_err(s, MPI_ERR_RANK);
-    return;
-  }
   s->pending++;
   if (op->kind == NM_MPI_COLL_SEND) {
     nm_sr_send_init(session, &op->req);
@@ -388,6 +400,21 @@ int nm_mpi_coll_sched_start(nm_mpi_coll_sched_t *s)
   return MPI_SUCCESS;
 }
 
+static int nm_mpi_coll_request_progress(struct nm_mpi_request_s *r);
+
+/** Progress the requests of other families that advance only when polled (MPI_Imrecv, MPIX_Dynamic_bcast...):
+ *  MPI's progress rule (MPI-3.1 section 3.7.4) wants a blocking call to advance every pending operation.
+ *  Schedules do not need it: their monitors run within nmad's progress. */
+static void nm_mpi_coll_poll_others(void)
+{
+  for (int h = nm_mpi.requests.first; h < nm_mpi.requests.n; h++) {
+    struct nm_mpi_request_s *r = nm_mpi_request_get(h);
+    if (r && r->kind == NM_MPI_REQ_COLL && r->active && !r->completed && r->progress &&
+        r->progress != nm_mpi_coll_request_progress)
+      nm_mpi_request_test(r);
+  }
+}
+
 int nm_mpi_coll_sched_run(nm_mpi_coll_sched_t *s)
 {
   int err;
@@ -396,8 +423,15 @@ int nm_mpi_coll_sched_run(nm_mpi_coll_sched_t *s)
     if (err)
       return err;
   }
-  while (!s->done)
-    nm_core_wait_flag(nm_mpi.core, &s->done, 0);
+  /* spin then yield on the completion flag (nm_core.h), then block in the drivers by short slices, polling the
+   * other families' requests between them (DESIGN.md rule 2) */
+  if (!s->done)
+    nm_core_wait_flag(nm_mpi.core, &s->done, nm_core_time_ns() + NM_MPI_COLL_FAST_WAIT_NS);
+  while (!s->done) {
+    nm_mpi_coll_poll_others();
+    if (!s->done)
+      nm_core_wait(nm_mpi.core, nm_core_time_ns() + NM_MPI_COLL_SLICE_NS);
+  }
   err = s->err;
   nm_mpi_coll_sched_free(s);
   return err;

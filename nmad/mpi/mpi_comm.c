@@ -21,7 +21,6 @@
  * An exchange is an allgather of a few ints: linear gather to member 0, then nm_coll_bcast_binomial().
  */
 #include "nm_mpi_private.h"
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

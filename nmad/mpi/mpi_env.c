@@ -154,7 +154,9 @@ static int nm_mpi_error_fatal(MPI_Comm comm, int code, const char *fn)
   const char *s = nm_mpi_error_text(code);
   fprintf(stderr, "MPI error in %s: %s\n", fn ? fn : "?", s ? s : "invalid error code");
   fflush(stderr);
-  PMPI_Abort(comm, code ? code : MPI_ERR_UNKNOWN);
+  /* A rank that only sees the consequence of another one's failure (typically its MPI_Abort) exits with 1, so
+   * that the job's status (the largest one, nmad-run) is the failing rank's own code. */
+  PMPI_Abort(comm, code == MPI_ERR_PROC_ABORTED ? 1 : code ? code : MPI_ERR_UNKNOWN);
   return code; /* not reached */
 }
 

@@ -6,8 +6,8 @@
  */
 #include "nm_mpi_private.h"
 
-NM_MPI_ALIAS(X_Comm_get_nmad)
-int PMPI_X_Comm_get_nmad(MPI_Comm comm, int rank, void **session, void **gate)
+NM_MPIX_ALIAS(Comm_get_nmad)
+int PMPIX_Comm_get_nmad(MPI_Comm comm, int rank, void **session, void **gate)
 {
   struct nm_mpi_comm_s *c = nm_mpi_comm_get(comm);
   if (!c)
@@ -21,3 +21,4 @@ int PMPI_X_Comm_get_nmad(MPI_Comm comm, int rank, void **session, void **gate)
   *gate = g;
   return MPI_SUCCESS;
 }
+

@@ -9,11 +9,12 @@
  * its subtree from its own buffer. Priorities travel in the headers and are honoured by NMAD_STRATEGY=prio.
  */
 #include "nm_mpi_p2p.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-NM_MPI_ALIAS(X_Isend_prio)
-int PMPI_X_Isend_prio(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, int prio, MPI_Comm comm,
+NM_MPIX_ALIAS(Isend_prio)
+int PMPIX_Isend_prio(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, int prio, MPI_Comm comm,
                       MPI_Request *request)
 {
   int err = nm_mpi_p2p_check(comm, count, datatype, dest, tag, 0);
@@ -50,23 +51,30 @@ static void nm_mpi_dbcast_release(struct nm_mpi_request_s *r)
   r->state = NULL;
 }
 
-/* Tree kind from NMAD_MPI_DBCAST_TREE (binomial, flat, chain, binary), binomial by default (paper, fig. 1). */
-static enum nm_mcast_tree_e nm_mpi_dbcast_tree(void)
+/* Tree kind from NMAD_MPI_DBCAST_TREE (binomial, flat, chain, binary), binomial by default (paper, fig. 1).
+ * @return 0, or -1 for a bad value (a message names the variable and the accepted values). */
+static int nm_mpi_dbcast_tree(enum nm_mcast_tree_e *tree)
 {
+  static const struct {
+    const char *name;
+    enum nm_mcast_tree_e tree;
+  } trees[] = {{"binomial", NM_MCAST_TREE_BINOMIAL}, {"flat", NM_MCAST_TREE_FLAT}, {"chain", NM_MCAST_TREE_CHAIN},
+               {"binary", NM_MCAST_TREE_BINARY}};
   const char *s = getenv("NMAD_MPI_DBCAST_TREE");
-  if (!s || !*s || strcmp(s, "binomial") == 0)
-    return NM_MCAST_TREE_BINOMIAL;
-  if (strcmp(s, "flat") == 0)
-    return NM_MCAST_TREE_FLAT;
-  if (strcmp(s, "chain") == 0)
-    return NM_MCAST_TREE_CHAIN;
-  if (strcmp(s, "binary") == 0)
-    return NM_MCAST_TREE_BINARY;
-  return NM_MCAST_TREE_BINOMIAL;
+  *tree = NM_MCAST_TREE_BINOMIAL;
+  if (!s || !*s)
+    return 0;
+  for (unsigned i = 0; i < sizeof(trees) / sizeof(trees[0]); i++)
+    if (strcmp(s, trees[i].name) == 0) {
+      *tree = trees[i].tree;
+      return 0;
+    }
+  fprintf(stderr, "nmad: NMAD_MPI_DBCAST_TREE='%s' is not one of binomial, flat, chain, binary\n", s);
+  return -1;
 }
 
-NM_MPI_ALIAS(X_Dynamic_bcast)
-int PMPI_X_Dynamic_bcast(const void *buf, int count, MPI_Datatype datatype, const int dests[], const int prios[],
+NM_MPIX_ALIAS(Dynamic_bcast)
+int PMPIX_Dynamic_bcast(const void *buf, int count, MPI_Datatype datatype, const int dests[], const int prios[],
                          int ndests, int tag, MPI_Comm comm, MPI_Request *request)
 {
   struct nm_mpi_comm_s *c = nm_mpi_comm_get(comm);
@@ -75,7 +83,8 @@ int PMPI_X_Dynamic_bcast(const void *buf, int count, MPI_Datatype datatype, cons
   if (c->is_inter)
     return nm_mpi_error(comm, MPI_ERR_COMM, __func__);
   int err = nm_mpi_p2p_check(comm, count, datatype, 0, tag, 0);
-  if (!err && (!request || ndests < 0 || (ndests > 0 && !dests)))
+  enum nm_mcast_tree_e tree = NM_MCAST_TREE_BINOMIAL;
+  if (!err && (!request || ndests < 0 || (ndests > 0 && !dests) || nm_mpi_dbcast_tree(&tree)))
     err = MPI_ERR_ARG;
   if (err)
     return nm_mpi_error(comm, err, __func__);
@@ -121,7 +130,7 @@ int PMPI_X_Dynamic_bcast(const void *buf, int count, MPI_Datatype datatype, cons
   r->progress = nm_mpi_dbcast_progress;
   r->release = nm_mpi_dbcast_release;
   int nerr = nm_mcast_isend(nm_mpi.mcast, world, prios, ndests, nm_mpi_p2p_tag(c, tag), data, len,
-                            nm_mpi_dbcast_tree(), &b->req);
+                            tree, &b->req);
   free(world);
   if (nerr) {
     nm_mpi_request_release(&h);

@@ -17,7 +17,8 @@
 
 /* ---------------------------------------------------------------- arguments */
 
-int nm_mpi_p2p_check(MPI_Comm comm, int count, MPI_Datatype datatype, int peer, int tag, int is_recv)
+int nm_mpi_p2p_check_get(MPI_Comm comm, int count, MPI_Datatype datatype, int peer, int tag, int is_recv,
+                         struct nm_mpi_comm_s **pc, struct nm_mpi_datatype_s **pd)
 {
   struct nm_mpi_comm_s *c = nm_mpi_comm_get(comm);
   if (!c)
@@ -32,7 +33,16 @@ int nm_mpi_p2p_check(MPI_Comm comm, int count, MPI_Datatype datatype, int peer, 
     return MPI_ERR_RANK;
   if (!(is_recv && tag == MPI_ANY_TAG) && (tag < 0 || tag > NM_MPI_TAG_UB))
     return MPI_ERR_TAG;
+  *pc = c;
+  *pd = d;
   return MPI_SUCCESS;
+}
+
+int nm_mpi_p2p_check(MPI_Comm comm, int count, MPI_Datatype datatype, int peer, int tag, int is_recv)
+{
+  struct nm_mpi_comm_s *c;
+  struct nm_mpi_datatype_s *d;
+  return nm_mpi_p2p_check_get(comm, count, datatype, peer, tag, is_recv, &c, &d);
 }
 
 /* Probes take no datatype. */
@@ -66,14 +76,20 @@ static void nm_mpi_stack_request(struct nm_mpi_request_s *r, int kind, const voi
 int nm_mpi_p2p_post(int kind, const void *buf, int count, MPI_Datatype datatype, int peer, int tag, MPI_Comm comm,
                     int mode, int prio, MPI_Request *request)
 {
+  struct nm_mpi_comm_s *c;
+  struct nm_mpi_datatype_s *d;
+  int err = nm_mpi_p2p_check_get(comm, count, datatype, peer, tag, kind == NM_MPI_REQ_RECV, &c, &d);
+  if (err)
+    return err;
   struct nm_mpi_request_s *r;
   MPI_Request h = nm_mpi_request_new(kind, &r);
   if (h == MPI_REQUEST_NULL)
     return MPI_ERR_NO_MEM;
   nm_mpi_p2p_setup(r, kind, buf, count, datatype, peer, tag, comm, mode);
   r->prio = prio;
-  nm_mpi_datatype_ref(datatype);
-  int err = nm_mpi_request_start(r);
+  if (!d->predefined)
+    nm_mpi_datatype_ref(datatype);
+  err = nm_mpi_request_post(r, c, d);
   if (err) {
     nm_mpi_request_release(&h);
     return err;
@@ -85,9 +101,10 @@ int nm_mpi_p2p_post(int kind, const void *buf, int count, MPI_Datatype datatype,
 /* ---------------------------------------------------------------- blocking sends and receives */
 
 /* Start and wait a stack request. @return the MPI code of the operation (status in r->status). */
-static int nm_mpi_blocking(struct nm_mpi_request_s *r)
+static int nm_mpi_blocking(struct nm_mpi_request_s *r, const struct nm_mpi_comm_s *c,
+                           const struct nm_mpi_datatype_s *d)
 {
-  int err = nm_mpi_request_start(r);
+  int err = nm_mpi_request_post(r, c, d);
   if (err)
     return err;
   nm_mpi_request_wait(r);
@@ -97,14 +114,16 @@ static int nm_mpi_blocking(struct nm_mpi_request_s *r)
 static int nm_mpi_send_mode(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                             int mode, const char *fn)
 {
-  int err = nm_mpi_p2p_check(comm, count, datatype, dest, tag, 0);
+  struct nm_mpi_comm_s *c;
+  struct nm_mpi_datatype_s *d;
+  int err = nm_mpi_p2p_check_get(comm, count, datatype, dest, tag, 0, &c, &d);
   if (err)
     return nm_mpi_error(comm, err, fn);
   if (dest == MPI_PROC_NULL)
     return MPI_SUCCESS;
   struct nm_mpi_request_s r;
   nm_mpi_stack_request(&r, NM_MPI_REQ_SEND, buf, count, datatype, dest, tag, comm, mode);
-  err = nm_mpi_blocking(&r);
+  err = nm_mpi_blocking(&r, c, d);
   return err ? nm_mpi_error(comm, err, fn) : MPI_SUCCESS;
 }
 
@@ -129,7 +148,9 @@ int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 NM_MPI_ALIAS(Recv)
 int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-  int err = nm_mpi_p2p_check(comm, count, datatype, source, tag, 1);
+  struct nm_mpi_comm_s *c;
+  struct nm_mpi_datatype_s *d;
+  int err = nm_mpi_p2p_check_get(comm, count, datatype, source, tag, 1, &c, &d);
   if (err)
     return nm_mpi_error(comm, err, __func__);
   if (source == MPI_PROC_NULL) {
@@ -139,7 +160,7 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
   }
   struct nm_mpi_request_s r;
   nm_mpi_stack_request(&r, NM_MPI_REQ_RECV, buf, count, datatype, source, tag, comm, 0);
-  err = nm_mpi_blocking(&r);
+  err = nm_mpi_blocking(&r, c, d);
   nm_mpi_status_out(status, &r.status, 0);
   return err ? nm_mpi_error(comm, err, __func__) : MPI_SUCCESS;
 }
@@ -149,11 +170,8 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
 static int nm_mpi_isend_mode(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                              int mode, MPI_Request *request, const char *fn)
 {
-  int err = nm_mpi_p2p_check(comm, count, datatype, dest, tag, 0);
-  if (!err && !request)
-    err = MPI_ERR_ARG;
-  if (!err)
-    err = nm_mpi_p2p_post(NM_MPI_REQ_SEND, buf, count, datatype, dest, tag, comm, mode, 0, request);
+  int err = request ? nm_mpi_p2p_post(NM_MPI_REQ_SEND, buf, count, datatype, dest, tag, comm, mode, 0, request)
+                    : MPI_ERR_ARG;
   return err ? nm_mpi_error(comm, err, fn) : MPI_SUCCESS;
 }
 
@@ -182,11 +200,8 @@ NM_MPI_ALIAS(Irecv)
 int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                MPI_Request *request)
 {
-  int err = nm_mpi_p2p_check(comm, count, datatype, source, tag, 1);
-  if (!err && !request)
-    err = MPI_ERR_ARG;
-  if (!err)
-    err = nm_mpi_p2p_post(NM_MPI_REQ_RECV, buf, count, datatype, source, tag, comm, 0, 0, request);
+  int err = request ? nm_mpi_p2p_post(NM_MPI_REQ_RECV, buf, count, datatype, source, tag, comm, 0, 0, request)
+                    : MPI_ERR_ARG;
   return err ? nm_mpi_error(comm, err, __func__) : MPI_SUCCESS;
 }
 
@@ -237,8 +252,9 @@ int nm_mpi_bsend_post(const void *buf, int count, MPI_Datatype datatype, int des
 
 void nm_mpi_bsend_drain(void)
 {
+  struct nm_mpi_waiter_s w = NM_MPI_WAITER_INIT;
   while (nm_mpi_bsend_used() > 0)
-    nm_mpi_wait_event();
+    nm_mpi_wait_event(&w);
 }
 
 NM_MPI_ALIAS(Bsend)
@@ -434,8 +450,9 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     nm_tag_t t;
     nm_len_t len;
     /* Every arrival is an nmad event, so waiting for events and probing again misses nothing. */
+    struct nm_mpi_waiter_s w = NM_MPI_WAITER_INIT;
     while (!nm_mpi_iprobe(comm, source, tag, &st, &g, &t, &len))
-      nm_mpi_wait_event();
+      nm_mpi_wait_event(&w);
   }
   nm_mpi_status_out(status, &st, 0);
   return MPI_SUCCESS;
@@ -534,8 +551,9 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_St
     return MPI_SUCCESS;
   }
   int flag = 0;
+  struct nm_mpi_waiter_s w = NM_MPI_WAITER_INIT;
   while (!(err = nm_mpi_improbe(source, tag, comm, &flag, message, status)) && !flag)
-    nm_mpi_wait_event();
+    nm_mpi_wait_event(&w);
   return err ? nm_mpi_error(comm, err, __func__) : MPI_SUCCESS;
 }
 

@@ -11,13 +11,16 @@
  * See nm_mpi_p2p.h for the life cycle of a request.
  */
 #include "nm_mpi_p2p.h"
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define NM_MPI_FIRST_REQUEST 1
 #define NM_MPI_FIRST_MESSAGE (MPI_MESSAGE_NO_PROC + 1)
-/* Longest sleep in the drivers while collectives need their progress functions called (they also run at
- * every nmad event, this only bounds the wait when nothing happens). */
+/* Waits that must call progress functions (nm_mpi_wait_event): spin this long, then yield, then block in the
+ * drivers at most NM_MPI_COLL_POLL_NS at a time (progress functions also run after every nmad event). */
+#define NM_MPI_SPIN_NS 20000ULL
+#define NM_MPI_YIELD_NS 10000000ULL
 #define NM_MPI_COLL_POLL_NS 1000000ULL
 
 /* ---------------------------------------------------------------- statuses */
@@ -60,15 +63,40 @@ int nm_mpi_source_rank(MPI_Comm comm, nm_gate_t gate)
 
 /* ---------------------------------------------------------------- the table */
 
+/* Request objects are recycled: a released request keeps its slot with kind 0 (free), so that the next
+ * nm_mpi_request_new() reuses it without malloc/free on the fast path (DESIGN.md rule 4) and a stale handle is
+ * still recognized as invalid (nm_mpi_request_get() returns NULL for a free object). The objects are freed by
+ * nm_mpi_request_finalize(). */
+
+static inline struct nm_mpi_request_s *nm_mpi_request_slot(int h)
+{
+  return (struct nm_mpi_request_s *)nm_mpi.requests.obj[h];
+}
+
 MPI_Request nm_mpi_request_new(int kind, struct nm_mpi_request_s **out)
 {
-  struct nm_mpi_request_s *r = calloc(1, sizeof(*r));
-  int h = r ? nm_mpi_table_add(&nm_mpi.requests, r) : -1;
-  if (h < 0) {
-    free(r);
-    if (out)
-      *out = NULL;
-    return MPI_REQUEST_NULL;
+  struct nm_mpi_table_s *t = &nm_mpi.requests;
+  struct nm_mpi_request_s *r = NULL;
+  int h = -1;
+  for (int i = t->first; i < t->n; i++) {
+    struct nm_mpi_request_s *o = nm_mpi_request_slot(i);
+    if (o && o->kind == 0) {
+      r = o;
+      h = i;
+      break;
+    }
+  }
+  if (r) {
+    memset(r, 0, sizeof(*r));
+  } else {
+    r = calloc(1, sizeof(*r));
+    h = r ? nm_mpi_table_add(t, r) : -1;
+    if (h < 0) {
+      free(r);
+      if (out)
+        *out = NULL;
+      return MPI_REQUEST_NULL;
+    }
   }
   r->kind = kind;
   r->active = 1;
@@ -83,9 +111,18 @@ MPI_Request nm_mpi_request_new(int kind, struct nm_mpi_request_s **out)
   return h;
 }
 
-struct nm_mpi_request_s *nm_mpi_request_get(MPI_Request r)
+/* The table is read directly (it is ours): no call on the fast path. */
+static inline struct nm_mpi_request_s *nm_mpi_request_lookup(MPI_Request h)
 {
-  return nm_mpi_table_get(&nm_mpi.requests, r);
+  if (h < NM_MPI_FIRST_REQUEST || h >= nm_mpi.requests.n)
+    return NULL;
+  struct nm_mpi_request_s *r = nm_mpi_request_slot(h);
+  return r && r->kind ? r : NULL;
+}
+
+struct nm_mpi_request_s *nm_mpi_request_get(MPI_Request h)
+{
+  return nm_mpi_request_lookup(h);
 }
 
 static int nm_mpi_request_is_p2p(const struct nm_mpi_request_s *r)
@@ -93,33 +130,29 @@ static int nm_mpi_request_is_p2p(const struct nm_mpi_request_s *r)
   return r->kind == NM_MPI_REQ_SEND || r->kind == NM_MPI_REQ_RECV;
 }
 
-/* Free a request object that no nmad request refers to any more. */
-static void nm_mpi_request_destroy(MPI_Request h, struct nm_mpi_request_s *r)
+/* Give a request object back (no nmad request refers to it any more). */
+static void nm_mpi_request_destroy(struct nm_mpi_request_s *r)
 {
   if (r->kind == NM_MPI_REQ_COLL && r->release)
     r->release(r);
-  if (nm_mpi_request_is_p2p(r) && r->datatype != MPI_DATATYPE_NULL)
+  if (nm_mpi_request_is_p2p(r) && r->datatype >= NM_MPI_PREDEFINED_TYPES) /* predefined types are not counted */
     nm_mpi_datatype_unref(r->datatype);
-  free(r->tmp);
-  if (h == MPI_REQUEST_NULL) /* called from a monitor: find the handle (only freed requests get here) */
-    for (int i = NM_MPI_FIRST_REQUEST; i < nm_mpi.requests.n; i++)
-      if (nm_mpi_table_get(&nm_mpi.requests, i) == r) {
-        h = i;
-        break;
-      }
-  nm_mpi_table_remove(&nm_mpi.requests, h);
-  free(r);
+  if (r->tmp) {
+    free(r->tmp);
+    r->tmp = NULL;
+  }
+  r->kind = 0; /* free: reused by nm_mpi_request_new() */
 }
 
 void nm_mpi_request_release(MPI_Request *handle)
 {
-  struct nm_mpi_request_s *r = nm_mpi_request_get(*handle);
+  struct nm_mpi_request_s *r = nm_mpi_request_lookup(*handle);
   if (r && r->persistent && !r->user_freed) {
     r->active = 0; /* inactive, handle kept (MPI-3.1 3.9) */
     return;
   }
   if (r)
-    nm_mpi_request_destroy(*handle, r);
+    nm_mpi_request_destroy(r);
   *handle = MPI_REQUEST_NULL;
 }
 
@@ -156,8 +189,10 @@ static void nm_mpi_request_complete(struct nm_mpi_request_s *r)
     s->nm_count = (long long)len;
     s->MPI_ERROR = nm_mpi_from_nm_err(err);
   }
-  free(r->tmp);
-  r->tmp = NULL;
+  if (r->tmp) {
+    free(r->tmp);
+    r->tmp = NULL;
+  }
   r->completed = 1;
 }
 
@@ -171,7 +206,7 @@ static void nm_mpi_request_notify(nm_sr_request_t *req, unsigned event, void *re
     *waiter = 1;
   if (r->user_freed) {
     nm_mpi_request_complete(r);
-    nm_mpi_request_destroy(MPI_REQUEST_NULL, r);
+    nm_mpi_request_destroy(r);
   }
 }
 
@@ -207,7 +242,7 @@ static int nm_mpi_progress_colls(void)
   int running = 0;
   /* The table may grow while progress functions run (they create requests): index it afresh each time. */
   for (int h = NM_MPI_FIRST_REQUEST; h < nm_mpi.requests.n; h++) {
-    struct nm_mpi_request_s *r = nm_mpi_table_get(&nm_mpi.requests, h);
+    struct nm_mpi_request_s *r = nm_mpi_request_slot(h);
     if (r && r->kind == NM_MPI_REQ_COLL && r->active && !r->completed && !nm_mpi_request_check(r))
       running++;
   }
@@ -220,10 +255,30 @@ void nm_mpi_poll(void)
   nm_mpi_progress_colls();
 }
 
-void nm_mpi_wait_event(void)
+/* One step of a wait that cannot sleep on a single flag (collectives to drive, probes, drains): a progress pass;
+ * when nothing happened, spin for a while, then yield the processor between passes, then block in the drivers
+ * until an event or a short deadline (DESIGN.md rule 2: never busy-poll forever). */
+void nm_mpi_wait_event(struct nm_mpi_waiter_s *w)
 {
+  int n = nm_core_progress(nm_mpi.core);
   nm_mpi_progress_colls();
-  nm_core_wait(nm_mpi.core, nm_core_time_ns() + NM_MPI_COLL_POLL_NS);
+  if (n > 0) {
+    w->idle_since = 0;
+    return;
+  }
+  uint64_t now = nm_core_time_ns();
+  if (!w->idle_since) {
+    w->idle_since = now;
+    return;
+  }
+  uint64_t idle = now - w->idle_since;
+  if (idle < NM_MPI_SPIN_NS)
+    return;
+  if (idle < NM_MPI_YIELD_NS) {
+    sched_yield(); /* ranks sharing this core run meanwhile */
+    return;
+  }
+  nm_core_wait(nm_mpi.core, now + NM_MPI_COLL_POLL_NS);
 }
 
 int nm_mpi_request_test(struct nm_mpi_request_s *r)
@@ -235,36 +290,41 @@ int nm_mpi_request_test(struct nm_mpi_request_s *r)
 
 void nm_mpi_request_wait(struct nm_mpi_request_s *r)
 {
+  struct nm_mpi_waiter_s w = NM_MPI_WAITER_INIT;
   while (!nm_mpi_request_check(r)) {
     int colls = nm_mpi_progress_colls();
     if (nm_mpi_request_check(r))
       break;
     if (colls || !nm_mpi_request_is_p2p(r))
-      nm_core_wait(nm_mpi.core, nm_core_time_ns() + NM_MPI_COLL_POLL_NS);
-    else
+      nm_mpi_wait_event(&w);
+    else /* the common case: sleep on the request's own completion flag */
       nm_core_wait_flag(nm_mpi.core, &r->nreq.completed, 0);
   }
 }
 
 /* None of the @p n requests is complete: block until one of them may be. */
-static void nm_mpi_wait_any_event(struct nm_mpi_request_s **rs, int n)
+static void nm_mpi_wait_any_event(struct nm_mpi_request_s **rs, int n, struct nm_mpi_waiter_s *w)
 {
   if (nm_mpi_progress_colls()) {
-    nm_core_wait(nm_mpi.core, nm_core_time_ns() + NM_MPI_COLL_POLL_NS);
+    nm_mpi_wait_event(w);
     return;
   }
   volatile int flag = 0;
+  int armed = 0;
   for (int i = 0; i < n; i++) {
     struct nm_mpi_request_s *r = rs[i];
-    if (!r || r->completed || !r->active)
+    if (!r || !r->active)
       continue;
-    if (!nm_mpi_request_is_p2p(r) || r->nreq.completed) {
-      flag = 1; /* nothing to wait for: let the caller check again */
+    /* Completed meanwhile (a collective in the pass above, a monitor), or not a transfer of ours: let the caller
+     * check again rather than sleep on a flag nobody will raise. */
+    if (r->completed || !nm_mpi_request_is_p2p(r) || r->nreq.completed) {
+      flag = 1;
       break;
     }
     nm_sr_request_set_ref(&r->nreq, (void *)&flag);
+    armed++;
   }
-  if (!flag)
+  if (!flag && armed)
     nm_core_wait_flag(nm_mpi.core, &flag, 0);
   for (int i = 0; i < n; i++)
     if (rs[i] && nm_mpi_request_is_p2p(rs[i]))
@@ -285,8 +345,16 @@ int nm_mpi_request_start(struct nm_mpi_request_s *r)
     return MPI_ERR_COMM;
   if (!d)
     return MPI_ERR_TYPE;
-  free(r->tmp);
-  r->tmp = NULL;
+  return nm_mpi_request_post(r, c, d);
+}
+
+int nm_mpi_request_post(struct nm_mpi_request_s *r, const struct nm_mpi_comm_s *c,
+                        const struct nm_mpi_datatype_s *d)
+{
+  if (r->tmp) { /* a persistent request started again */
+    free(r->tmp);
+    r->tmp = NULL;
+  }
   r->active = 1;
   r->completed = 0;
   nm_mpi_status_empty(&r->status);
@@ -396,7 +464,7 @@ static struct nm_mpi_request_s *nm_mpi_request_entry(MPI_Request h, int *bad)
 {
   if (h == MPI_REQUEST_NULL)
     return NULL;
-  struct nm_mpi_request_s *r = nm_mpi_request_get(h);
+  struct nm_mpi_request_s *r = nm_mpi_request_lookup(h);
   if (!r) {
     *bad = 1;
     return NULL;
@@ -663,6 +731,7 @@ static int nm_mpi_any(int count, MPI_Request reqs[], int *indx, int *flag, MPI_S
   }
   if (!blocking)
     nm_mpi_poll();
+  struct nm_mpi_waiter_s w = NM_MPI_WAITER_INIT;
   for (;;) {
     for (int i = 0; i < count; i++)
       if (a.r[i] && nm_mpi_request_check(a.r[i])) {
@@ -671,7 +740,7 @@ static int nm_mpi_any(int count, MPI_Request reqs[], int *indx, int *flag, MPI_S
       }
     if (*indx != MPI_UNDEFINED || !blocking)
       break;
-    nm_mpi_wait_any_event(a.r, count);
+    nm_mpi_wait_any_event(a.r, count, &w);
   }
   struct nm_mpi_request_s *r = *indx != MPI_UNDEFINED ? a.r[*indx] : NULL;
   nm_mpi_reqs_put(&a);
@@ -718,6 +787,7 @@ static int nm_mpi_some(int incount, MPI_Request reqs[], int *outcount, int indic
   if (!blocking)
     nm_mpi_poll();
   int n = 0;
+  struct nm_mpi_waiter_s w = NM_MPI_WAITER_INIT;
   for (;;) {
     for (int i = 0; i < incount; i++)
       if (a.r[i] && !a.done[i] && nm_mpi_request_check(a.r[i])) {
@@ -726,7 +796,7 @@ static int nm_mpi_some(int incount, MPI_Request reqs[], int *outcount, int indic
       }
     if (n || !blocking)
       break;
-    nm_mpi_wait_any_event(a.r, incount);
+    nm_mpi_wait_any_event(a.r, incount, &w);
   }
   /* Statuses are packed: the k-th completed request's status goes to statuses[k]. */
   MPI_Comm err_comm = MPI_COMM_NULL;
@@ -777,7 +847,7 @@ int PMPI_Request_free(MPI_Request *request)
   if (r->kind == NM_MPI_REQ_COLL && r->active && !nm_mpi_request_check(r))
     return nm_mpi_error(r->comm, MPI_ERR_REQUEST, __func__); /* MPI-3.1 5.12: erroneous for collectives */
   if (nm_mpi_request_check(r)) {
-    nm_mpi_request_destroy(*request, r);
+    nm_mpi_request_destroy(r);
   } else {
     /* Still in flight: the monitor destroys it on completion (the operation itself goes on). */
     r->user_freed = 1;
@@ -831,13 +901,14 @@ int nm_mpi_request_init(void)
   return MPI_SUCCESS;
 }
 
-/* Requests the application freed while active still have to complete; so do buffered sends. */
+/* Sends the application freed while active still have to deliver their data; so do buffered sends. (Freed
+ * receives that never matched are withdrawn below.) */
 static int nm_mpi_freed_pending(void)
 {
   int n = 0;
   for (int h = NM_MPI_FIRST_REQUEST; h < nm_mpi.requests.n; h++) {
-    struct nm_mpi_request_s *r = nm_mpi_table_get(&nm_mpi.requests, h);
-    if (r && r->user_freed && nm_mpi_request_is_p2p(r) && !r->nreq.completed)
+    struct nm_mpi_request_s *r = nm_mpi_request_slot(h);
+    if (r && r->kind == NM_MPI_REQ_SEND && r->user_freed && !r->nreq.completed)
       n++;
   }
   return n;
@@ -845,22 +916,26 @@ static int nm_mpi_freed_pending(void)
 
 void nm_mpi_request_finalize(void)
 {
+  struct nm_mpi_waiter_s w = NM_MPI_WAITER_INIT;
   while (nm_mpi_freed_pending())
-    nm_mpi_wait_event();
+    nm_mpi_wait_event(&w);
   /* Whatever the application left active: withdraw unmatched receives; leave the rest to nm_launcher_exit(),
    * which flushes sends. Objects whose nmad request is still queued are not freed (the core still points at
    * them). */
   for (int h = NM_MPI_FIRST_REQUEST; h < nm_mpi.requests.n; h++) {
-    struct nm_mpi_request_s *r = nm_mpi_table_get(&nm_mpi.requests, h);
+    struct nm_mpi_request_s *r = nm_mpi_request_slot(h);
     if (!r)
       continue;
-    if (nm_mpi_request_is_p2p(r) && r->active && !r->completed && !r->nreq.completed &&
-        r->kind == NM_MPI_REQ_RECV)
-      nm_sr_rcancel(nm_mpi.session, &r->nreq);
-    if (nm_mpi_request_is_p2p(r) && r->active && !r->completed && !r->nreq.completed)
-      continue;
-    r->user_freed = 0;
-    nm_mpi_request_destroy(h, r);
+    if (r->kind) {
+      int in_flight = nm_mpi_request_is_p2p(r) && r->active && !r->completed && !r->nreq.completed;
+      if (in_flight && r->kind == NM_MPI_REQ_RECV)
+        in_flight = nm_sr_rcancel(nm_mpi.session, &r->nreq) != 0;
+      if (in_flight)
+        continue; /* leaked on purpose */
+      r->user_freed = 0;
+      nm_mpi_request_destroy(r);
+    }
+    free(r);
   }
   nm_mpi_table_destroy(&nm_mpi.requests);
   /* Matched messages nobody received (MPI_Mprobe without MPI_Mrecv) are released with their data. */

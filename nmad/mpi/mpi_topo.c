@@ -75,43 +75,93 @@ struct nm_mpi_dims_search_s {
   int ndivs;
   int cur[NM_MPI_DIMS_MAX];    /* candidate, non-increasing */
   int best[NM_MPI_DIMS_MAX];
-  long long best_spread, best_max;
+  long long best_spread, best_sq;
 };
 
-/** Chooses factor @p i (a divisor of @p rest, at most @p max), then the next ones; keeps the factorization
- *  whose largest and smallest factors are closest ("as close to each other as possible", 7.5.2), then the one
- *  with the smallest largest factor. */
-static void nm_mpi_dims_search(struct nm_mpi_dims_search_s *s, int i, int rest, int max)
+/** 1 if b^e > limit (b >= 1, no overflow). */
+static int nm_mpi_pow_gt(long long b, int e, long long limit)
+{
+  long long p = 1;
+  for (int t = 0; t < e; t++) {
+    p *= b;
+    if (p > limit)
+      return 1;
+  }
+  return 0;
+}
+
+/** Records the candidate s->cur if it beats the best: smallest spread (largest - smallest factor: "as close to
+ *  each other as possible", 7.5.2), then smallest sum of squares (the most even: 5x2x2x1 rather than 5x4x1x1). */
+static void nm_mpi_dims_consider(struct nm_mpi_dims_search_s *s)
+{
+  long long spread = (long long)s->cur[0] - s->cur[s->k - 1], sq = 0;
+  for (int j = 0; j < s->k; j++)
+    sq += (long long)s->cur[j] * s->cur[j];
+  if (s->best_spread < 0 || spread < s->best_spread || (spread == s->best_spread && sq < s->best_sq)) {
+    s->best_spread = spread;
+    s->best_sq = sq;
+    memcpy(s->best, s->cur, sizeof(int) * (size_t)s->k);
+  }
+}
+
+/** Chooses factor @p i among the divisors divs[j0..] (so at most the previous factor) of @p rest, then the next
+ *  ones (branch and bound: every factor lies within best_spread of the first one). */
+static void nm_mpi_dims_search(struct nm_mpi_dims_search_s *s, int i, int rest, int j0)
 {
   if (i == s->k - 1) {
-    if (rest > max)
+    if (rest > s->divs[j0])
       return;
     s->cur[i] = rest;
-    long long spread = (long long)s->cur[0] - rest;
-    if (s->best_spread < 0 || spread < s->best_spread ||
-        (spread == s->best_spread && s->cur[0] < s->best_max)) {
-      s->best_spread = spread;
-      s->best_max = s->cur[0];
-      memcpy(s->best, s->cur, sizeof(int) * (size_t)s->k);
-    }
+    nm_mpi_dims_consider(s);
     return;
   }
   int left = s->k - i;
-  for (int j = 0; j < s->ndivs; j++) {
+  for (int j = j0; j < s->ndivs; j++) {
     int d = s->divs[j];
-    if (d > max || rest % d)
+    if (rest % d)
       continue;
-    /* The remaining factors are not larger than d, so d^left >= rest; smaller d cannot do either. */
-    long long pw = 1;
-    for (int t = 0; t < left && pw < rest; t++)
-      pw *= d;
-    if (pw < rest)
-      break;
-    if (s->best_spread >= 0 && i > 0 && (long long)s->cur[0] - d > s->best_spread)
-      break; /* the spread only grows from here (smaller d) */
+    if (!nm_mpi_pow_gt(d, left, rest - 1))
+      break; /* d^left < rest: the remaining factors (<= d) cannot reach rest, nor with a smaller d */
+    if (s->best_spread >= 0) {
+      long long lo = (i == 0 ? d : s->cur[0]) - s->best_spread; /* smallest factor still worth trying */
+      if (i > 0 && d < lo)
+        break;
+      if (lo > 1 && nm_mpi_pow_gt(lo, left - 1, rest / d))
+        continue; /* the other factors, all >= lo, would exceed what is left (a smaller d may fit) */
+    }
     s->cur[i] = d;
-    nm_mpi_dims_search(s, i + 1, rest / d, d);
+    nm_mpi_dims_search(s, i + 1, rest / d, j);
   }
+}
+
+/** A first candidate, to bound the search: prime factors, largest first, each to the smallest dimension. */
+static void nm_mpi_dims_greedy(struct nm_mpi_dims_search_s *s, int rest)
+{
+  int primes[32], np = 0;
+  for (long long p = 2; p * p <= rest; p++)
+    while (rest % p == 0) {
+      primes[np++] = (int)p;
+      rest /= (int)p;
+    }
+  if (rest > 1)
+    primes[np++] = rest;
+  for (int j = 0; j < s->k; j++)
+    s->cur[j] = 1;
+  for (int q = np - 1; q >= 0; q--) {
+    int m = 0;
+    for (int j = 1; j < s->k; j++)
+      if (s->cur[j] < s->cur[m])
+        m = j;
+    s->cur[m] *= primes[q];
+  }
+  for (int a = 0; a < s->k; a++) /* sort, decreasing */
+    for (int b = a + 1; b < s->k; b++)
+      if (s->cur[b] > s->cur[a]) {
+        int t = s->cur[a];
+        s->cur[a] = s->cur[b];
+        s->cur[b] = t;
+      }
+  nm_mpi_dims_consider(s);
 }
 
 NM_MPI_ALIAS(Dims_create)
@@ -168,8 +218,9 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
   s.divs = sorted;
   s.ndivs = ndivs;
   s.best_spread = -1;
-  s.best_max = 0;
-  nm_mpi_dims_search(&s, 0, rest, rest);
+  s.best_sq = 0;
+  nm_mpi_dims_greedy(&s, rest);
+  nm_mpi_dims_search(&s, 0, rest, 0);
   free(sorted);
   for (int i = 0, j = 0; i < ndims; i++)
     if (dims[i] == 0) {

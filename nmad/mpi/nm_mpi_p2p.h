@@ -30,6 +30,14 @@ enum nm_mpi_send_mode_e {
  *  @return MPI_SUCCESS or the error class (MPI_ERR_COMM, _COUNT, _TYPE, _RANK, _TAG). */
 int nm_mpi_p2p_check(MPI_Comm comm, int count, MPI_Datatype datatype, int peer, int tag, int is_recv);
 
+/** nm_mpi_p2p_check() that also hands back the communicator and datatype objects (for the fast path). */
+int nm_mpi_p2p_check_get(MPI_Comm comm, int count, MPI_Datatype datatype, int peer, int tag, int is_recv,
+                         struct nm_mpi_comm_s **pc, struct nm_mpi_datatype_s **pd);
+
+/** nm_mpi_request_start() of a point-to-point request whose communicator and datatype objects are known. */
+int nm_mpi_request_post(struct nm_mpi_request_s *r, const struct nm_mpi_comm_s *c,
+                        const struct nm_mpi_datatype_s *d);
+
 /** Fill a request (table or stack) for a point-to-point operation; not started. */
 void nm_mpi_p2p_setup(struct nm_mpi_request_s *r, int kind, const void *buf, int count, MPI_Datatype datatype,
                       int peer, int tag, MPI_Comm comm, int mode);
@@ -48,9 +56,15 @@ void nm_mpi_bsend_drain(void);
 
 /** One non-blocking progress pass of the core and of every active non-blocking collective. */
 void nm_mpi_poll(void);
-/** Block until something may have happened (an nmad event or a short timeout), driving collectives. Use in
- *  loops that re-check their own condition (probe, drains). */
-void nm_mpi_wait_event(void);
+/** State of a wait loop that re-checks its own condition (probe, drains, collectives): how long it has been
+ *  idle, to spin first, then yield, then block. */
+struct nm_mpi_waiter_s {
+  uint64_t idle_since; /* ns, 0 while events keep coming */
+};
+#define NM_MPI_WAITER_INIT {0}
+/** One step of such a loop: progress the core and every active collective; when idle, spin (20 us), then yield
+ *  (until 10 ms), then block in the drivers until an nmad event (at most 1 ms). */
+void nm_mpi_wait_event(struct nm_mpi_waiter_s *w);
 /** Block until @p r completes (its completion is processed: status filled). */
 void nm_mpi_request_wait(struct nm_mpi_request_s *r);
 /** Check @p r without progressing. @return 1 when complete (or inactive), 0 otherwise. */

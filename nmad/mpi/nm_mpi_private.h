@@ -34,6 +34,8 @@
 #define NM_MPI_PRAGMA(x) _Pragma(#x)
 /** Make MPI_name a weak alias of PMPI_name (write it just before the PMPI_name definition). */
 #define NM_MPI_ALIAS(name) NM_MPI_PRAGMA(weak MPI_##name = PMPI_##name)
+/** The same for the extensions: MPIX_name weak alias of PMPIX_name. */
+#define NM_MPIX_ALIAS(name) NM_MPI_PRAGMA(weak MPIX_##name = PMPIX_##name)
 
 #define NM_MPI_TAG_UB 0x7fffffff
 #define NM_MPI_TAG_MASK_ANY ((nm_tag_t)0xffffffff00000000ULL) /* context only: MPI_ANY_TAG */

@@ -1,0 +1,313 @@
+#!/usr/bin/env bash
+# mpi_bench_compare.sh - the same MPI benchmark (bench/mpi_bench.c) built with nmad's mpicc (the MPI shim) and
+# with Open MPI's mpicc.openmpi, run one after the other at 2 ranks over shm and tcp, plus nmad's native
+# ping-pong (nm_bench_pingpong) to measure what the shim adds. Prints ratios, writes CSVs and a PNG.
+#
+# Usage: bench/mpi_bench_compare.sh [options]   (see --help)
+#
+# What is compared (one-way latency in us, bandwidth in MB/s with 1 MB = 1e6 B; same method everywhere, see
+# bench/mpi_bench.c and bench/nm_bench_pingpong.c):
+#   pingpong  median one-way latency and size / median, nmad-MPI vs Open MPI vs native nmad
+#             ratios: lat nmad/ompi (>1: the shim is slower), bw nmad/ompi (<1: the shim is slower),
+#                     overhead = nmad-MPI lat / native nmad lat (the cost of the MPI layer)
+#   msgrate   messages per second with a window of W (--window), nmad-MPI vs Open MPI (ratio >1: nmad faster)
+#   bcast     MPI_Bcast at --bcast-np ranks (default 4): median over iterations of the slowest rank's time
+#             (ratio nmad/ompi >1: nmad slower)
+# Only loopback is used: shm is host-local; tcp runs nmad with FI_TCP_IFACE=lo and Open MPI with
+# btl self,tcp + btl_tcp_if_include lo (shm: btl self,vader); both with pml ob1 and no binding, like nmad-run.
+# Binaries: nmad's mpicc/mpirun and nm_bench_pingpong/nmad-run from $NMAD_BUILD_DIR (default: the parent of this
+# script's directory, i.e. an in-tree build: nmad/mpi/mpicc, nmad/mpi/mpirun), else from the PATH
+# (NMAD_MPICC, NMAD_MPIRUN override). Open MPI: MPICC (default mpicc.openmpi), MPIRUN (default mpirun.openmpi).
+# Exit status: 0 if every requested measurement ran, 1 if some failed (the rest still runs), 2 on bad usage.
+
+set -u -o pipefail
+
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+NMAD_BUILD_DIR=${NMAD_BUILD_DIR:-$(dirname "$SCRIPT_DIR")}
+
+PROVIDER=both
+ITERS=1000
+WARMUP=100
+MAXSIZE=4M
+WINDOW=64
+BCAST_NP=4
+OUT=./mpi-bench-results
+RUN_TIMEOUT=600
+DO_OMPI=1 DO_NATIVE=1 DO_MSGRATE=1 DO_BCAST=1
+
+usage() {
+  cat <<EOF
+usage: $0 [options]
+  --provider P     shm, tcp or both (default $PROVIDER)
+  --iters N        timed ping-pong iterations per size (default $ITERS; msgrate and bcast use N/5 windows /
+                   iterations; scaled down above 256 KiB)
+  --warmup N       warm-up iterations (default $WARMUP)
+  --max SIZE       largest message (default $MAXSIZE; smallest is 8 B)
+  --window W       message-rate window (default $WINDOW)
+  --bcast-np N     ranks of the MPI_Bcast run (default $BCAST_NP)
+  --out DIR        output directory (default $OUT)
+  --timeout SEC    timeout of each run (default $RUN_TIMEOUT)
+  --quick          --iters 200 --warmup 20 --max 1M
+  --no-ompi, --no-native, --no-msgrate, --no-bcast   skip a part
+environment: NMAD_BUILD_DIR, NMAD_MPICC, NMAD_MPIRUN (nmad's tools), MPICC, MPIRUN (Open MPI's),
+  OMPI_EXTRA_ARGS (added to Open MPI's mpirun)
+EOF
+}
+
+die() { echo "mpi_bench_compare: $*" >&2; exit 2; }
+note() { echo "== $*" >&2; }
+FAILED=0
+fail() { echo "mpi_bench_compare: FAILED: $*" >&2; FAILED=1; }
+
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --provider) PROVIDER=${2:?}; shift 2 ;;
+    --iters) ITERS=${2:?}; shift 2 ;;
+    --warmup) WARMUP=${2:?}; shift 2 ;;
+    --max) MAXSIZE=${2:?}; shift 2 ;;
+    --window) WINDOW=${2:?}; shift 2 ;;
+    --bcast-np) BCAST_NP=${2:?}; shift 2 ;;
+    --out) OUT=${2:?}; shift 2 ;;
+    --timeout) RUN_TIMEOUT=${2:?}; shift 2 ;;
+    --quick) ITERS=200 WARMUP=20 MAXSIZE=1M; shift ;;
+    --no-ompi) DO_OMPI=0; shift ;;
+    --no-native) DO_NATIVE=0; shift ;;
+    --no-msgrate) DO_MSGRATE=0; shift ;;
+    --no-bcast) DO_BCAST=0; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage >&2; die "unknown option '$1'" ;;
+  esac
+done
+case $PROVIDER in
+  shm|tcp) PROVIDERS=$PROVIDER ;;
+  both) PROVIDERS="shm tcp" ;;
+  *) die "--provider: expected shm, tcp or both" ;;
+esac
+for v in "$ITERS" "$WARMUP" "$WINDOW" "$BCAST_NP" "$RUN_TIMEOUT"; do
+  [[ $v =~ ^[0-9]+$ ]] || die "not a number: '$v'"
+done
+[[ $BCAST_NP -ge 2 ]] || die "--bcast-np must be >= 2"
+SMALL_ITERS=$(( ITERS / 5 > 10 ? ITERS / 5 : 10 ))
+SMALL_WARMUP=$(( WARMUP / 5 > 2 ? WARMUP / 5 : 2 ))
+
+mkdir -p "$OUT/bin" "$OUT/logs" || die "cannot create $OUT"
+OUT=$(cd "$OUT" && pwd)
+LOG=$OUT/logs
+
+# ---------- tools ----------
+find_tool() { # build-tree path, PATH name
+  if [[ -x "$1" ]]; then echo "$1"; elif command -v "$2" >/dev/null 2>&1; then command -v "$2"; fi
+}
+NMAD_MPICC=${NMAD_MPICC:-$(find_tool "$NMAD_BUILD_DIR/nmad/mpi/mpicc" mpicc)}
+NMAD_MPIRUN=${NMAD_MPIRUN:-$(find_tool "$NMAD_BUILD_DIR/nmad/mpi/mpirun" mpirun)}
+NMAD_RUN=$(find_tool "$NMAD_BUILD_DIR/nmad-run" nmad-run)
+NM_PINGPONG=$(find_tool "$NMAD_BUILD_DIR/nm_bench_pingpong" nm_bench_pingpong)
+MPICC=${MPICC:-$(command -v mpicc.openmpi || true)}
+MPIRUN=${MPIRUN:-$(command -v mpirun.openmpi || true)}
+# The mpicc found must be nmad's (an mpicc on the PATH may be another MPI's).
+if [[ -n "$NMAD_MPICC" ]] && ! "$NMAD_MPICC" -show 2>/dev/null | grep -q -- -lnmad_mpi; then
+  fail "$NMAD_MPICC is not nmad's mpicc"; NMAD_MPICC=
+fi
+
+build() { # compiler output-name
+  local cc=$1 bin=$OUT/bin/$2
+  if ! "$cc" -O2 -I "$SCRIPT_DIR" "$SCRIPT_DIR/mpi_bench.c" "$SCRIPT_DIR/bench_common.c" -o "$bin" \
+      >"$LOG/build_$2.log" 2>&1; then
+    fail "could not build $2 with $cc; see $LOG/build_$2.log"; return 1
+  fi
+  echo "$bin"
+}
+
+# Run a command, keep its CSV output (header + data rows) in $1; $2 = description.
+run_csv() {
+  local csv=$1 what=$2 lg=${1%.csv}.log
+  shift 2
+  note "$what"
+  if ! timeout -k 5 "$((RUN_TIMEOUT + 10))" "$@" >"$csv.tmp" 2>"$LOG/$(basename "$lg")"; then
+    fail "$what (exit status $?); see $LOG/$(basename "$lg")"
+  fi
+  grep -E '^(size,|[0-9])' "$csv.tmp" >"$csv" || true
+  rm -f "$csv.tmp"
+  if [[ $(grep -c '^[0-9]' "$csv") -eq 0 ]]; then
+    fail "$what produced no data"
+  fi
+}
+
+NMAD_BIN='' OMPI_BIN=''
+[[ -n "$NMAD_MPICC" && -n "$NMAD_MPIRUN" ]] && NMAD_BIN=$(build "$NMAD_MPICC" mpi_bench_nmad)
+[[ -n "$NMAD_BIN" ]] || fail "nmad's mpicc/mpirun not found (build nmad, or set NMAD_BUILD_DIR / NMAD_MPICC / NMAD_MPIRUN)"
+if [[ $DO_OMPI -eq 1 ]]; then
+  if [[ -n "$MPICC" && -n "$MPIRUN" ]]; then
+    OMPI_BIN=$(build "$MPICC" mpi_bench_ompi)
+  else
+    fail "mpicc.openmpi/mpirun.openmpi not found (apt-get install libopenmpi-dev openmpi-bin)"
+  fi
+fi
+
+# Command lines (in CMD) of the two MPIs at NP ranks over a provider.
+nmad_cmd() { # provider np
+  CMD=(env FI_TCP_IFACE=lo "$NMAD_MPIRUN" -n "$2" --timeout "$RUN_TIMEOUT" -x NMAD_DRIVER="$1" "$NMAD_BIN" --csv)
+}
+ompi_cmd() { # provider np
+  local btl
+  case $1 in
+    shm) btl=(--mca btl 'self,vader') ;;
+    tcp) btl=(--mca btl 'self,tcp' --mca btl_tcp_if_include lo) ;;
+  esac
+  # shellcheck disable=SC2206
+  CMD=("$MPIRUN" --allow-run-as-root --oversubscribe -np "$2" --bind-to none --mca pml ob1 "${btl[@]}"
+       --mca oob_tcp_if_include lo ${OMPI_EXTRA_ARGS:-} "$OMPI_BIN" --csv)
+}
+
+PP=(--bench pingpong --min 8 --max "$MAXSIZE" --iters "$ITERS" --warmup "$WARMUP")
+MR=(--bench msgrate --min 8 --max 4K --iters "$SMALL_ITERS" --warmup "$SMALL_WARMUP" --window "$WINDOW")
+BC=(--bench bcast --min 8 --max "$MAXSIZE" --iters "$SMALL_ITERS" --warmup "$SMALL_WARMUP")
+
+note "results in $OUT; nmad mpicc: ${NMAD_MPICC:-none}, mpirun: ${NMAD_MPIRUN:-none}; Open MPI: ${MPIRUN:-none}"
+for prov in $PROVIDERS; do
+  if [[ -n "$NMAD_BIN" ]]; then
+    nmad_cmd "$prov" 2
+    run_csv "$OUT/nmad_pingpong_$prov.csv" "nmad-MPI ping-pong over $prov" "${CMD[@]}" "${PP[@]}"
+  fi
+  if [[ -n "$OMPI_BIN" ]]; then
+    ompi_cmd "$prov" 2
+    run_csv "$OUT/ompi_pingpong_$prov.csv" "Open MPI ping-pong over $prov" "${CMD[@]}" "${PP[@]}"
+  fi
+  if [[ $DO_NATIVE -eq 1 ]]; then
+    if [[ -n "$NMAD_RUN" && -n "$NM_PINGPONG" ]]; then
+      run_csv "$OUT/native_pingpong_$prov.csv" "native nmad ping-pong over $prov" \
+        env FI_TCP_IFACE=lo NMAD_DRIVER="$prov" "$NMAD_RUN" -n 2 --timeout "$RUN_TIMEOUT" "$NM_PINGPONG" --csv \
+        --min 8 --max "$MAXSIZE" --iters "$ITERS" --warmup "$WARMUP"
+    else
+      fail "native ping-pong skipped: nmad-run or nm_bench_pingpong not found"
+    fi
+  fi
+  if [[ $DO_MSGRATE -eq 1 ]]; then
+    if [[ -n "$NMAD_BIN" ]]; then
+      nmad_cmd "$prov" 2
+      run_csv "$OUT/nmad_msgrate_$prov.csv" "nmad-MPI message rate over $prov" "${CMD[@]}" "${MR[@]}"
+    fi
+    if [[ -n "$OMPI_BIN" ]]; then
+      ompi_cmd "$prov" 2
+      run_csv "$OUT/ompi_msgrate_$prov.csv" "Open MPI message rate over $prov" "${CMD[@]}" "${MR[@]}"
+    fi
+  fi
+  if [[ $DO_BCAST -eq 1 ]]; then
+    if [[ -n "$NMAD_BIN" ]]; then
+      nmad_cmd "$prov" "$BCAST_NP"
+      run_csv "$OUT/nmad_bcast_$prov.csv" "nmad-MPI MPI_Bcast over $prov, $BCAST_NP ranks" "${CMD[@]}" "${BC[@]}"
+    fi
+    if [[ -n "$OMPI_BIN" ]]; then
+      ompi_cmd "$prov" "$BCAST_NP"
+      run_csv "$OUT/ompi_bcast_$prov.csv" "Open MPI MPI_Bcast over $prov, $BCAST_NP ranks" "${CMD[@]}" "${BC[@]}"
+    fi
+  fi
+done
+
+# ---------- report ----------
+csv_get() { # file size column -> value or empty
+  [[ -f "$1" ]] || return 0
+  awk -F, -v s="$2" -v c="$3" 'NR > 1 && $1 == s { print $c; exit }' "$1"
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print ""; else printf "%.2f", a / b }'; }
+show() { [[ -n "$1" ]] && printf '%s' "$1" || printf 'n/a'; }
+sizes_of() { # union of the sizes in the given CSV files, sorted numerically
+  cat "$@" 2>/dev/null | awk -F, '/^[0-9]/ { print $1 }' | sort -n -u
+}
+
+SUMMARY=$OUT/summary.txt
+SUMCSV=$OUT/summary.csv
+echo "provider,bench,size,nmad,ompi,ratio_nmad_over_ompi,native,overhead_nmad_over_native" >"$SUMCSV"
+{
+  echo "# nmad MPI shim vs Open MPI (and native nmad), $(date -u +%Y-%m-%dT%H:%MZ) $(uname -n)"
+  echo "# ping-pong: median one-way latency (us) and bandwidth (MB/s); lat ratio nmad/ompi >1 = shim slower;"
+  echo "#   overhead = nmad-MPI latency / native nmad latency (what the MPI layer costs)"
+  for prov in $PROVIDERS; do
+    echo
+    echo "## $prov: ping-pong"
+    printf '%9s | %9s %9s %6s | %9s %6s | %10s %10s %6s\n' size nmad_lat ompi_lat lat_x native ovh nmad_bw ompi_bw bw_x
+    for size in $(sizes_of "$OUT/nmad_pingpong_$prov.csv" "$OUT/ompi_pingpong_$prov.csv"); do
+      nl=$(csv_get "$OUT/nmad_pingpong_$prov.csv" "$size" 3)
+      ol=$(csv_get "$OUT/ompi_pingpong_$prov.csv" "$size" 3)
+      vl=$(csv_get "$OUT/native_pingpong_$prov.csv" "$size" 3)
+      nb=$(csv_get "$OUT/nmad_pingpong_$prov.csv" "$size" 4)
+      ob=$(csv_get "$OUT/ompi_pingpong_$prov.csv" "$size" 4)
+      lr=$(ratio "$nl" "$ol") ov=$(ratio "$nl" "$vl") br=$(ratio "$nb" "$ob")
+      printf '%9s | %9s %9s %6s | %9s %6s | %10s %10s %6s\n' "$size" "$(show "$nl")" "$(show "$ol")" "$(show "$lr")" \
+        "$(show "$vl")" "$(show "$ov")" "$(show "$nb")" "$(show "$ob")" "$(show "$br")"
+      echo "$prov,pingpong_lat_us,$size,$nl,$ol,$lr,$vl,$ov" >>"$SUMCSV"
+      echo "$prov,pingpong_bw_MBps,$size,$nb,$ob,$br,," >>"$SUMCSV"
+    done
+    if [[ $DO_MSGRATE -eq 1 ]]; then
+      echo
+      echo "## $prov: message rate, window $WINDOW (messages/s; ratio nmad/ompi >1 = nmad faster)"
+      printf '%9s | %12s %12s %6s\n' size nmad ompi ratio
+      for size in $(sizes_of "$OUT/nmad_msgrate_$prov.csv" "$OUT/ompi_msgrate_$prov.csv"); do
+        nr=$(csv_get "$OUT/nmad_msgrate_$prov.csv" "$size" 3)
+        orr=$(csv_get "$OUT/ompi_msgrate_$prov.csv" "$size" 3)
+        r=$(ratio "$nr" "$orr")
+        printf '%9s | %12s %12s %6s\n' "$size" "$(show "$nr")" "$(show "$orr")" "$(show "$r")"
+        echo "$prov,msgrate_per_s,$size,$nr,$orr,$r,," >>"$SUMCSV"
+      done
+    fi
+    if [[ $DO_BCAST -eq 1 ]]; then
+      echo
+      echo "## $prov: MPI_Bcast, $BCAST_NP ranks (median of the slowest rank, us; ratio nmad/ompi >1 = nmad slower)"
+      printf '%9s | %10s %10s %6s\n' size nmad ompi ratio
+      for size in $(sizes_of "$OUT/nmad_bcast_$prov.csv" "$OUT/ompi_bcast_$prov.csv"); do
+        nt=$(csv_get "$OUT/nmad_bcast_$prov.csv" "$size" 4)
+        ot=$(csv_get "$OUT/ompi_bcast_$prov.csv" "$size" 4)
+        r=$(ratio "$nt" "$ot")
+        printf '%9s | %10s %10s %6s\n' "$size" "$(show "$nt")" "$(show "$ot")" "$(show "$r")"
+        echo "$prov,bcast_us,$size,$nt,$ot,$r,," >>"$SUMCSV"
+      done
+    fi
+  done
+} | tee "$SUMMARY"
+
+# ---------- plot ----------
+PNG=$OUT/mpi_compare.png
+if command -v gnuplot >/dev/null 2>&1; then
+  plots_for() { # kind column -> gnuplot plot clauses for the files present
+    local kind=$1 col=$2 clauses="" f title color dash
+    for prov in $PROVIDERS; do
+      for who in nmad ompi native; do
+        f=$OUT/${who}_${kind}_$prov.csv
+        [[ -f "$f" && $(grep -c '^[0-9]' "$f") -gt 0 ]] || continue
+        case $who in nmad) title="nmad-MPI" color="#1f77b4" ;; ompi) title="Open MPI" color="#d62728" ;;
+          native) title="native nmad" color="#2ca02c" ;; esac
+        [[ $prov == shm ]] && dash=1 || dash=2
+        clauses+="${clauses:+, }'$f' using 1:$col every ::1 with linespoints lw 2 dt $dash lc rgb '$color' title '$title $prov'"
+      done
+    done
+    echo "$clauses"
+  }
+  lat=$(plots_for pingpong 3) bw=$(plots_for pingpong 4) mr=$(plots_for msgrate 3) bc=$(plots_for bcast 4)
+  {
+    echo "set terminal pngcairo size 1400,1000 enhanced font 'sans,10'"
+    echo "set output '$PNG'"
+    echo "set datafile separator ','"
+    echo "set grid; set key top left; set logscale x 2"
+    echo "set xtics ('8' 8, '64' 64, '512' 512, '4K' 4096, '32K' 32768, '256K' 262144, '2M' 2097152)"
+    echo "set multiplot layout 2,2 title 'nmad MPI shim vs Open MPI (solid: shm, dashed: tcp)'"
+    echo "set logscale y 10; set xlabel 'message size (bytes)'"
+    echo "set ylabel 'one-way latency, median (us)'; set title 'ping-pong latency'"
+    [[ -n "$lat" ]] && echo "plot $lat" || echo "set key off; plot 1/0 notitle"
+    echo "set key top left; set ylabel 'bandwidth (MB/s)'; set title 'ping-pong bandwidth'"
+    [[ -n "$bw" ]] && echo "plot $bw" || echo "plot 1/0 notitle"
+    echo "set ylabel 'messages/s'; set title 'message rate, window $WINDOW'"
+    [[ -n "$mr" ]] && echo "plot $mr" || echo "plot 1/0 notitle"
+    echo "set ylabel 'time (us)'; set title 'MPI\\_Bcast, $BCAST_NP ranks (slowest rank, median)'"
+    [[ -n "$bc" ]] && echo "plot $bc" || echo "plot 1/0 notitle"
+    echo "unset multiplot"
+  } >"$OUT/mpi_compare.gp"
+  if gnuplot "$OUT/mpi_compare.gp" 2>"$LOG/gnuplot.log"; then
+    note "plot: $PNG"
+  else
+    fail "gnuplot failed; see $LOG/gnuplot.log"
+  fi
+else
+  note "gnuplot not found: no PNG (apt-get install gnuplot-nox)"
+fi
+note "summary: $SUMMARY, $SUMCSV"
+exit $FAILED
