@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define NM_OFI_MAX_PACKET (64 * 1024)
 #define NM_OFI_NRECV 64
@@ -142,6 +144,15 @@ static int nm_ofi_open(struct nm_drv_s *drv, const char *word, int all_local)
     return -NM_ENOTSUP;
   }
   o->mr_local = (o->info->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
+  if (q->unique_name) {
+    struct timespec ts;
+    char name[64];
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    snprintf(name, sizeof(name), "nmad-%d-%lx%09lx", (int)getpid(), (long)ts.tv_sec, ts.tv_nsec);
+    free(o->info->src_addr);
+    o->info->src_addr = strdup(name);
+    o->info->src_addrlen = o->info->src_addr ? strlen(name) + 1 : 0;
+  }
   int err = NM_ESUCCESS;
   struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
   if ((rc = fi_fabric(o->info->fabric_attr, &o->fabric, NULL)))

@@ -8,14 +8,14 @@
 #define NM_OFI_MR_BASIC (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
 
 static const struct nm_ofi_quirk_s nm_ofi_quirks[] = {
-  /* word      provider         mr_mode          inject wait_fd loopback */
-  {"shm",     "shm",           NM_OFI_MR_BASIC, 1,     1,      0},
-  {"tcp",     "tcp;ofi_rxm",   NM_OFI_MR_BASIC, 1,     1,      1},
-  {"sockets", "sockets",       NM_OFI_MR_BASIC, 1,     1,      1},
-  {"udp",     "udp;ofi_rxd",   NM_OFI_MR_BASIC, 1,     0,      1},
-  {"verbs",   "verbs;ofi_rxm", NM_OFI_MR_BASIC, 1,     1,      0},
-  {"psm2",    "psm2",          NM_OFI_MR_BASIC, 1,     0,      0},
-  {"opx",     "opx",           NM_OFI_MR_BASIC, 1,     0,      0},
+  /* word      provider         mr_mode          inject wait_fd loopback unique_name */
+  {"shm",     "shm",           NM_OFI_MR_BASIC, 1,     1,      0,       1},
+  {"tcp",     "tcp;ofi_rxm",   NM_OFI_MR_BASIC, 1,     1,      1,       0},
+  {"sockets", "sockets",       NM_OFI_MR_BASIC, 1,     1,      1,       0},
+  {"udp",     "udp;ofi_rxd",   NM_OFI_MR_BASIC, 1,     0,      1,       0},
+  {"verbs",   "verbs;ofi_rxm", NM_OFI_MR_BASIC, 1,     1,      0,       0},
+  {"psm2",    "psm2",          NM_OFI_MR_BASIC, 1,     0,      0,       0},
+  {"opx",     "opx",           NM_OFI_MR_BASIC, 1,     0,      0,       0},
 };
 
 const struct nm_ofi_quirk_s *nm_ofi_quirk_lookup(const char *word)

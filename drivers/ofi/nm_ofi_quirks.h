@@ -16,6 +16,9 @@ struct nm_ofi_quirk_s {
   int use_inject;        /* post small packets with fi_inject */
   int wait_fd;           /* the CQ's FI_WAIT_FD wakes us when a peer sends */
   int loopback_domain;   /* on one host, open the "lo" domain (IP providers) */
+  int unique_name;       /* name the endpoint ourselves: the provider's default name (shm: "<pid>:0:0" in
+                            /dev/shm) collides with the region a killed process left behind when its pid is
+                            reused, and the endpoint then fails with EBUSY */
 };
 
 /** Entry for an NMAD_DRIVER word, or NULL. */
