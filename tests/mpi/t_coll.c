@@ -473,6 +473,12 @@ static void t_alltoall(MPI_Comm comm, int v)
     for (int kp = 0; kp < NKPAIRS + 1; kp++) {
       int in_place = (kp == NKPAIRS);
       int sk = in_place ? 1 : kpairs[kp][0], rk = in_place ? 1 : kpairs[kp][1];
+#if defined(T_NONBLOCKING) && !defined(NMAD_MPI)
+      /* Open MPI 4.1.4's in-place MPI_Ialltoallv delivers wrong data from 5 ranks on with blocks of ~50000 ints
+       * (its libnbc; MPI_Alltoallv with the same arguments is right): not checked on other MPIs */
+      if (in_place && v)
+        continue;
+#endif
       long n = kn(1, counts[ci] / size > 0 ? counts[ci] / size : counts[ci]); /* about 1 MiB per rank at most */
       int salt = ci * 10 + kp + 7;
       /* block from i to j: c(i, j) ints */
