@@ -42,7 +42,7 @@ ITERS=1000
 WARMUP=100
 WINDOW=64
 FI_MULT=10
-FI_REPEAT=3
+REPEAT=3
 OUT=./bench-results
 RUN_TIMEOUT=300
 DO_NMAD=1 DO_FI=1 DO_OMPI=1 DO_MSGRATE=1
@@ -63,7 +63,8 @@ usage: $0 [options]
                      above 256 KiB exactly like the benchmarks do)
   --warmup N         warm-up iterations (default $WARMUP)
   --fi-iter-mult M   fi_pingpong runs M times the iterations (no warm-up there; default $FI_MULT)
-  --fi-repeat R      run fi_pingpong R times per size and keep the fastest run (default $FI_REPEAT)
+  --repeat R         run every contender (nmad, fi_pingpong, Open MPI) R times and keep, per size, its
+                     fastest run (default $REPEAT; the same for all, so no side gets a better draw)
   --window W         message-rate window (default $WINDOW)
   --msgrate-provider P  provider of the message-rate comparison (default $MSGRATE_PROVIDER)
   --out DIR          output directory (default $OUT)
@@ -89,7 +90,7 @@ while [[ $# -gt 0 ]]; do
     --iters) need_arg "$@"; ITERS=$2; shift 2 ;;
     --warmup) need_arg "$@"; WARMUP=$2; shift 2 ;;
     --fi-iter-mult) need_arg "$@"; FI_MULT=$2; shift 2 ;;
-    --fi-repeat) need_arg "$@"; FI_REPEAT=$2; shift 2 ;;
+    --repeat|--fi-repeat) need_arg "$@"; REPEAT=$2; shift 2 ;;
     --window) need_arg "$@"; WINDOW=$2; shift 2 ;;
     --msgrate-provider) need_arg "$@"; MSGRATE_PROVIDER=$2; shift 2 ;;
     --out) need_arg "$@"; OUT=$2; shift 2 ;;
@@ -111,10 +112,10 @@ case "$PROVIDER" in
   *) die "--provider must be shm, tcp or both (got '$PROVIDER')" ;;
 esac
 case "$MSGRATE_PROVIDER" in shm|tcp) ;; *) die "--msgrate-provider must be shm or tcp" ;; esac
-for v in ITERS WARMUP FI_MULT FI_REPEAT WINDOW RUN_TIMEOUT; do
+for v in ITERS WARMUP FI_MULT REPEAT WINDOW RUN_TIMEOUT; do
   [[ ${!v} =~ ^[0-9]+$ ]] || die "bad value '${!v}' for $v: a non-negative integer is expected"
 done
-[[ $ITERS -ge 1 && $FI_MULT -ge 1 && $FI_REPEAT -ge 1 && $WINDOW -ge 1 && $RUN_TIMEOUT -ge 1 ]] || die "counts must be >= 1"
+[[ $ITERS -ge 1 && $FI_MULT -ge 1 && $REPEAT -ge 1 && $WINDOW -ge 1 && $RUN_TIMEOUT -ge 1 ]] || die "counts must be >= 1"
 
 # "4K" -> 4096, "4M" -> 4194304 (binary multiples, as in the benchmarks' --min/--max).
 to_bytes() {
@@ -257,6 +258,16 @@ run_to_csv() { # csv header-prefix log description command...
   return 1
 }
 
+# Merge the CSVs of repeated runs (size,lat_min_us,lat_median_us,bw_MBps): per size, the row of lowest median.
+best_rows() { # out-csv in-csv...
+  local out=$1
+  shift
+  [[ $# -gt 0 ]] || return 0
+  awk -F, 'FNR == 1 { hdr = $0; next }
+           !($1 in best) || $3 + 0 < best[$1] + 0 { best[$1] = $3; row[$1] = $0 }
+           END { print hdr; for (s in row) print row[s] | "sort -t, -k1,1n" }' "$@" >"$out"
+}
+
 # ---------- (1) nmad ping-pong ----------
 run_nmad_pingpong() { # provider
   local prov=$1 csv=$OUT/nmad_pingpong_$1.csv lg=$LOG/nmad_pingpong_$1.log
@@ -264,10 +275,15 @@ run_nmad_pingpong() { # provider
     fail "nmad ping-pong ($prov) skipped: nmad-run or nm_bench_pingpong not found in $NMAD_BUILD_DIR or PATH (build with make, or set NMAD_BUILD_DIR)"
     return
   fi
-  note "nmad ping-pong, NMAD_DRIVER=$prov, sizes $MIN_SIZE..$MAX_SIZE"
-  run_to_csv "$csv" size,lat_min_us "$lg" "nmad ping-pong over $prov" \
-    env NMAD_DRIVER="$prov" FI_TCP_IFACE=lo timeout -k 5 "$RUN_TIMEOUT" \
-    "$NMAD_RUN" -n 2 "$NM_PINGPONG" --csv --min "$MIN_SIZE" --max "$MAX_SIZE" --iters "$ITERS" --warmup "$WARMUP"
+  note "nmad ping-pong, NMAD_DRIVER=$prov, sizes $MIN_SIZE..$MAX_SIZE, $REPEAT runs"
+  local run runs=()
+  for run in $(seq 1 "$REPEAT"); do
+    run_to_csv "$csv.r$run" size,lat_min_us "$lg.r$run" "nmad ping-pong over $prov (run $run)" \
+      env NMAD_DRIVER="$prov" FI_TCP_IFACE=lo timeout -k 5 "$RUN_TIMEOUT" \
+      "$NMAD_RUN" -n 2 "$NM_PINGPONG" --csv --min "$MIN_SIZE" --max "$MAX_SIZE" --iters "$ITERS" --warmup "$WARMUP"
+    [[ -f "$csv.r$run" ]] && runs+=("$csv.r$run")
+  done
+  best_rows "$csv" "${runs[@]}"
 }
 
 # ---------- (2) raw libfabric fi_pingpong ----------
@@ -315,9 +331,9 @@ run_fi() { # provider
   echo "size,lat_mean_us,bw_MBps" >"$csv"
   for size in "${SIZES[@]}"; do
     # fi_pingpong reports a mean, which one burst of load on this (shared, 2-core) machine can spoil:
-    # keep the fastest of FI_REPEAT runs, the closest to what the median of nmad and Open MPI shows.
+    # keep the fastest of REPEAT runs, as for nmad and Open MPI.
     local best="" run why
-    for run in $(seq 1 "$FI_REPEAT"); do
+    for run in $(seq 1 "$REPEAT"); do
       if run_fi_one "$prov" "$size" "$run"; then
         if [[ -z "$best" ]] || awk -v a="${FI_RES% *}" -v b="${best% *}" 'BEGIN { exit !(a < b) }'; then
           best=$FI_RES
@@ -358,10 +374,15 @@ run_ompi() { # provider
   note "Open MPI ping-pong, ${btl[*]}"
   # --bind-to none: nmad-run and fi_pingpong do not bind either, so every contender gets the same scheduling.
   # shellcheck disable=SC2086
-  run_to_csv "$csv" size,lat_min_us "$lg" "Open MPI ping-pong over $prov" \
-    timeout -k 5 "$RUN_TIMEOUT" "$MPIRUN" --allow-run-as-root --oversubscribe -np 2 --bind-to none \
-    --mca pml ob1 "${btl[@]}" --mca oob_tcp_if_include lo ${OMPI_EXTRA_ARGS:-} \
-    "$OMPI_BIN" --csv --min "$MIN_SIZE" --max "$MAX_SIZE" --iters "$ITERS" --warmup "$WARMUP"
+  local run runs=()
+  for run in $(seq 1 "$REPEAT"); do
+    run_to_csv "$csv.r$run" size,lat_min_us "$lg.r$run" "Open MPI ping-pong over $prov (run $run)" \
+      timeout -k 5 "$RUN_TIMEOUT" "$MPIRUN" --allow-run-as-root --oversubscribe -np 2 --bind-to none \
+      --mca pml ob1 "${btl[@]}" --mca oob_tcp_if_include lo ${OMPI_EXTRA_ARGS:-} \
+      "$OMPI_BIN" --csv --min "$MIN_SIZE" --max "$MAX_SIZE" --iters "$ITERS" --warmup "$WARMUP"
+    [[ -f "$csv.r$run" ]] && runs+=("$csv.r$run")
+  done
+  best_rows "$csv" "${runs[@]}"
 }
 
 # ---------- (4) nmad message rate, aggreg vs default ----------
@@ -403,7 +424,7 @@ SUMMARY_TXT=$OUT/summary.txt
 echo "provider,size,nmad_lat_us,fi_lat_us,lat_ratio_nmad_over_fi,ompi_lat_us,nmad_bw_MBps,fi_bw_MBps,bw_ratio_nmad_over_fi,ompi_bw_MBps" >"$SUMMARY_CSV"
 {
   echo "# nmad vs raw libfabric (fi_pingpong) vs Open MPI, one-way latency (us) and bandwidth (MB/s, 1 MB = 1e6 B)"
-  echo "# nmad/ompi: median of $ITERS timed iterations (scaled above 256 KiB) after $WARMUP warm-up; fi: fi_pingpong's mean (x$FI_MULT iterations), best of $FI_REPEAT runs"
+  echo "# nmad/ompi: median of $ITERS timed iterations (scaled above 256 KiB) after $WARMUP warm-up; fi: fi_pingpong's mean (x$FI_MULT iterations), each the best of $REPEAT runs"
   echo "# lat ratio = nmad/raw (>1: nmad slower); bw ratio = nmad/raw (<1: nmad slower); $(date -u +%Y-%m-%dT%H:%MZ) $(uname -n)"
   printf '%-5s %9s | %10s %10s %8s %10s | %10s %10s %8s %10s\n' \
     prov size nmad_lat raw_lat lat_x ompi_lat nmad_bw raw_bw bw_x ompi_bw

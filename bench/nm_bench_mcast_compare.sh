@@ -37,6 +37,7 @@ OUT=./bench-mcast-results
 RUN_TIMEOUT=300
 DO_NMAD=1 DO_OMPI=1
 MODES="dynamic binomial naive"
+REPEAT=3
 
 usage() {
   cat <<EOF
@@ -50,6 +51,8 @@ usage: $0 [options]
   --warmup N         warm-up iterations per size (default $WARMUP)
   --out DIR          output directory (default $OUT)
   --timeout SEC      timeout of each run (default $RUN_TIMEOUT)
+  --repeat R         run every contender R times, interleaved, and keep per size its fastest run (lowest
+                     median; default $REPEAT): the same draw for all on this shared, noisy machine
   --quick            --iters 50 --warmup 5 --sizes "8 1M" (a fast sanity run)
   --no-nmad, --no-ompi   skip a part
 environment: NMAD_BUILD_DIR (where nmad-run and nm_bench_mcast are; default $NMAD_BUILD_DIR),
@@ -78,6 +81,7 @@ while [[ $# -gt 0 ]]; do
     --out) need_arg "$@"; OUT=$2; shift 2 ;;
     --out=*) OUT=${1#*=}; shift ;;
     --timeout) need_arg "$@"; RUN_TIMEOUT=$2; shift 2 ;;
+    --repeat) need_arg "$@"; REPEAT=$2; shift 2 ;;
     --quick) ITERS=50; WARMUP=5; SIZES_ARG="8 1M"; shift ;;
     --no-nmad) DO_NMAD=0; shift ;;
     --no-ompi) DO_OMPI=0; shift ;;
@@ -90,10 +94,10 @@ case "$PROVIDER" in
   shm|tcp) ;;
   *) die "--provider must be shm or tcp (got '$PROVIDER')" ;;
 esac
-for v in ITERS WARMUP RUN_TIMEOUT; do
+for v in ITERS WARMUP RUN_TIMEOUT REPEAT; do
   [[ ${!v} =~ ^[0-9]+$ ]] || die "bad value '${!v}' for $v: a non-negative integer is expected"
 done
-[[ $ITERS -ge 1 && $RUN_TIMEOUT -ge 1 ]] || die "--iters and --timeout must be >= 1"
+[[ $ITERS -ge 1 && $RUN_TIMEOUT -ge 1 && $REPEAT -ge 1 ]] || die "--iters, --timeout and --repeat must be >= 1"
 NPROCS=()
 for n in $NPROCS_ARG; do
   [[ $n =~ ^[0-9]+$ && $n -ge 2 ]] || die "bad number of processes '$n' in --nprocs (integers >= 2)"
@@ -218,9 +222,9 @@ run_to_csv() { # csv log description command...
 }
 
 # ---------- nmad ----------
-run_nmad() { # nprocs mode
+run_nmad() { # nprocs mode repetition
   local n=$1 mode=$2
-  local csv=$RUNS/${PROVIDER}_n${n}_${mode}.csv lg=$LOG/nmad_${PROVIDER}_n${n}_${mode}.log
+  local csv=$RUNS/${PROVIDER}_n${n}_${mode}_r$3.csv lg=$LOG/nmad_${PROVIDER}_n${n}_${mode}_r$3.log
   if [[ -z "$NMAD_RUN" || -z "$NM_BENCH_MCAST" ]]; then
     fail "nmad $mode (N=$n) skipped: nmad-run or nm_bench_mcast not found in $NMAD_BUILD_DIR or PATH (build with make, or set NMAD_BUILD_DIR / NM_BENCH_MCAST)"
     return
@@ -244,8 +248,8 @@ build_ompi() {
   fi
   OMPI_BIN=$OUT/bin/ompi_bcast
 }
-run_ompi() { # nprocs
-  local n=$1 csv=$RUNS/${PROVIDER}_n$1_ompi.csv lg=$LOG/ompi_${PROVIDER}_n$1.log btl
+run_ompi() { # nprocs repetition
+  local n=$1 csv=$RUNS/${PROVIDER}_n$1_ompi_r$2.csv lg=$LOG/ompi_${PROVIDER}_n$1_r$2.log btl
   [[ -n "$OMPI_BIN" ]] || return
   case "$PROVIDER" in
     shm) btl=(--mca btl 'self,vader') ;;
@@ -265,21 +269,32 @@ note "results in $OUT; provider $PROVIDER; N in ${NPROCS[*]}; nmad-run: ${NMAD_R
   "nm_bench_mcast: ${NM_BENCH_MCAST:-not found}; mpirun: ${MPIRUN:-not found}"
 [[ $DO_OMPI -eq 1 ]] && build_ompi
 for n in "${NPROCS[@]}"; do
-  if [[ $DO_NMAD -eq 1 ]]; then
-    for mode in $MODES; do run_nmad "$n" "$mode"; done
-  fi
-  [[ $DO_OMPI -eq 1 ]] && run_ompi "$n"
+  for rep in $(seq 1 "$REPEAT"); do
+    if [[ $DO_NMAD -eq 1 ]]; then
+      for mode in $MODES; do run_nmad "$n" "$mode" "$rep"; done
+    fi
+    [[ $DO_OMPI -eq 1 ]] && run_ompi "$n" "$rep"
+  done
 done
 cleanup
 
-# All rows of this run in one file: mode,nprocs,size,min_us,median_us.
+# All rows of this run in one file: mode,nprocs,size,min_us,median_us; per (mode, N, size) the repetition with
+# the lowest median.
 ALL_CSV=$OUT/bcast_$PROVIDER.csv
 {
   echo "mode,nprocs,size,min_us,median_us"
-  for f in "$RUNS/${PROVIDER}"_n*.csv; do
+  for f in "$RUNS/${PROVIDER}"_n*_r*.csv; do
     [[ -f "$f" ]] && grep -v '^mode,' "$f"
-  done
+  done | awk -F, '{ k = $1 "," $2 "," $3 } !(k in best) || $5 + 0 < best[k] + 0 { best[k] = $5; row[k] = $0 }
+                  END { for (k in row) print row[k] }' | sort -t, -k1,1 -k2,2n -k3,3n
 } >"$ALL_CSV"
+# The best rows again per (N, mode), for the plot.
+for n in "${NPROCS[@]}"; do
+  for mode in dynamic binomial naive ompi; do
+    f=$RUNS/${PROVIDER}_n${n}_${mode}.csv
+    { echo "mode,nprocs,size,min_us,median_us"; grep "^$mode,$n," "$ALL_CSV"; } >"$f"
+  done
+done
 
 # ---------- report ----------
 csv_get() { # mode nprocs size -> median or empty
