@@ -34,6 +34,7 @@ BCAST_NP=4
 OUT=./mpi-bench-results
 RUN_TIMEOUT=600
 DO_OMPI=1 DO_NATIVE=1 DO_MSGRATE=1 DO_BCAST=1
+REPEAT=3
 
 usage() {
   cat <<EOF
@@ -47,6 +48,8 @@ usage: $0 [options]
   --bcast-np N     ranks of the MPI_Bcast run (default $BCAST_NP)
   --out DIR        output directory (default $OUT)
   --timeout SEC    timeout of each run (default $RUN_TIMEOUT)
+  --repeat R       run the three ping-pongs R times, interleaved, and keep per size each one's fastest run
+                   (lowest median; default $REPEAT): the same draw for all on this shared, noisy machine
   --quick          --iters 200 --warmup 20 --max 1M
   --no-ompi, --no-native, --no-msgrate, --no-bcast   skip a part
 environment: NMAD_BUILD_DIR, NMAD_MPICC, NMAD_MPIRUN (nmad's tools), MPICC, MPIRUN (Open MPI's),
@@ -69,6 +72,7 @@ while [[ $# -gt 0 ]]; do
     --bcast-np) BCAST_NP=${2:?}; shift 2 ;;
     --out) OUT=${2:?}; shift 2 ;;
     --timeout) RUN_TIMEOUT=${2:?}; shift 2 ;;
+    --repeat) REPEAT=${2:?}; shift 2 ;;
     --quick) ITERS=200 WARMUP=20 MAXSIZE=1M; shift ;;
     --no-ompi) DO_OMPI=0; shift ;;
     --no-native) DO_NATIVE=0; shift ;;
@@ -83,10 +87,11 @@ case $PROVIDER in
   both) PROVIDERS="shm tcp" ;;
   *) die "--provider: expected shm, tcp or both" ;;
 esac
-for v in "$ITERS" "$WARMUP" "$WINDOW" "$BCAST_NP" "$RUN_TIMEOUT"; do
+for v in "$ITERS" "$WARMUP" "$WINDOW" "$BCAST_NP" "$RUN_TIMEOUT" "$REPEAT"; do
   [[ $v =~ ^[0-9]+$ ]] || die "not a number: '$v'"
 done
 [[ $BCAST_NP -ge 2 ]] || die "--bcast-np must be >= 2"
+[[ $REPEAT -ge 1 ]] || die "--repeat must be >= 1"
 SMALL_ITERS=$(( ITERS / 5 > 10 ? ITERS / 5 : 10 ))
 SMALL_WARMUP=$(( WARMUP / 5 > 2 ? WARMUP / 5 : 2 ))
 
@@ -133,6 +138,9 @@ run_csv() {
   fi
 }
 
+# shellcheck source=bench/nm_bench_lib.sh
+. "$SCRIPT_DIR/nm_bench_lib.sh"
+
 NMAD_BIN='' OMPI_BIN=''
 [[ -n "$NMAD_MPICC" && -n "$NMAD_MPIRUN" ]] && NMAD_BIN=$(build "$NMAD_MPICC" mpi_bench_nmad)
 [[ -n "$NMAD_BIN" ]] || fail "nmad's mpicc/mpirun not found (build nmad, or set NMAD_BUILD_DIR / NMAD_MPICC / NMAD_MPIRUN)"
@@ -165,23 +173,28 @@ BC=(--bench bcast --min 8 --max "$MAXSIZE" --iters "$SMALL_ITERS" --warmup "$SMA
 
 note "results in $OUT; nmad mpicc: ${NMAD_MPICC:-none}, mpirun: ${NMAD_MPIRUN:-none}; Open MPI: ${MPIRUN:-none}"
 for prov in $PROVIDERS; do
-  if [[ -n "$NMAD_BIN" ]]; then
-    nmad_cmd "$prov" 2
-    run_csv "$OUT/nmad_pingpong_$prov.csv" "nmad-MPI ping-pong over $prov" "${CMD[@]}" "${PP[@]}"
-  fi
-  if [[ -n "$OMPI_BIN" ]]; then
-    ompi_cmd "$prov" 2
-    run_csv "$OUT/ompi_pingpong_$prov.csv" "Open MPI ping-pong over $prov" "${CMD[@]}" "${PP[@]}"
-  fi
-  if [[ $DO_NATIVE -eq 1 ]]; then
-    if [[ -n "$NMAD_RUN" && -n "$NM_PINGPONG" ]]; then
-      run_csv "$OUT/native_pingpong_$prov.csv" "native nmad ping-pong over $prov" \
-        env FI_TCP_IFACE=lo NMAD_DRIVER="$prov" "$NMAD_RUN" -n 2 --timeout "$RUN_TIMEOUT" "$NM_PINGPONG" --csv \
-        --min 8 --max "$MAXSIZE" --iters "$ITERS" --warmup "$WARMUP"
-    else
-      fail "native ping-pong skipped: nmad-run or nm_bench_pingpong not found"
+  for rep in $(seq 1 "$REPEAT"); do
+    if [[ -n "$NMAD_BIN" ]]; then
+      nmad_cmd "$prov" 2
+      run_csv "$OUT/nmad_pingpong_${prov}_r$rep.csv" "nmad-MPI ping-pong over $prov (run $rep)" "${CMD[@]}" "${PP[@]}"
     fi
-  fi
+    if [[ -n "$OMPI_BIN" ]]; then
+      ompi_cmd "$prov" 2
+      run_csv "$OUT/ompi_pingpong_${prov}_r$rep.csv" "Open MPI ping-pong over $prov (run $rep)" "${CMD[@]}" "${PP[@]}"
+    fi
+    if [[ $DO_NATIVE -eq 1 ]]; then
+      if [[ -n "$NMAD_RUN" && -n "$NM_PINGPONG" ]]; then
+        run_csv "$OUT/native_pingpong_${prov}_r$rep.csv" "native nmad ping-pong over $prov (run $rep)" \
+          env FI_TCP_IFACE=lo NMAD_DRIVER="$prov" "$NMAD_RUN" -n 2 --timeout "$RUN_TIMEOUT" "$NM_PINGPONG" --csv \
+          --min 8 --max "$MAXSIZE" --iters "$ITERS" --warmup "$WARMUP"
+      else
+        fail "native ping-pong skipped: nmad-run or nm_bench_pingpong not found"
+      fi
+    fi
+  done
+  for who in nmad ompi native; do
+    best_rows "$OUT/${who}_pingpong_$prov.csv" "$OUT/${who}_pingpong_${prov}"_r*.csv
+  done
   if [[ $DO_MSGRATE -eq 1 ]]; then
     if [[ -n "$NMAD_BIN" ]]; then
       nmad_cmd "$prov" 2

@@ -258,15 +258,8 @@ run_to_csv() { # csv header-prefix log description command...
   return 1
 }
 
-# Merge the CSVs of repeated runs (size,lat_min_us,lat_median_us,bw_MBps): per size, the row of lowest median.
-best_rows() { # out-csv in-csv...
-  local out=$1
-  shift
-  [[ $# -gt 0 ]] || return 0
-  awk -F, 'FNR == 1 { hdr = $0; next }
-           !($1 in best) || $3 + 0 < best[$1] + 0 { best[$1] = $3; row[$1] = $0 }
-           END { print hdr; for (s in row) print row[s] | "sort -t, -k1,1n" }' "$@" >"$out"
-}
+# shellcheck source=bench/nm_bench_lib.sh
+. "$SCRIPT_DIR/nm_bench_lib.sh"
 
 # ---------- (1) nmad ping-pong ----------
 run_nmad_pingpong() { # provider

@@ -235,7 +235,9 @@ int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
 {
   uint64_t idle_since = 0, backoff = 0;
   unsigned idle_passes = 0;
-  int yielding = 0;
+  /* No spin phase (ranks outnumber cores): yield from the first idle pass, not after NM_CLOCK_EVERY passes
+   * of spinning, which would hold the core for ~10 us while the peer that shares it has the message to send. */
+  int yielding = core->cfg.spin_ns == 0;
   while (!*flag) {
     int n = nm_core_progress(core);
     if (*flag)
@@ -244,7 +246,7 @@ int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
       idle_since = 0;
       idle_passes = 0;
       backoff = 0;
-      yielding = 0;
+      yielding = core->cfg.spin_ns == 0;
       continue;
     }
     if (yielding)
