@@ -78,7 +78,7 @@ MPI_Request nm_mpi_request_new(int kind, struct nm_mpi_request_s **out)
   struct nm_mpi_table_s *t = &nm_mpi.requests;
   struct nm_mpi_request_s *r = NULL;
   int h = -1;
-  for (int i = t->first; i < t->n; i++) {
+  for (int i = nm_mpi.request_free_hint > t->first ? nm_mpi.request_free_hint : t->first; i < t->n; i++) {
     struct nm_mpi_request_s *o = nm_mpi_request_slot(i);
     if (o && o->kind == 0) {
       r = o;
@@ -99,6 +99,10 @@ MPI_Request nm_mpi_request_new(int kind, struct nm_mpi_request_s **out)
     }
   }
   r->kind = kind;
+  r->handle = h;
+  nm_mpi.request_free_hint = h + 1;
+  if (kind == NM_MPI_REQ_COLL)
+    nm_mpi.n_coll_reqs++;
   r->active = 1;
   r->comm = MPI_COMM_NULL;
   r->datatype = MPI_DATATYPE_NULL;
@@ -133,8 +137,11 @@ static int nm_mpi_request_is_p2p(const struct nm_mpi_request_s *r)
 /* Give a request object back (no nmad request refers to it any more). */
 static void nm_mpi_request_destroy(struct nm_mpi_request_s *r)
 {
-  if (r->kind == NM_MPI_REQ_COLL && r->release)
-    r->release(r);
+  if (r->kind == NM_MPI_REQ_COLL) {
+    nm_mpi.n_coll_reqs--;
+    if (r->release)
+      r->release(r);
+  }
   if (nm_mpi_request_is_p2p(r) && r->datatype >= NM_MPI_PREDEFINED_TYPES) /* predefined types are not counted */
     nm_mpi_datatype_unref(r->datatype);
   if (r->tmp) {
@@ -142,6 +149,8 @@ static void nm_mpi_request_destroy(struct nm_mpi_request_s *r)
     r->tmp = NULL;
   }
   r->kind = 0; /* free: reused by nm_mpi_request_new() */
+  if (r->handle < nm_mpi.request_free_hint)
+    nm_mpi.request_free_hint = r->handle;
 }
 
 void nm_mpi_request_release(MPI_Request *handle)
@@ -240,6 +249,8 @@ int nm_mpi_request_check(struct nm_mpi_request_s *r)
 static int nm_mpi_progress_colls(void)
 {
   int running = 0;
+  if (!nm_mpi.n_coll_reqs) /* the common case: point-to-point only, no scan of the table */
+    return 0;
   /* The table may grow while progress functions run (they create requests): index it afresh each time. */
   for (int h = NM_MPI_FIRST_REQUEST; h < nm_mpi.requests.n; h++) {
     struct nm_mpi_request_s *r = nm_mpi_request_slot(h);

@@ -188,6 +188,7 @@ enum nm_mpi_req_kind_e {
 
 struct nm_mpi_request_s {
   int kind;
+  int handle;                 /* its MPI_Request in the table */
   int persistent;
   int active;                 /* started and not yet completed by wait/test */
   int user_freed;             /* MPI_Request_free while active: release on completion */
@@ -255,6 +256,8 @@ struct nm_mpi_s {
   void *bsend_buf;              /* MPI_Buffer_attach */
   int bsend_size;
   int next_keyval;
+  int n_coll_reqs;              /* NM_MPI_REQ_COLL objects in the request table (0: no table scan per wait) */
+  int request_free_hint;        /* no free request object below this handle (a new one is found in O(1)) */
 };
 extern struct nm_mpi_s nm_mpi;
 
