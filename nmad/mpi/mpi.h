@@ -150,6 +150,22 @@ typedef struct MPI_Status {
 #define MPI_MAX_INFO_VAL 1024
 #define MPI_BSEND_OVERHEAD 128
 
+#define MPI_MAX_PORT_NAME 256
+#define MPI_MAX_DATAREP_STRING 128
+
+/* Subarray and darray constructors (MPI-3.1 4.1.3, 4.1.4) */
+#define MPI_ORDER_C 56
+#define MPI_ORDER_FORTRAN 57
+#define MPI_DISTRIBUTE_BLOCK 121
+#define MPI_DISTRIBUTE_CYCLIC 122
+#define MPI_DISTRIBUTE_NONE 123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
+
+/* MPI_Type_match_size classes */
+#define MPI_TYPECLASS_REAL 1
+#define MPI_TYPECLASS_INTEGER 2
+#define MPI_TYPECLASS_COMPLEX 3
+
 /* Thread levels */
 #define MPI_THREAD_SINGLE 0
 #define MPI_THREAD_FUNNELED 1
@@ -176,6 +192,20 @@ typedef struct MPI_Status {
 #define MPI_UNIVERSE_SIZE 5
 #define MPI_APPNUM 6
 #define MPI_LASTUSEDCODE 7
+
+/* Predefined window attribute keys and their values (windows are unsupported: these exist so that programs
+ * that test for one-sided support compile) */
+#define MPI_WIN_BASE 8
+#define MPI_WIN_SIZE 9
+#define MPI_WIN_DISP_UNIT 10
+#define MPI_WIN_CREATE_FLAVOR 11
+#define MPI_WIN_MODEL 12
+#define MPI_WIN_FLAVOR_CREATE 1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC 3
+#define MPI_WIN_FLAVOR_SHARED 4
+#define MPI_WIN_SEPARATE 1
+#define MPI_WIN_UNIFIED 2
 
 /* Type combiners (MPI_Type_get_envelope) */
 #define MPI_COMBINER_NAMED 1
@@ -275,6 +305,10 @@ typedef struct MPI_Status {
 #define MPI_MODE_NOPUT 4096
 #define MPI_MODE_NOPRECEDE 8192
 #define MPI_MODE_NOSUCCEED 16384
+#define MPI_SEEK_SET 600
+#define MPI_SEEK_CUR 602
+#define MPI_SEEK_END 604
+#define MPI_DISPLACEMENT_CURRENT (-54278278)
 #define MPI_LOCK_EXCLUSIVE 234
 #define MPI_LOCK_SHARED 235
 
@@ -289,6 +323,35 @@ typedef int(MPI_Comm_delete_attr_function)(MPI_Comm comm, int comm_keyval, void 
 #define MPI_COMM_NULL_COPY_FN ((MPI_Comm_copy_attr_function *)0)
 #define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function *)0)
 #define MPI_COMM_DUP_FN ((MPI_Comm_copy_attr_function *)1)
+
+/* Attribute callbacks of datatypes and windows, and the deprecated MPI-1 names (still used by test suites) */
+typedef int(MPI_Type_copy_attr_function)(MPI_Datatype oldtype, int type_keyval, void *extra_state,
+                                         void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int(MPI_Type_delete_attr_function)(MPI_Datatype datatype, int type_keyval, void *attribute_val,
+                                           void *extra_state);
+typedef int(MPI_Win_copy_attr_function)(MPI_Win oldwin, int win_keyval, void *extra_state, void *attribute_val_in,
+                                        void *attribute_val_out, int *flag);
+typedef int(MPI_Win_delete_attr_function)(MPI_Win win, int win_keyval, void *attribute_val, void *extra_state);
+typedef int(MPI_Copy_function)(MPI_Comm oldcomm, int keyval, void *extra_state, void *attribute_val_in,
+                               void *attribute_val_out, int *flag);
+typedef int(MPI_Delete_function)(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state);
+typedef void(MPI_Handler_function)(MPI_Comm *comm, int *errcode, ...);
+typedef void(MPI_Win_errhandler_function)(MPI_Win *win, int *errcode, ...);
+typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
+typedef void(MPI_File_errhandler_function)(MPI_File *file, int *errcode, ...);
+typedef MPI_File_errhandler_function MPI_File_errhandler_fn;
+typedef int(MPI_Grequest_query_function)(void *extra_state, MPI_Status *status);
+typedef int(MPI_Grequest_free_function)(void *extra_state);
+typedef int(MPI_Grequest_cancel_function)(void *extra_state, int complete);
+#define MPI_NULL_COPY_FN ((MPI_Copy_function *)0)
+#define MPI_NULL_DELETE_FN ((MPI_Delete_function *)0)
+#define MPI_DUP_FN ((MPI_Copy_function *)1)
+#define MPI_TYPE_NULL_COPY_FN ((MPI_Type_copy_attr_function *)0)
+#define MPI_TYPE_NULL_DELETE_FN ((MPI_Type_delete_attr_function *)0)
+#define MPI_TYPE_DUP_FN ((MPI_Type_copy_attr_function *)1)
+#define MPI_WIN_NULL_COPY_FN ((MPI_Win_copy_attr_function *)0)
+#define MPI_WIN_NULL_DELETE_FN ((MPI_Win_delete_attr_function *)0)
+#define MPI_WIN_DUP_FN ((MPI_Win_copy_attr_function *)1)
 
 /* Every function is declared as MPI_name and PMPI_name. */
 #define NM_MPI_PROTO(ret, name, args) ret MPI_##name args; ret PMPI_##name args;
@@ -502,6 +565,118 @@ NM_MPI_PROTO(int, File_write_at, (MPI_File fh, MPI_Offset offset, const void *bu
 NM_MPI_PROTO(int, File_set_view, (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info))
 NM_MPI_PROTO(int, File_get_size, (MPI_File fh, MPI_Offset *size))
 NM_MPI_PROTO(int, Pcontrol, (const int level, ...))
+/* ---- added for third-party suites (OSU, IMB, MPICH tests): see doc/mpi.md */
+NM_MPI_PROTO(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp))
+NM_MPI_PROTO(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2))
+NM_MPI_PROTO(MPI_Fint, Comm_c2f, (MPI_Comm comm))
+NM_MPI_PROTO(MPI_Comm, Comm_f2c, (MPI_Fint comm))
+NM_MPI_PROTO(MPI_Fint, Type_c2f, (MPI_Datatype datatype))
+NM_MPI_PROTO(MPI_Datatype, Type_f2c, (MPI_Fint datatype))
+NM_MPI_PROTO(MPI_Fint, Group_c2f, (MPI_Group group))
+NM_MPI_PROTO(MPI_Group, Group_f2c, (MPI_Fint group))
+NM_MPI_PROTO(MPI_Fint, Op_c2f, (MPI_Op op))
+NM_MPI_PROTO(MPI_Op, Op_f2c, (MPI_Fint op))
+NM_MPI_PROTO(MPI_Fint, Request_c2f, (MPI_Request request))
+NM_MPI_PROTO(MPI_Request, Request_f2c, (MPI_Fint request))
+NM_MPI_PROTO(MPI_Fint, Info_c2f, (MPI_Info info))
+NM_MPI_PROTO(MPI_Info, Info_f2c, (MPI_Fint info))
+NM_MPI_PROTO(MPI_Fint, Errhandler_c2f, (MPI_Errhandler errhandler))
+NM_MPI_PROTO(MPI_Errhandler, Errhandler_f2c, (MPI_Fint errhandler))
+NM_MPI_PROTO(MPI_Fint, Win_c2f, (MPI_Win win))
+NM_MPI_PROTO(MPI_Win, Win_f2c, (MPI_Fint win))
+NM_MPI_PROTO(MPI_Fint, File_c2f, (MPI_File file))
+NM_MPI_PROTO(MPI_File, File_f2c, (MPI_Fint file))
+NM_MPI_PROTO(MPI_Fint, Message_c2f, (MPI_Message message))
+NM_MPI_PROTO(MPI_Message, Message_f2c, (MPI_Fint message))
+NM_MPI_PROTO(int, Info_delete, (MPI_Info info, const char *key))
+NM_MPI_PROTO(int, Info_dup, (MPI_Info info, MPI_Info *newinfo))
+NM_MPI_PROTO(int, Info_get_nkeys, (MPI_Info info, int *nkeys))
+NM_MPI_PROTO(int, Info_get_nthkey, (MPI_Info info, int n, char *key))
+NM_MPI_PROTO(int, Info_get_valuelen, (MPI_Info info, const char *key, int *valuelen, int *flag))
+NM_MPI_PROTO(int, Errhandler_create, (MPI_Handler_function *function, MPI_Errhandler *errhandler))
+NM_MPI_PROTO(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
+NM_MPI_PROTO(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler *errhandler))
+NM_MPI_PROTO(int, Keyval_create, (MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state))
+NM_MPI_PROTO(int, Keyval_free, (int *keyval))
+NM_MPI_PROTO(int, Attr_put, (MPI_Comm comm, int keyval, void *attribute_val))
+NM_MPI_PROTO(int, Attr_get, (MPI_Comm comm, int keyval, void *attribute_val, int *flag))
+NM_MPI_PROTO(int, Attr_delete, (MPI_Comm comm, int keyval))
+NM_MPI_PROTO(int, Comm_get_parent, (MPI_Comm *parent))
+NM_MPI_PROTO(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm))
+NM_MPI_PROTO(int, Comm_set_info, (MPI_Comm comm, MPI_Info info))
+NM_MPI_PROTO(int, Comm_get_info, (MPI_Comm comm, MPI_Info *info_used))
+NM_MPI_PROTO(int, Status_set_elements_x, (MPI_Status *status, MPI_Datatype datatype, MPI_Count count))
+NM_MPI_PROTO(int, Type_create_subarray, (int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype))
+NM_MPI_PROTO(int, Alltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
+NM_MPI_PROTO(int, Ialltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request))
+
+/* ---- present but unsupported (MPI_ERR_UNSUPPORTED_OPERATION), so that suites link: see doc/mpi.md */
+NM_MPI_PROTO(int, Win_allocate_shared, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win))
+NM_MPI_PROTO(int, Win_shared_query, (MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr))
+NM_MPI_PROTO(int, Win_get_group, (MPI_Win win, MPI_Group *group))
+NM_MPI_PROTO(int, Win_post, (MPI_Group group, int assert, MPI_Win win))
+NM_MPI_PROTO(int, Win_start, (MPI_Group group, int assert, MPI_Win win))
+NM_MPI_PROTO(int, Win_complete, (MPI_Win win))
+NM_MPI_PROTO(int, Win_wait, (MPI_Win win))
+NM_MPI_PROTO(int, Win_test, (MPI_Win win, int *flag))
+NM_MPI_PROTO(int, Win_lock_all, (int assert, MPI_Win win))
+NM_MPI_PROTO(int, Win_unlock_all, (MPI_Win win))
+NM_MPI_PROTO(int, Win_flush, (int rank, MPI_Win win))
+NM_MPI_PROTO(int, Win_flush_all, (MPI_Win win))
+NM_MPI_PROTO(int, Win_flush_local, (int rank, MPI_Win win))
+NM_MPI_PROTO(int, Win_flush_local_all, (MPI_Win win))
+NM_MPI_PROTO(int, Win_sync, (MPI_Win win))
+NM_MPI_PROTO(int, Get_accumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+NM_MPI_PROTO(int, Fetch_and_op, (const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win))
+NM_MPI_PROTO(int, Compare_and_swap, (const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win))
+NM_MPI_PROTO(int, Rput, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request))
+NM_MPI_PROTO(int, Rget, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request))
+NM_MPI_PROTO(int, Raccumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request))
+NM_MPI_PROTO(int, Rget_accumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request))
+NM_MPI_PROTO(int, Win_set_name, (MPI_Win win, const char *win_name))
+NM_MPI_PROTO(int, Win_get_name, (MPI_Win win, char *win_name, int *resultlen))
+NM_MPI_PROTO(int, Win_create_errhandler, (MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler))
+NM_MPI_PROTO(int, Win_set_errhandler, (MPI_Win win, MPI_Errhandler errhandler))
+NM_MPI_PROTO(int, Win_get_errhandler, (MPI_Win win, MPI_Errhandler *errhandler))
+NM_MPI_PROTO(int, Win_call_errhandler, (MPI_Win win, int errorcode))
+NM_MPI_PROTO(int, Win_create_keyval, (MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state))
+NM_MPI_PROTO(int, Win_free_keyval, (int *win_keyval))
+NM_MPI_PROTO(int, Win_set_attr, (MPI_Win win, int win_keyval, void *attribute_val))
+NM_MPI_PROTO(int, Win_get_attr, (MPI_Win win, int win_keyval, void *attribute_val, int *flag))
+NM_MPI_PROTO(int, Win_delete_attr, (MPI_Win win, int win_keyval))
+NM_MPI_PROTO(int, Win_set_info, (MPI_Win win, MPI_Info info))
+NM_MPI_PROTO(int, Win_get_info, (MPI_Win win, MPI_Info *info_used))
+NM_MPI_PROTO(int, File_create_errhandler, (MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler))
+NM_MPI_PROTO(int, File_set_errhandler, (MPI_File file, MPI_Errhandler errhandler))
+NM_MPI_PROTO(int, File_get_errhandler, (MPI_File file, MPI_Errhandler *errhandler))
+NM_MPI_PROTO(int, Type_create_keyval, (MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state))
+NM_MPI_PROTO(int, Type_free_keyval, (int *type_keyval))
+NM_MPI_PROTO(int, Type_set_attr, (MPI_Datatype datatype, int type_keyval, void *attribute_val))
+NM_MPI_PROTO(int, Type_get_attr, (MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag))
+NM_MPI_PROTO(int, Type_delete_attr, (MPI_Datatype datatype, int type_keyval))
+NM_MPI_PROTO(int, Type_create_darray, (int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype))
+NM_MPI_PROTO(int, Add_error_class, (int *errorclass))
+NM_MPI_PROTO(int, Add_error_code, (int errorclass, int *errorcode))
+NM_MPI_PROTO(int, Add_error_string, (int errorcode, const char *string))
+NM_MPI_PROTO(int, Grequest_start, (MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request))
+NM_MPI_PROTO(int, Grequest_complete, (MPI_Request request))
+NM_MPI_PROTO(int, Comm_spawn, (const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]))
+NM_MPI_PROTO(int, Graph_create, (MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph))
+NM_MPI_PROTO(int, Graphdims_get, (MPI_Comm comm, int *nnodes, int *nedges))
+NM_MPI_PROTO(int, Graph_get, (MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]))
+NM_MPI_PROTO(int, Graph_neighbors_count, (MPI_Comm comm, int rank, int *nneighbors))
+NM_MPI_PROTO(int, Graph_neighbors, (MPI_Comm comm, int rank, int maxneighbors, int neighbors[]))
+NM_MPI_PROTO(int, Neighbor_allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
+NM_MPI_PROTO(int, Neighbor_allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm))
+NM_MPI_PROTO(int, Neighbor_alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
+NM_MPI_PROTO(int, Neighbor_alltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm))
+NM_MPI_PROTO(int, Neighbor_alltoallw, (const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
+NM_MPI_PROTO(int, Ineighbor_allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Ineighbor_allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Ineighbor_alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Ineighbor_alltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+NM_MPI_PROTO(int, Ineighbor_alltoallw, (const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request))
+
 
 /* ---- nmad extensions (MPIX_name, with PMPIX_name twins) ---- */
 #define NM_MPIX_PROTO(ret, name, args) ret MPIX_##name args; ret PMPIX_##name args;

@@ -1119,6 +1119,102 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
                            comm, request, 1, __func__);
 }
 
+/* ---------------------------------------------------------------- Alltoallw (MPI-3.1 5.8) */
+
+/** Alltoallw: per-peer datatypes and byte displacements, pairwise exchange as in nm_coll_alltoall_pairwise.
+ *  With MPI_IN_PLACE the data to send is taken from recvbuf (recvcounts, rdispls, recvtypes) and packed out
+ *  before anything arrives. */
+static int nm_coll_alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                             const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *req,
+                             int nb, const char *fn)
+{
+  struct nm_mpi_comm_s *c;
+  nm_mpi_coll_sched_t *s = NULL;
+  int err = nm_coll_begin(comm, nb, req, &c);
+  int in_place = (sendbuf == MPI_IN_PLACE);
+  if (in_place) {
+    sendbuf = recvbuf;
+    sendcounts = recvcounts;
+    sdispls = rdispls;
+    sendtypes = recvtypes;
+  }
+  int p = err ? 0 : c->size, r = err ? 0 : c->rank;
+  if (!err && (!sendcounts || !sdispls || !sendtypes || !recvcounts || !rdispls || !recvtypes))
+    err = MPI_ERR_ARG;
+  struct nm_mpi_datatype_s **sd = NULL, **rd = NULL;
+  if (!err) {
+    sd = calloc((size_t)(2 * p), sizeof(*sd));
+    rd = sd ? sd + p : NULL;
+    if (!sd)
+      err = MPI_ERR_NO_MEM;
+  }
+  for (int i = 0; !err && i < p; i++) {
+    err = nm_coll_check_type(sendtypes[i], sendcounts[i], &sd[i]);
+    if (!err)
+      err = nm_coll_check_type(recvtypes[i], recvcounts[i], &rd[i]);
+  }
+  if (!err)
+    s = nm_coll_new(c, comm, &err);
+  if (err) {
+    free(sd);
+    return nm_coll_error(c, comm, err, fn);
+  }
+  for (int i = 0; i < p; i++) {
+    nm_mpi_coll_sched_hold_type(s, sendtypes[i]);
+    nm_mpi_coll_sched_hold_type(s, recvtypes[i]);
+  }
+  const void **out = nm_mpi_coll_sched_alloc(s, sizeof(void *) * (size_t)p);
+  for (int i = 0; out && i < p; i++) {
+    size_t b = nm_coll_bytes(sd[i], sendcounts[i]);
+    const void *src = (const char *)sendbuf + sdispls[i];
+    out[i] = NULL;
+    if (i == r || b == 0)
+      continue;
+    if (in_place) {
+      void *tmp = nm_mpi_coll_sched_alloc(s, b);
+      if (tmp)
+        nm_mpi_coll_sched_pack(s, 0, sd[i], src, sendcounts[i], tmp);
+      out[i] = tmp;
+    } else {
+      out[i] = nm_coll_packed_src(s, 0, sd[i], src, sendcounts[i], b);
+    }
+  }
+  if (out && !in_place)
+    nm_coll_local_copy(s, 0, (const char *)sendbuf + sdispls[r], sendcounts[r], sd[r],
+                       (char *)recvbuf + rdispls[r], recvcounts[r], rd[r]);
+  for (int k = 1; out && k < p; k++) {
+    int dst = (r + k) % p, src = (r - k + p) % p;
+    size_t sb = nm_coll_bytes(sd[dst], sendcounts[dst]), rb = nm_coll_bytes(rd[src], recvcounts[src]);
+    if (sb)
+      nm_mpi_coll_sched_send(s, k - 1, dst, out[dst], sb);
+    if (rb)
+      nm_mpi_coll_sched_recv(
+          s, k - 1, src,
+          nm_coll_packed_dst(s, k, rd[src], (char *)recvbuf + rdispls[src], recvcounts[src], rb), rb);
+  }
+  free(sd);
+  return nm_coll_end(s, comm, nb, req, fn);
+}
+
+NM_MPI_ALIAS(Alltoallw)
+int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+                   void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+                   MPI_Comm comm)
+{
+  return nm_coll_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+                           NULL, 0, __func__);
+}
+
+NM_MPI_ALIAS(Ialltoallw)
+int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+                    void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+                    MPI_Comm comm, MPI_Request *request)
+{
+  return nm_coll_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+                           request, 1, __func__);
+}
+
 /* ---------------------------------------------------------------- reductions */
 
 /** Checks shared by every reduction; @p count < 0 is MPI_ERR_COUNT. */

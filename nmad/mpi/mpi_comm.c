@@ -1152,3 +1152,88 @@ void nm_mpi_comm_finalize(void)
   nm_mpi_table_destroy(&nm_mpi.keyvals);
   nm_mpi_group_finalize();
 }
+
+/* ---------------------------------------------------------------- deprecated MPI-1 attribute names
+ * (removed in MPI-3.0; test suites still call them): same semantics as the MPI-2 functions they became. */
+
+NM_MPI_ALIAS(Keyval_create)
+int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state)
+{
+  /* Same prototypes as MPI_Comm_copy/delete_attr_function, and MPI_NULL_COPY_FN / MPI_DUP_FN have the values
+   * of MPI_COMM_NULL_COPY_FN / MPI_COMM_DUP_FN. */
+  return PMPI_Comm_create_keyval((MPI_Comm_copy_attr_function *)copy_fn,
+                                 (MPI_Comm_delete_attr_function *)delete_fn, keyval, extra_state);
+}
+
+NM_MPI_ALIAS(Keyval_free)
+int PMPI_Keyval_free(int *keyval)
+{
+  return PMPI_Comm_free_keyval(keyval);
+}
+
+NM_MPI_ALIAS(Attr_put)
+int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
+{
+  return PMPI_Comm_set_attr(comm, keyval, attribute_val);
+}
+
+NM_MPI_ALIAS(Attr_get)
+int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
+{
+  return PMPI_Comm_get_attr(comm, keyval, attribute_val, flag);
+}
+
+NM_MPI_ALIAS(Attr_delete)
+int PMPI_Attr_delete(MPI_Comm comm, int keyval)
+{
+  return PMPI_Comm_delete_attr(comm, keyval);
+}
+
+/* ---------------------------------------------------------------- communicator info, parent */
+
+NM_MPI_ALIAS(Comm_get_parent)
+int PMPI_Comm_get_parent(MPI_Comm *parent)
+{
+  if (!parent)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  *parent = MPI_COMM_NULL; /* never started by MPI_Comm_spawn (MPI-3.1 10.3.2) */
+  return MPI_SUCCESS;
+}
+
+/** A valid info argument: MPI_INFO_NULL or an existing info object. */
+static int nm_mpi_comm_info_ok(MPI_Info info)
+{
+  return info == MPI_INFO_NULL || nm_mpi_table_get(&nm_mpi.infos, info) != NULL;
+}
+
+NM_MPI_ALIAS(Comm_dup_with_info)
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+  NM_MPI_COMM_GET_OR_FAIL(c, comm);
+  (void)c;
+  if (!nm_mpi_comm_info_ok(info))
+    return nm_mpi_error(comm, MPI_ERR_INFO, __func__);
+  /* No communicator hint changes the shim's behaviour: hints may be ignored (MPI-3.1 6.4.4). */
+  return PMPI_Comm_dup(comm, newcomm);
+}
+
+NM_MPI_ALIAS(Comm_set_info)
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+  NM_MPI_COMM_GET_OR_FAIL(c, comm);
+  (void)c;
+  if (!nm_mpi_comm_info_ok(info))
+    return nm_mpi_error(comm, MPI_ERR_INFO, __func__);
+  return MPI_SUCCESS; /* ignored hints (6.4.4) */
+}
+
+NM_MPI_ALIAS(Comm_get_info)
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+{
+  NM_MPI_COMM_GET_OR_FAIL(c, comm);
+  (void)c;
+  if (!info_used)
+    return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
+  /* A new object the user frees: the hints actually in use, i.e. none. */
+  return PMPI_Info_create(info_used);
+}

@@ -1161,3 +1161,85 @@ int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int coun
   status->nm_count = (count / t->sig_elems) * t->d.size + nm_mpi_sig_bytes(t, count % t->sig_elems);
   return MPI_SUCCESS;
 }
+
+/* ---------------------------------------------------------------- subarrays (MPI-3.1 4.1.3) */
+
+/** Frees an intermediate type built by Type_create_subarray (no error reporting: it is ours). */
+static void nm_mpi_subarray_drop(MPI_Datatype *t)
+{
+  if (*t != MPI_DATATYPE_NULL && *t >= NM_MPI_PREDEFINED_TYPES)
+    PMPI_Type_free(t);
+  *t = MPI_DATATYPE_NULL;
+}
+
+NM_MPI_ALIAS(Type_create_subarray)
+int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                              const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+  const struct nm_mpi_dtype_s *o = nm_mpi_dtype_user(oldtype);
+  if (!o)
+    return NM_MPI_DT_ERR(MPI_ERR_TYPE);
+  if (!newtype || ndims <= 0 || !array_of_sizes || !array_of_subsizes || !array_of_starts ||
+      (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN))
+    return NM_MPI_DT_ERR(MPI_ERR_ARG);
+  for (int i = 0; i < ndims; i++)
+    if (array_of_sizes[i] <= 0 || array_of_subsizes[i] <= 0 || array_of_starts[i] < 0 ||
+        array_of_subsizes[i] > array_of_sizes[i] - array_of_starts[i])
+      return NM_MPI_DT_ERR(MPI_ERR_ARG);
+  /* Built as nested strided vectors, fastest-varying dimension first (the last one in C order, the first in
+   * Fortran order), then placed at the start offset and resized to the whole array: lb 0, extent
+   * prod(sizes) x extent(oldtype), which is what 4.1.3 prescribes for the resulting type map. */
+  const MPI_Aint ext = o->d.extent;
+  MPI_Aint stride = ext, disp = 0;
+  MPI_Datatype cur = oldtype, next = MPI_DATATYPE_NULL;
+  int rc = MPI_SUCCESS;
+  for (int k = 0; k < ndims && rc == MPI_SUCCESS; k++) {
+    int i = (order == MPI_ORDER_C) ? ndims - 1 - k : k;
+    rc = PMPI_Type_create_hvector(array_of_subsizes[i], 1, stride, cur, &next);
+    if (cur != oldtype)
+      nm_mpi_subarray_drop(&cur);
+    cur = next;
+    disp += (MPI_Aint)array_of_starts[i] * stride;
+    stride *= array_of_sizes[i];
+  }
+  if (rc == MPI_SUCCESS)
+    rc = PMPI_Type_create_hindexed_block(1, 1, &disp, cur, &next);
+  if (cur != oldtype)
+    nm_mpi_subarray_drop(&cur);
+  if (rc != MPI_SUCCESS)
+    return rc; /* already reported */
+  const struct nm_mpi_dtype_s *placed = nm_mpi_dtype_user(next);
+  struct nm_mpi_dtype_s *t = placed ? nm_mpi_dtype_clone(placed) : NULL;
+  nm_mpi_subarray_drop(&next);
+  if (!t)
+    return NM_MPI_DT_ERR(MPI_ERR_NO_MEM);
+  t->d.lb = 0;
+  t->d.extent = stride; /* prod(sizes) x ext */
+  t->lb_sticky = t->ub_sticky = 1;
+  t->d.committed = 0;
+  nm_mpi_dtype_set_contiguous(t);
+  /* Type_get_contents: ndims, sizes, subsizes, starts, order (MPI-3.1 4.1.13) */
+  int *ints = malloc(sizeof(int) * (size_t)(3 * ndims + 2));
+  if (!ints) {
+    nm_mpi_dtype_free_obj(t);
+    return NM_MPI_DT_ERR(MPI_ERR_NO_MEM);
+  }
+  ints[0] = ndims;
+  for (int i = 0; i < ndims; i++) {
+    ints[1 + i] = array_of_sizes[i];
+    ints[1 + ndims + i] = array_of_subsizes[i];
+    ints[1 + 2 * ndims + i] = array_of_starts[i];
+  }
+  ints[1 + 3 * ndims] = order;
+  int err = nm_mpi_dtype_finish(t, MPI_COMBINER_SUBARRAY, 3 * ndims + 2, ints, 0, NULL, 1, &oldtype, newtype);
+  free(ints);
+  return err ? NM_MPI_DT_ERR(err) : MPI_SUCCESS;
+}
+
+NM_MPI_ALIAS(Status_set_elements_x)
+int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+{
+  if (count > 0x7fffffff)
+    return NM_MPI_DT_ERR(MPI_ERR_COUNT); /* the shim's counts are ints */
+  return PMPI_Status_set_elements(status, datatype, (int)count);
+}

@@ -675,3 +675,166 @@ int PMPI_Pcontrol(const int level, ...)
   (void)level; /* no profiling library of our own: MPI-3.1 14.2.4 allows ignoring it */
   return MPI_SUCCESS;
 }
+
+/* ---------------------------------------------------------------- info objects: the rest of MPI-3.1 9.1 */
+
+/** The info object of a handle that the user may modify (not MPI_INFO_ENV), or NULL. */
+static struct nm_mpi_info_s *nm_mpi_info_get_user(MPI_Info info)
+{
+  return info >= NM_MPI_FIRST_INFO ? nm_mpi_info_get(info) : NULL;
+}
+
+static int nm_mpi_info_key_ok(const char *key)
+{
+  return key && *key && strlen(key) < MPI_MAX_INFO_KEY;
+}
+
+NM_MPI_ALIAS(Info_delete)
+int PMPI_Info_delete(MPI_Info info, const char *key)
+{
+  struct nm_mpi_info_s *in = nm_mpi_info_get_user(info);
+  if (!in)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_INFO, __func__);
+  if (!nm_mpi_info_key_ok(key))
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_INFO_KEY, __func__);
+  for (struct nm_mpi_info_entry_s **pp = &in->head; *pp; pp = &(*pp)->next)
+    if (strcmp((*pp)->key, key) == 0) {
+      struct nm_mpi_info_entry_s *e = *pp;
+      *pp = e->next;
+      free(e->key);
+      free(e->value);
+      free(e);
+      return MPI_SUCCESS;
+    }
+  return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_INFO_NOKEY, __func__); /* 9.1: deleting an absent key */
+}
+
+NM_MPI_ALIAS(Info_dup)
+int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
+{
+  struct nm_mpi_info_s *in = nm_mpi_info_get(info);
+  if (!in)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_INFO, __func__);
+  if (!newinfo)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  MPI_Info h;
+  int rc = PMPI_Info_create(&h);
+  if (rc != MPI_SUCCESS)
+    return rc;
+  struct nm_mpi_info_s *out = nm_mpi_info_get(h);
+  for (const struct nm_mpi_info_entry_s *e = in->head; e; e = e->next)
+    if (nm_mpi_info_put(out, e->key, e->value) != MPI_SUCCESS) {
+      PMPI_Info_free(&h);
+      return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, __func__);
+    }
+  *newinfo = h;
+  return MPI_SUCCESS;
+}
+
+NM_MPI_ALIAS(Info_get_nkeys)
+int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
+{
+  struct nm_mpi_info_s *in = nm_mpi_info_get(info);
+  if (!in)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_INFO, __func__);
+  if (!nkeys)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  int n = 0;
+  for (const struct nm_mpi_info_entry_s *e = in->head; e; e = e->next)
+    n++;
+  *nkeys = n;
+  return MPI_SUCCESS;
+}
+
+NM_MPI_ALIAS(Info_get_nthkey)
+int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
+{
+  struct nm_mpi_info_s *in = nm_mpi_info_get(info);
+  if (!in)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_INFO, __func__);
+  if (!key)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  const struct nm_mpi_info_entry_s *e = in->head;
+  for (int i = 0; e && i < n; i++)
+    e = e->next;
+  if (n < 0 || !e) /* keys are numbered 0 .. nkeys - 1, in insertion order (stable while unmodified) */
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  snprintf(key, MPI_MAX_INFO_KEY, "%s", e->key);
+  return MPI_SUCCESS;
+}
+
+NM_MPI_ALIAS(Info_get_valuelen)
+int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
+{
+  struct nm_mpi_info_s *in = nm_mpi_info_get(info);
+  if (!in)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_INFO, __func__);
+  if (!nm_mpi_info_key_ok(key))
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_INFO_KEY, __func__);
+  if (!valuelen || !flag)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  *flag = 0;
+  for (const struct nm_mpi_info_entry_s *e = in->head; e; e = e->next)
+    if (strcmp(e->key, key) == 0) {
+      *valuelen = (int)strlen(e->value); /* without the terminating NUL (9.1) */
+      *flag = 1;
+      break;
+    }
+  return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- address arithmetic (MPI-3.1 4.1.5) */
+
+NM_MPI_ALIAS(Aint_add)
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
+{
+  /* Addresses are byte addresses in one flat space here, so plain (wrapping) integer arithmetic is exact. */
+  return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
+}
+
+NM_MPI_ALIAS(Aint_diff)
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
+{
+  return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
+}
+
+/* ---------------------------------------------------------------- handle conversion (MPI-3.1 17.2.4)
+ * Handles are ints in C, so a Fortran handle (MPI_Fint) is the same value: both directions are the identity,
+ * and the null handles convert to the null handles. */
+#define NM_MPI_HANDLE_CONV(kind, ctype)                                                                            \
+  NM_MPI_ALIAS(kind##_c2f)                                                                                         \
+  MPI_Fint PMPI_##kind##_c2f(ctype h) { return (MPI_Fint)h; }                                                      \
+  NM_MPI_ALIAS(kind##_f2c)                                                                                         \
+  ctype PMPI_##kind##_f2c(MPI_Fint f) { return (ctype)f; }
+NM_MPI_HANDLE_CONV(Comm, MPI_Comm)
+NM_MPI_HANDLE_CONV(Type, MPI_Datatype)
+NM_MPI_HANDLE_CONV(Group, MPI_Group)
+NM_MPI_HANDLE_CONV(Op, MPI_Op)
+NM_MPI_HANDLE_CONV(Request, MPI_Request)
+NM_MPI_HANDLE_CONV(Info, MPI_Info)
+NM_MPI_HANDLE_CONV(Errhandler, MPI_Errhandler)
+NM_MPI_HANDLE_CONV(Win, MPI_Win)
+NM_MPI_HANDLE_CONV(File, MPI_File)
+NM_MPI_HANDLE_CONV(Message, MPI_Message)
+#undef NM_MPI_HANDLE_CONV
+
+/* ---------------------------------------------------------------- deprecated MPI-1 error handler names
+ * (removed in MPI-3.0 but still called by older benchmarks; same semantics as their MPI-2 replacements) */
+
+NM_MPI_ALIAS(Errhandler_create)
+int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler)
+{
+  return PMPI_Comm_create_errhandler(function, errhandler);
+}
+
+NM_MPI_ALIAS(Errhandler_set)
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+  return PMPI_Comm_set_errhandler(comm, errhandler);
+}
+
+NM_MPI_ALIAS(Errhandler_get)
+int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+  return PMPI_Comm_get_errhandler(comm, errhandler);
+}

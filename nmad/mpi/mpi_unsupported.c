@@ -224,3 +224,523 @@ int PMPI_File_get_size(MPI_File fh, MPI_Offset *size)
   (void)fh, (void)size;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
+
+/* ---------------------------------------------------------------- added so that third-party suites link
+ * (OSU's one-sided and neighborhood benchmarks, the MPICH test suite's mtest helpers, IMB-EXT/RMA): the rest of
+ * MPI-3.1 one-sided communication, window/datatype attributes and error handlers, neighborhood collectives
+ * (distributed graphs cannot be created), graph topologies, dynamic processes, generalized requests, darrays and
+ * user error classes. Each one fails with MPI_ERR_UNSUPPORTED_OPERATION through the error handler of the
+ * communicator given (MPI_COMM_WORLD's otherwise), after setting its output handles to their null value. */
+
+NM_MPI_ALIAS(Win_allocate_shared)
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+  (void)size, (void)disp_unit, (void)info, (void)baseptr, (void)win;
+  if (baseptr)
+    *(void **)baseptr = NULL;
+  if (win)
+    *win = MPI_WIN_NULL;
+  return NM_MPI_UNSUPPORTED(comm);
+}
+
+NM_MPI_ALIAS(Win_shared_query)
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+{
+  (void)win, (void)rank, (void)size, (void)disp_unit, (void)baseptr;
+  if (baseptr)
+    *(void **)baseptr = NULL;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_get_group)
+int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
+{
+  (void)win, (void)group;
+  if (group)
+    *group = MPI_GROUP_NULL;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_post)
+int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+  (void)group, (void)assert, (void)win;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_start)
+int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+{
+  (void)group, (void)assert, (void)win;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_complete)
+int PMPI_Win_complete(MPI_Win win)
+{
+  (void)win;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_wait)
+int PMPI_Win_wait(MPI_Win win)
+{
+  (void)win;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_test)
+int PMPI_Win_test(MPI_Win win, int *flag)
+{
+  (void)win, (void)flag;
+  if (flag)
+    *flag = 0;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_lock_all)
+int PMPI_Win_lock_all(int assert, MPI_Win win)
+{
+  (void)assert, (void)win;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_unlock_all)
+int PMPI_Win_unlock_all(MPI_Win win)
+{
+  (void)win;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_flush)
+int PMPI_Win_flush(int rank, MPI_Win win)
+{
+  (void)rank, (void)win;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_flush_all)
+int PMPI_Win_flush_all(MPI_Win win)
+{
+  (void)win;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_flush_local)
+int PMPI_Win_flush_local(int rank, MPI_Win win)
+{
+  (void)rank, (void)win;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_flush_local_all)
+int PMPI_Win_flush_local_all(MPI_Win win)
+{
+  (void)win;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_sync)
+int PMPI_Win_sync(MPI_Win win)
+{
+  (void)win;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Get_accumulate)
+int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+  (void)origin_addr, (void)origin_count, (void)origin_datatype, (void)result_addr, (void)result_count, (void)result_datatype, (void)target_rank, (void)target_disp, (void)target_count, (void)target_datatype, (void)op, (void)win;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Fetch_and_op)
+int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
+{
+  (void)origin_addr, (void)result_addr, (void)datatype, (void)target_rank, (void)target_disp, (void)op, (void)win;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Compare_and_swap)
+int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
+{
+  (void)origin_addr, (void)compare_addr, (void)result_addr, (void)datatype, (void)target_rank, (void)target_disp, (void)win;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Rput)
+int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+  (void)origin_addr, (void)origin_count, (void)origin_datatype, (void)target_rank, (void)target_disp, (void)target_count, (void)target_datatype, (void)win, (void)request;
+  if (request)
+    *request = MPI_REQUEST_NULL;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Rget)
+int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+  (void)origin_addr, (void)origin_count, (void)origin_datatype, (void)target_rank, (void)target_disp, (void)target_count, (void)target_datatype, (void)win, (void)request;
+  if (request)
+    *request = MPI_REQUEST_NULL;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Raccumulate)
+int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+  (void)origin_addr, (void)origin_count, (void)origin_datatype, (void)target_rank, (void)target_disp, (void)target_count, (void)target_datatype, (void)op, (void)win, (void)request;
+  if (request)
+    *request = MPI_REQUEST_NULL;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Rget_accumulate)
+int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+  (void)origin_addr, (void)origin_count, (void)origin_datatype, (void)result_addr, (void)result_count, (void)result_datatype, (void)target_rank, (void)target_disp, (void)target_count, (void)target_datatype, (void)op, (void)win, (void)request;
+  if (request)
+    *request = MPI_REQUEST_NULL;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_set_name)
+int PMPI_Win_set_name(MPI_Win win, const char *win_name)
+{
+  (void)win, (void)win_name;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_get_name)
+int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
+{
+  (void)win, (void)win_name, (void)resultlen;
+  if (win_name)
+    win_name[0] = '\0';
+  if (resultlen)
+    *resultlen = 0;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_create_errhandler)
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler)
+{
+  (void)win_errhandler_fn, (void)errhandler;
+  if (errhandler)
+    *errhandler = MPI_ERRHANDLER_NULL;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_set_errhandler)
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
+{
+  (void)win, (void)errhandler;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_get_errhandler)
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
+{
+  (void)win, (void)errhandler;
+  if (errhandler)
+    *errhandler = MPI_ERRHANDLER_NULL;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_call_errhandler)
+int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
+{
+  (void)win, (void)errorcode;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_create_keyval)
+int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state)
+{
+  (void)win_copy_attr_fn, (void)win_delete_attr_fn, (void)win_keyval, (void)extra_state;
+  if (win_keyval)
+    *win_keyval = MPI_KEYVAL_INVALID;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_free_keyval)
+int PMPI_Win_free_keyval(int *win_keyval)
+{
+  (void)win_keyval;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_set_attr)
+int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
+{
+  (void)win, (void)win_keyval, (void)attribute_val;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_get_attr)
+int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
+{
+  (void)win, (void)win_keyval, (void)attribute_val, (void)flag;
+  if (flag)
+    *flag = 0;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_delete_attr)
+int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
+{
+  (void)win, (void)win_keyval;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_set_info)
+int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
+{
+  (void)win, (void)info;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Win_get_info)
+int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
+{
+  (void)win, (void)info_used;
+  if (info_used)
+    *info_used = MPI_INFO_NULL;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(File_create_errhandler)
+int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler)
+{
+  (void)file_errhandler_fn, (void)errhandler;
+  if (errhandler)
+    *errhandler = MPI_ERRHANDLER_NULL;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(File_set_errhandler)
+int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
+{
+  (void)file, (void)errhandler;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(File_get_errhandler)
+int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
+{
+  (void)file, (void)errhandler;
+  if (errhandler)
+    *errhandler = MPI_ERRHANDLER_NULL;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Type_create_keyval)
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state)
+{
+  (void)type_copy_attr_fn, (void)type_delete_attr_fn, (void)type_keyval, (void)extra_state;
+  if (type_keyval)
+    *type_keyval = MPI_KEYVAL_INVALID;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Type_free_keyval)
+int PMPI_Type_free_keyval(int *type_keyval)
+{
+  (void)type_keyval;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Type_set_attr)
+int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
+{
+  (void)datatype, (void)type_keyval, (void)attribute_val;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Type_get_attr)
+int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
+{
+  (void)datatype, (void)type_keyval, (void)attribute_val, (void)flag;
+  if (flag)
+    *flag = 0;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Type_delete_attr)
+int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
+{
+  (void)datatype, (void)type_keyval;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Type_create_darray)
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+  (void)size, (void)rank, (void)ndims, (void)array_of_gsizes, (void)array_of_distribs, (void)array_of_dargs, (void)array_of_psizes, (void)order, (void)oldtype, (void)newtype;
+  if (newtype)
+    *newtype = MPI_DATATYPE_NULL;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Add_error_class)
+int PMPI_Add_error_class(int *errorclass)
+{
+  (void)errorclass;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Add_error_code)
+int PMPI_Add_error_code(int errorclass, int *errorcode)
+{
+  (void)errorclass, (void)errorcode;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Add_error_string)
+int PMPI_Add_error_string(int errorcode, const char *string)
+{
+  (void)errorcode, (void)string;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Grequest_start)
+int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request)
+{
+  (void)query_fn, (void)free_fn, (void)cancel_fn, (void)extra_state, (void)request;
+  if (request)
+    *request = MPI_REQUEST_NULL;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Grequest_complete)
+int PMPI_Grequest_complete(MPI_Request request)
+{
+  (void)request;
+  return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
+}
+
+NM_MPI_ALIAS(Comm_spawn)
+int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
+{
+  (void)command, (void)argv, (void)maxprocs, (void)info, (void)root, (void)intercomm, (void)array_of_errcodes;
+  if (intercomm)
+    *intercomm = MPI_COMM_NULL;
+  return NM_MPI_UNSUPPORTED(comm);
+}
+
+NM_MPI_ALIAS(Graph_create)
+int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph)
+{
+  (void)nnodes, (void)index, (void)edges, (void)reorder, (void)comm_graph;
+  if (comm_graph)
+    *comm_graph = MPI_COMM_NULL;
+  return NM_MPI_UNSUPPORTED(comm_old);
+}
+
+NM_MPI_ALIAS(Graphdims_get)
+int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
+{
+  (void)nnodes, (void)nedges;
+  return NM_MPI_UNSUPPORTED(comm);
+}
+
+NM_MPI_ALIAS(Graph_get)
+int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
+{
+  (void)maxindex, (void)maxedges, (void)index, (void)edges;
+  return NM_MPI_UNSUPPORTED(comm);
+}
+
+NM_MPI_ALIAS(Graph_neighbors_count)
+int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
+{
+  (void)rank, (void)nneighbors;
+  return NM_MPI_UNSUPPORTED(comm);
+}
+
+NM_MPI_ALIAS(Graph_neighbors)
+int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
+{
+  (void)rank, (void)maxneighbors, (void)neighbors;
+  return NM_MPI_UNSUPPORTED(comm);
+}
+
+NM_MPI_ALIAS(Neighbor_allgather)
+int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+  (void)sendbuf, (void)sendcount, (void)sendtype, (void)recvbuf, (void)recvcount, (void)recvtype;
+  return NM_MPI_UNSUPPORTED(comm);
+}
+
+NM_MPI_ALIAS(Neighbor_allgatherv)
+int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+  (void)sendbuf, (void)sendcount, (void)sendtype, (void)recvbuf, (void)recvcounts, (void)displs, (void)recvtype;
+  return NM_MPI_UNSUPPORTED(comm);
+}
+
+NM_MPI_ALIAS(Neighbor_alltoall)
+int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+  (void)sendbuf, (void)sendcount, (void)sendtype, (void)recvbuf, (void)recvcount, (void)recvtype;
+  return NM_MPI_UNSUPPORTED(comm);
+}
+
+NM_MPI_ALIAS(Neighbor_alltoallv)
+int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+  (void)sendbuf, (void)sendcounts, (void)sdispls, (void)sendtype, (void)recvbuf, (void)recvcounts, (void)rdispls, (void)recvtype;
+  return NM_MPI_UNSUPPORTED(comm);
+}
+
+NM_MPI_ALIAS(Neighbor_alltoallw)
+int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+  (void)sendbuf, (void)sendcounts, (void)sdispls, (void)sendtypes, (void)recvbuf, (void)recvcounts, (void)rdispls, (void)recvtypes;
+  return NM_MPI_UNSUPPORTED(comm);
+}
+
+NM_MPI_ALIAS(Ineighbor_allgather)
+int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+  (void)sendbuf, (void)sendcount, (void)sendtype, (void)recvbuf, (void)recvcount, (void)recvtype, (void)request;
+  if (request)
+    *request = MPI_REQUEST_NULL;
+  return NM_MPI_UNSUPPORTED(comm);
+}
+
+NM_MPI_ALIAS(Ineighbor_allgatherv)
+int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+  (void)sendbuf, (void)sendcount, (void)sendtype, (void)recvbuf, (void)recvcounts, (void)displs, (void)recvtype, (void)request;
+  if (request)
+    *request = MPI_REQUEST_NULL;
+  return NM_MPI_UNSUPPORTED(comm);
+}
+
+NM_MPI_ALIAS(Ineighbor_alltoall)
+int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+  (void)sendbuf, (void)sendcount, (void)sendtype, (void)recvbuf, (void)recvcount, (void)recvtype, (void)request;
+  if (request)
+    *request = MPI_REQUEST_NULL;
+  return NM_MPI_UNSUPPORTED(comm);
+}
+
+NM_MPI_ALIAS(Ineighbor_alltoallv)
+int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+  (void)sendbuf, (void)sendcounts, (void)sdispls, (void)sendtype, (void)recvbuf, (void)recvcounts, (void)rdispls, (void)recvtype, (void)request;
+  if (request)
+    *request = MPI_REQUEST_NULL;
+  return NM_MPI_UNSUPPORTED(comm);
+}
+
+NM_MPI_ALIAS(Ineighbor_alltoallw)
+int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+  (void)sendbuf, (void)sendcounts, (void)sdispls, (void)sendtypes, (void)recvbuf, (void)recvcounts, (void)rdispls, (void)recvtypes, (void)request;
+  if (request)
+    *request = MPI_REQUEST_NULL;
+  return NM_MPI_UNSUPPORTED(comm);
+}
