@@ -23,15 +23,7 @@
 static int rank, size;
 static int local_fail, sections_failed;
 
-#define CHECK(cond, ...)                                                                                       \
-  do {                                                                                                       \
-    if (!(cond)) {                                                                                           \
-      local_fail++;                                                                                          \
-      fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", rank, __FILE__, __LINE__, #cond);               \
-      fprintf(stderr, __VA_ARGS__);                                                                          \
-      fputc('\n', stderr);                                                                                   \
-    }                                                                                                        \
-  } while (0)
+#include "t_check.h" /* CHECK(cond, fmt, ...): counts a failure in local_fail, says where on stderr */
 
 /* Agreement through point-to-point on MPI_COMM_WORLD (tag reserved for the harness). */
 static int agree_sum(int v)

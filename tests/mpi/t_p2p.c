@@ -33,15 +33,7 @@ static int local_fail, sections_failed;
 #define TAG_AGREE 1
 #define TAG_CTL 2
 
-#define CHECK(cond, ...)                                                                                       \
-  do {                                                                                                       \
-    if (!(cond)) {                                                                                           \
-      local_fail++;                                                                                          \
-      fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", rank, __FILE__, __LINE__, #cond);               \
-      fprintf(stderr, __VA_ARGS__);                                                                          \
-      fputc('\n', stderr);                                                                                   \
-    }                                                                                                        \
-  } while (0)
+#include "t_check.h" /* CHECK(cond, fmt, ...): counts a failure in local_fail, says where on stderr */
 
 /* ---------------------------------------------------------------- harness */
 
