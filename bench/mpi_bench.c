@@ -10,7 +10,8 @@
  *
  * Methods (identical to the native nmad benchmarks, so that ratios mean something):
  *  - pingpong (bench/nm_bench_pingpong.c, bench/ompi_pingpong.c): ranks 0 and 1; rank 0 posts the receive of
- *    the reply, sends, waits for both; rank 1 has its next receive posted before it echoes. Every iteration is
+ *    the reply, sends, waits for both; rank 1 has its next receive posted before it replies (from its own send
+ *    buffer, see bench/README.md). Every iteration is
  *    timed on its own; one-way latency = round trip / 2. Columns: size, lat_min_us, lat_median_us, bw_MBps
  *    (size / median one-way latency, 1 MB = 1e6 B). Default sizes 8 B .. 4 MiB.
  *  - msgrate (bench/nm_bench_msgrate.c): rank 1 keeps W receives posted; rank 0 sends W messages with MPI_Isend,
@@ -107,7 +108,10 @@ static int pp_size(struct mb_ctx *c, size_t size, int warmup, int iters)
           mb_check(MPI_Irecv(c->rbuf[cur ^ 1], n, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &rreq[cur ^ 1]),
                    "MPI_Irecv", size, i + 1))
         return 1;
-      if (mb_check(MPI_Isend(c->rbuf[cur], n, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &sreq), "MPI_Isend", size, i) ||
+      if (c->opts.check) /* the pattern rank 0 sent, so that it can verify the reply */
+        bench_fill(c->sbuf, size, seed_of(size, i));
+      /* From rank 1's own send buffer, as nm_bench_pingpong (see there why), fi_pingpong and osu_latency do. */
+      if (mb_check(MPI_Isend(c->sbuf, n, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &sreq), "MPI_Isend", size, i) ||
           mb_check(MPI_Wait(&sreq, MPI_STATUS_IGNORE), "MPI_Wait(send)", size, i))
         return 1;
       cur ^= 1;

@@ -10,7 +10,8 @@
  *
  * Same options, sizes, iteration counts, warm-up, statistics and output as nm_bench_pingpong (osu_latency style,
  * but every iteration timed on its own so min and median can be reported): rank 0 posts the receive of the
- * reply, sends, waits for both; rank 1 has the next receive posted before it echoes the current message.
+ * reply, sends, waits for both; rank 1 has the next receive posted before it replies (from its own send buffer,
+ * see bench/README.md).
  * Columns: size, lat_min_us, lat_median_us (one-way = round trip / 2), bw_MBps (size / median, 1 MB = 1e6 B).
  */
 #include "bench_common.h"
@@ -109,7 +110,10 @@ static int pp_rank1_size(struct pp_ctx *c, size_t size, int warmup, int iters)
       if (rc != MPI_SUCCESS)
         return mpi_fail("MPI_Irecv", rc, size, i + 1);
     }
-    rc = MPI_Isend(c->rbuf[cur], (int)size, MPI_BYTE, c->peer, PP_TAG, MPI_COMM_WORLD, &sreq);
+    if (c->opts.check) /* the pattern rank 0 sent, so that it can verify the reply */
+      bench_fill(c->sbuf, size, seed_of(size, i));
+    /* From rank 1's own send buffer, as nm_bench_pingpong (see there why), fi_pingpong and osu_latency do. */
+    rc = MPI_Isend(c->sbuf, (int)size, MPI_BYTE, c->peer, PP_TAG, MPI_COMM_WORLD, &sreq);
     if (rc != MPI_SUCCESS)
       return mpi_fail("MPI_Isend", rc, size, i);
     rc = MPI_Wait(&sreq, MPI_STATUS_IGNORE);
@@ -205,12 +209,11 @@ int main(int argc, char **argv)
   if (c.rank <= 1) {
     c.peer = 1 - c.rank;
     c.rbuf[0] = bench_alloc(c.opts.max_size);
-    if (c.rank == 0)
-      c.sbuf = bench_alloc(c.opts.max_size);
-    else
+    c.sbuf = bench_alloc(c.opts.max_size);
+    if (c.rank == 1)
       c.rbuf[1] = bench_alloc(c.opts.max_size);
     c.lat_us = calloc((size_t)c.opts.iters, sizeof(double));
-    if (c.rbuf[0] == NULL || (c.rank == 0 ? c.sbuf : c.rbuf[1]) == NULL || c.lat_us == NULL) {
+    if (c.rbuf[0] == NULL || c.sbuf == NULL || (c.rank == 1 && c.rbuf[1] == NULL) || c.lat_us == NULL) {
       fprintf(stderr, "ompi_pingpong: out of memory\n");
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
