@@ -171,17 +171,24 @@ PP=(--bench pingpong --min 8 --max "$MAXSIZE" --iters "$ITERS" --warmup "$WARMUP
 MR=(--bench msgrate --min 8 --max 4K --iters "$SMALL_ITERS" --warmup "$SMALL_WARMUP" --window "$WINDOW")
 BC=(--bench bcast --min 8 --max "$MAXSIZE" --iters "$SMALL_ITERS" --warmup "$SMALL_WARMUP")
 
+# One benchmark with both MPIs, nmad's first: CSVs $OUT/{nmad,ompi}_<name>.csv.
+run_both() { # provider np name description bench-args...
+  local prov=$1 np=$2 name=$3 what=$4
+  shift 4
+  if [[ -n "$NMAD_BIN" ]]; then
+    nmad_cmd "$prov" "$np"
+    run_csv "$OUT/nmad_$name.csv" "nmad-MPI $what" "${CMD[@]}" "$@"
+  fi
+  if [[ -n "$OMPI_BIN" ]]; then
+    ompi_cmd "$prov" "$np"
+    run_csv "$OUT/ompi_$name.csv" "Open MPI $what" "${CMD[@]}" "$@"
+  fi
+}
+
 note "results in $OUT; nmad mpicc: ${NMAD_MPICC:-none}, mpirun: ${NMAD_MPIRUN:-none}; Open MPI: ${MPIRUN:-none}"
 for prov in $PROVIDERS; do
   for rep in $(seq 1 "$REPEAT"); do
-    if [[ -n "$NMAD_BIN" ]]; then
-      nmad_cmd "$prov" 2
-      run_csv "$OUT/nmad_pingpong_${prov}_r$rep.csv" "nmad-MPI ping-pong over $prov (run $rep)" "${CMD[@]}" "${PP[@]}"
-    fi
-    if [[ -n "$OMPI_BIN" ]]; then
-      ompi_cmd "$prov" 2
-      run_csv "$OUT/ompi_pingpong_${prov}_r$rep.csv" "Open MPI ping-pong over $prov (run $rep)" "${CMD[@]}" "${PP[@]}"
-    fi
+    run_both "$prov" 2 "pingpong_${prov}_r$rep" "ping-pong over $prov (run $rep)" "${PP[@]}"
     if [[ $DO_NATIVE -eq 1 ]]; then
       if [[ -n "$NMAD_RUN" && -n "$NM_PINGPONG" ]]; then
         run_csv "$OUT/native_pingpong_${prov}_r$rep.csv" "native nmad ping-pong over $prov (run $rep)" \
@@ -195,26 +202,8 @@ for prov in $PROVIDERS; do
   for who in nmad ompi native; do
     best_rows "$OUT/${who}_pingpong_$prov.csv" "$OUT/${who}_pingpong_${prov}"_r*.csv
   done
-  if [[ $DO_MSGRATE -eq 1 ]]; then
-    if [[ -n "$NMAD_BIN" ]]; then
-      nmad_cmd "$prov" 2
-      run_csv "$OUT/nmad_msgrate_$prov.csv" "nmad-MPI message rate over $prov" "${CMD[@]}" "${MR[@]}"
-    fi
-    if [[ -n "$OMPI_BIN" ]]; then
-      ompi_cmd "$prov" 2
-      run_csv "$OUT/ompi_msgrate_$prov.csv" "Open MPI message rate over $prov" "${CMD[@]}" "${MR[@]}"
-    fi
-  fi
-  if [[ $DO_BCAST -eq 1 ]]; then
-    if [[ -n "$NMAD_BIN" ]]; then
-      nmad_cmd "$prov" "$BCAST_NP"
-      run_csv "$OUT/nmad_bcast_$prov.csv" "nmad-MPI MPI_Bcast over $prov, $BCAST_NP ranks" "${CMD[@]}" "${BC[@]}"
-    fi
-    if [[ -n "$OMPI_BIN" ]]; then
-      ompi_cmd "$prov" "$BCAST_NP"
-      run_csv "$OUT/ompi_bcast_$prov.csv" "Open MPI MPI_Bcast over $prov, $BCAST_NP ranks" "${CMD[@]}" "${BC[@]}"
-    fi
-  fi
+  [[ $DO_MSGRATE -eq 1 ]] && run_both "$prov" 2 "msgrate_$prov" "message rate over $prov" "${MR[@]}"
+  [[ $DO_BCAST -eq 1 ]] && run_both "$prov" "$BCAST_NP" "bcast_$prov" "MPI_Bcast over $prov, $BCAST_NP ranks" "${BC[@]}"
 done
 
 # ---------- report ----------

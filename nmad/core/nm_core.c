@@ -237,7 +237,8 @@ int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
   unsigned idle_passes = 0;
   /* No spin phase (ranks outnumber cores): yield from the first idle pass, not after NM_CLOCK_EVERY passes
    * of spinning, which would hold the core for ~10 us while the peer that shares it has the message to send. */
-  int yielding = core->cfg.spin_ns == 0;
+  const int yield_at_once = core->cfg.spin_ns == 0;
+  int yielding = yield_at_once;
   while (!*flag) {
     int n = nm_core_progress(core);
     if (*flag)
@@ -246,7 +247,7 @@ int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
       idle_since = 0;
       idle_passes = 0;
       backoff = 0;
-      yielding = core->cfg.spin_ns == 0;
+      yielding = yield_at_once;
       continue;
     }
     if (yielding)
