@@ -22,6 +22,8 @@
 
 #include "nm_mpi_private.h"
 
+#pragma GCC visibility push(hidden) /* internal to libnmad_mpi (see nm_mpi_private.h) */
+
 typedef struct nm_mpi_coll_sched_s nm_mpi_coll_sched_t;
 
 /** New empty schedule on @p c (intracommunicator), taking the next collective sequence number (its tag).
@@ -60,5 +62,7 @@ int nm_mpi_coll_sched_run(nm_mpi_coll_sched_t *s);
 /** Start and wrap into an MPI request of kind NM_MPI_REQ_COLL (progress/release set). On error the schedule is
  *  destroyed and *req set to MPI_REQUEST_NULL. @return MPI_SUCCESS or an MPI error class. */
 int nm_mpi_coll_sched_request(nm_mpi_coll_sched_t *s, MPI_Request *req);
+
+#pragma GCC visibility pop
 
 #endif /* NM_MPI_COLL_SCHED_H */

@@ -25,9 +25,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* mpi_group.c: the group table lives and dies with the communicator table. */
-int nm_mpi_group_init(void);
-void nm_mpi_group_finalize(void);
 
 /** A communicator attribute key (MPI-3.1 6.7.2). Handles below NM_MPI_KEYVAL_FIRST are the predefined keys. */
 struct nm_mpi_keyval_s {
@@ -53,18 +50,6 @@ static const int nm_mpi_attr_zero = 0;
 static const int nm_mpi_attr_lastusedcode = MPI_ERR_LASTCODE;
 
 /* ---------------------------------------------------------------- objects */
-
-struct nm_mpi_comm_s *nm_mpi_comm_get(MPI_Comm comm)
-{
-  return nm_mpi_table_get(&nm_mpi.comms, comm);
-}
-
-nm_gate_t nm_mpi_comm_gate(const struct nm_mpi_comm_s *c, int rank)
-{
-  if (c->is_inter)
-    return (rank >= 0 && rank < c->remote_size) ? nm_mpi.gates[c->remote_world[rank]] : NULL;
-  return (rank >= 0 && rank < c->size) ? nm_mpi.gates[c->world[rank]] : NULL;
-}
 
 int nm_mpi_comm_rank_of_gate(const struct nm_mpi_comm_s *c, nm_gate_t gate)
 {

@@ -35,6 +35,8 @@ struct nm_mpi_dtype_s {
   struct nm_mpi_sig_s *sig;   /* signature of one element */
   MPI_Count sig_elems;        /* basic elements in one element */
 };
+/* nm_mpi_datatype_get() (nm_mpi_private.h) reads the table's objects as their public part. */
+_Static_assert(offsetof(struct nm_mpi_dtype_s, d) == 0, "the public part of a datatype must come first");
 
 /** buf + off as a pointer: integer arithmetic, since buf may be MPI_BOTTOM with absolute displacements. */
 static inline char *nm_mpi_at(const void *buf, MPI_Aint off)
@@ -97,12 +99,6 @@ static const struct nm_mpi_predef_s nm_mpi_predefs[] = {
 static struct nm_mpi_dtype_s *nm_mpi_dtype_get(MPI_Datatype dt)
 {
   return nm_mpi_table_get(&nm_mpi.datatypes, dt);
-}
-
-struct nm_mpi_datatype_s *nm_mpi_datatype_get(MPI_Datatype dt)
-{
-  struct nm_mpi_dtype_s *t = nm_mpi_dtype_get(dt);
-  return t ? &t->d : NULL;
 }
 
 /** A type the application may still name: predefined, or derived and not freed by it. */
@@ -460,11 +456,6 @@ void nm_mpi_datatype_finalize(void)
 }
 
 /* ---------------------------------------------------------------- pack / unpack */
-
-MPI_Count nm_mpi_datatype_packed_size(const struct nm_mpi_datatype_s *d, MPI_Count count)
-{
-  return count > 0 ? d->size * count : 0;
-}
 
 void nm_mpi_datatype_pack(const struct nm_mpi_datatype_s *d, const void *buf, MPI_Count count, void *out)
 {

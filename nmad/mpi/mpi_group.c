@@ -407,9 +407,6 @@ int PMPI_Group_free(MPI_Group *group)
   return MPI_SUCCESS;
 }
 
-/** Init/finalize of the group table, called by nm_mpi_comm_init / nm_mpi_comm_finalize (mpi_comm.c). */
-int nm_mpi_group_init(void);
-void nm_mpi_group_finalize(void);
 
 int nm_mpi_group_init(void)
 {

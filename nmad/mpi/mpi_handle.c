@@ -58,13 +58,6 @@ int nm_mpi_table_set(struct nm_mpi_table_s *t, int handle, void *obj)
   return 0;
 }
 
-void *nm_mpi_table_get(const struct nm_mpi_table_s *t, int handle)
-{
-  if (handle <= 0 || handle >= t->n || handle >= t->cap)
-    return NULL;
-  return t->obj[handle];
-}
-
 void nm_mpi_table_remove(struct nm_mpi_table_s *t, int handle)
 {
   if (handle > 0 && handle < t->n && handle < t->cap)

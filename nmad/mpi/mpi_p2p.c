@@ -17,27 +17,6 @@
 
 /* ---------------------------------------------------------------- arguments */
 
-int nm_mpi_p2p_check_get(MPI_Comm comm, int count, MPI_Datatype datatype, int peer, int tag, int is_recv,
-                         struct nm_mpi_comm_s **pc, struct nm_mpi_datatype_s **pd)
-{
-  struct nm_mpi_comm_s *c = nm_mpi_comm_get(comm);
-  if (!c)
-    return MPI_ERR_COMM;
-  if (count < 0)
-    return MPI_ERR_COUNT;
-  struct nm_mpi_datatype_s *d = nm_mpi_datatype_get(datatype);
-  if (!d || !(d->committed || d->predefined))
-    return MPI_ERR_TYPE;
-  int size = c->is_inter ? c->remote_size : c->size;
-  if (peer != MPI_PROC_NULL && !(is_recv && peer == MPI_ANY_SOURCE) && (peer < 0 || peer >= size))
-    return MPI_ERR_RANK;
-  if (!(is_recv && tag == MPI_ANY_TAG) && (tag < 0 || tag > NM_MPI_TAG_UB))
-    return MPI_ERR_TAG;
-  *pc = c;
-  *pd = d;
-  return MPI_SUCCESS;
-}
-
 int nm_mpi_p2p_check(MPI_Comm comm, int count, MPI_Datatype datatype, int peer, int tag, int is_recv)
 {
   struct nm_mpi_comm_s *c;

@@ -86,9 +86,7 @@ MPI_Request nm_mpi_request_new(int kind, struct nm_mpi_request_s **out)
       break;
     }
   }
-  if (r) {
-    memset(r, 0, sizeof(*r));
-  } else {
+  if (!r) {
     r = calloc(1, sizeof(*r));
     h = r ? nm_mpi_table_add(t, r) : -1;
     if (h < 0) {
@@ -98,18 +96,30 @@ MPI_Request nm_mpi_request_new(int kind, struct nm_mpi_request_s **out)
       return MPI_REQUEST_NULL;
     }
   }
+  /* Every field but the nmad request is set here, once: nreq (192 bytes) is initialised by
+   * nm_mpi_request_post(), and read only while the request is posted (active, not completed). A recycled
+   * object's tmp is NULL already (nm_mpi_request_destroy). */
   r->kind = kind;
   r->handle = h;
+  r->persistent = 0;
+  r->active = 1;
+  r->user_freed = 0;
+  r->mode = NM_MPI_MODE_STANDARD;
+  r->comm = MPI_COMM_NULL;
+  r->datatype = MPI_DATATYPE_NULL;
+  r->count = 0;
+  r->buf = NULL;
+  r->peer = MPI_PROC_NULL;
+  r->tag = 0;
+  r->prio = 0;
+  nm_mpi_status_empty(&r->status);
+  r->completed = kind == NM_MPI_REQ_DONE;
+  r->progress = NULL;
+  r->release = NULL;
+  r->state = NULL;
   nm_mpi.request_free_hint = h + 1;
   if (kind == NM_MPI_REQ_COLL)
     nm_mpi.n_coll_reqs++;
-  r->active = 1;
-  r->comm = MPI_COMM_NULL;
-  r->datatype = MPI_DATATYPE_NULL;
-  r->peer = MPI_PROC_NULL;
-  nm_mpi_status_empty(&r->status);
-  if (kind == NM_MPI_REQ_DONE)
-    r->completed = 1;
   if (out)
     *out = r;
   return h;
@@ -153,16 +163,24 @@ static void nm_mpi_request_destroy(struct nm_mpi_request_s *r)
     nm_mpi.request_free_hint = r->handle;
 }
 
-void nm_mpi_request_release(MPI_Request *handle)
+/* nm_mpi_request_release() of a request whose object the caller holds (no second look-up). */
+static void nm_mpi_request_put(MPI_Request *handle, struct nm_mpi_request_s *r)
 {
-  struct nm_mpi_request_s *r = nm_mpi_request_lookup(*handle);
-  if (r && r->persistent && !r->user_freed) {
+  if (r->persistent && !r->user_freed) {
     r->active = 0; /* inactive, handle kept (MPI-3.1 3.9) */
     return;
   }
-  if (r)
-    nm_mpi_request_destroy(r);
+  nm_mpi_request_destroy(r);
   *handle = MPI_REQUEST_NULL;
+}
+
+void nm_mpi_request_release(MPI_Request *handle)
+{
+  struct nm_mpi_request_s *r = nm_mpi_request_lookup(*handle);
+  if (r)
+    nm_mpi_request_put(handle, r);
+  else
+    *handle = MPI_REQUEST_NULL;
 }
 
 /* ---------------------------------------------------------------- completion */
@@ -176,7 +194,7 @@ static void nm_mpi_request_complete(struct nm_mpi_request_s *r)
   if (r->kind == NM_MPI_REQ_SEND) {
     s->MPI_SOURCE = r->peer;
     s->MPI_TAG = r->tag;
-    s->MPI_ERROR = nm_mpi_from_nm_err(err);
+    s->MPI_ERROR = err ? nm_mpi_from_nm_err(err) : MPI_SUCCESS;
   } else if (err == -NM_ECANCELED) {
     s->nm_cancelled = 1; /* MPI-3.1 3.8.4: a cancelled receive completes successfully, nothing received */
   } else {
@@ -196,7 +214,7 @@ static void nm_mpi_request_complete(struct nm_mpi_request_s *r)
         nm_mpi_datatype_unpack(d, r->tmp, (MPI_Count)len, r->buf, r->count);
     }
     s->nm_count = (long long)len;
-    s->MPI_ERROR = nm_mpi_from_nm_err(err);
+    s->MPI_ERROR = err ? nm_mpi_from_nm_err(err) : MPI_SUCCESS;
   }
   if (r->tmp) {
     free(r->tmp);
@@ -301,6 +319,17 @@ int nm_mpi_request_test(struct nm_mpi_request_s *r)
 
 void nm_mpi_request_wait(struct nm_mpi_request_s *r)
 {
+  if (!nm_mpi.n_coll_reqs && nm_mpi_request_is_p2p(r)) {
+    /* The latency path: no collective to drive, sleep on the transfer's own completion flag. */
+    if (r->completed || !r->active)
+      return;
+    if (!r->nreq.completed)
+      nm_core_wait_flag(nm_mpi.core, &r->nreq.completed, 0);
+    if (r->nreq.completed) {
+      nm_mpi_request_complete(r);
+      return;
+    }
+  }
   struct nm_mpi_waiter_s w = NM_MPI_WAITER_INIT;
   while (!nm_mpi_request_check(r)) {
     int colls = nm_mpi_progress_colls();
@@ -465,7 +494,7 @@ static int nm_mpi_request_return(MPI_Request *handle, struct nm_mpi_request_s *r
   int err = r->status.MPI_ERROR;
   MPI_Comm comm = r->comm;
   nm_mpi_status_out(status, &r->status, 0);
-  nm_mpi_request_release(handle);
+  nm_mpi_request_put(handle, r);
   return err ? nm_mpi_error(comm, err, fn) : MPI_SUCCESS;
 }
 
@@ -558,21 +587,8 @@ static int nm_mpi_complete_entry(MPI_Request *handle, struct nm_mpi_request_s *r
     *err_comm = r->comm != MPI_COMM_NULL ? r->comm : MPI_COMM_WORLD;
   if (status != MPI_STATUSES_IGNORE)
     *status = r->status;
-  nm_mpi_request_release(handle);
+  nm_mpi_request_put(handle, r);
   return err;
-}
-
-/* MPI_ERR_IN_STATUS semantics (MPI-3.1 3.7.5): when some request failed, every status of the array carries its
- * own code. @p done[i] tells which entries completed in this call. */
-static int nm_mpi_in_status(int n, const int *done, MPI_Status *statuses, MPI_Comm err_comm, const char *fn)
-{
-  if (err_comm == MPI_COMM_NULL)
-    return MPI_SUCCESS;
-  if (statuses != MPI_STATUSES_IGNORE)
-    for (int i = 0; i < n; i++)
-      if (!done[i])
-        statuses[i].MPI_ERROR = MPI_ERR_PENDING;
-  return nm_mpi_error(err_comm, MPI_ERR_IN_STATUS, fn);
 }
 
 /* When no request failed, the MPI_ERROR fields of multiple statuses are left alone (as for single ones). */
@@ -634,6 +650,33 @@ static void nm_mpi_reqs_put(struct nm_mpi_reqs_s *a)
   }
 }
 
+/* Hand back every entry of a completed Waitall/Testall. MPI_ERR_IN_STATUS semantics (MPI-3.1 3.7.5): when no
+ * request failed, the MPI_ERROR fields are left alone (as for single statuses); when one did, every status
+ * carries its own code (all entries completed: none is MPI_ERR_PENDING). */
+static int nm_mpi_complete_all(int count, MPI_Request *reqs, struct nm_mpi_request_s **rs, MPI_Status *statuses,
+                               const char *fn)
+{
+  MPI_Comm err_comm = MPI_COMM_NULL;
+  for (int i = 0; i < count; i++)
+    if (rs[i] && rs[i]->status.MPI_ERROR) {
+      err_comm = rs[i]->comm != MPI_COMM_NULL ? rs[i]->comm : MPI_COMM_WORLD;
+      break;
+    }
+  const int with_error = err_comm != MPI_COMM_NULL;
+  for (int i = 0; i < count; i++) {
+    MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+    if (rs[i]) {
+      nm_mpi_status_out(st, &rs[i]->status, with_error);
+      nm_mpi_request_put(&reqs[i], rs[i]);
+    } else if (st != MPI_STATUS_IGNORE) {
+      int e = st->MPI_ERROR;
+      nm_mpi_status_empty(st);
+      st->MPI_ERROR = with_error ? MPI_SUCCESS : e;
+    }
+  }
+  return with_error ? nm_mpi_error(err_comm, MPI_ERR_IN_STATUS, fn) : MPI_SUCCESS;
+}
+
 NM_MPI_ALIAS(Waitall)
 int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
@@ -652,20 +695,7 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
   for (int i = 0; i < count; i++)
     if (a.r[i])
       nm_mpi_request_wait(a.r[i]);
-  MPI_Comm err_comm = MPI_COMM_NULL;
-  for (int i = 0; i < count; i++) {
-    MPI_Status *st = array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : &array_of_statuses[i];
-    if (st)
-      a.saved[i] = st->MPI_ERROR;
-    a.done[i] = 1;
-    if (a.r[i])
-      nm_mpi_complete_entry(&array_of_requests[i], a.r[i], st, &err_comm);
-    else if (st)
-      nm_mpi_status_empty(st);
-  }
-  if (err_comm == MPI_COMM_NULL)
-    nm_mpi_keep_errors(count, array_of_statuses, a.saved);
-  err = nm_mpi_in_status(count, a.done, array_of_statuses, err_comm, __func__);
+  err = nm_mpi_complete_all(count, array_of_requests, a.r, array_of_statuses, __func__);
   nm_mpi_reqs_put(&a);
   return err;
 }
@@ -695,20 +725,7 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Stat
     nm_mpi_reqs_put(&a);
     return MPI_SUCCESS;
   }
-  MPI_Comm err_comm = MPI_COMM_NULL;
-  for (int i = 0; i < count; i++) {
-    MPI_Status *st = array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : &array_of_statuses[i];
-    if (st)
-      a.saved[i] = st->MPI_ERROR;
-    a.done[i] = 1;
-    if (a.r[i])
-      nm_mpi_complete_entry(&array_of_requests[i], a.r[i], st, &err_comm);
-    else if (st)
-      nm_mpi_status_empty(st);
-  }
-  if (err_comm == MPI_COMM_NULL)
-    nm_mpi_keep_errors(count, array_of_statuses, a.saved);
-  err = nm_mpi_in_status(count, a.done, array_of_statuses, err_comm, __func__);
+  err = nm_mpi_complete_all(count, array_of_requests, a.r, array_of_statuses, __func__);
   nm_mpi_reqs_put(&a);
   return err;
 }

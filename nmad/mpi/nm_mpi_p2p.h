@@ -18,6 +18,8 @@
 
 #include "nm_mpi_private.h"
 
+#pragma GCC visibility push(hidden) /* internal to libnmad_mpi (see nm_mpi_private.h) */
+
 /** Send modes (struct nm_mpi_request_s::mode). */
 enum nm_mpi_send_mode_e {
   NM_MPI_MODE_STANDARD = 0,
@@ -30,9 +32,28 @@ enum nm_mpi_send_mode_e {
  *  @return MPI_SUCCESS or the error class (MPI_ERR_COMM, _COUNT, _TYPE, _RANK, _TAG). */
 int nm_mpi_p2p_check(MPI_Comm comm, int count, MPI_Datatype datatype, int peer, int tag, int is_recv);
 
-/** nm_mpi_p2p_check() that also hands back the communicator and datatype objects (for the fast path). */
-int nm_mpi_p2p_check_get(MPI_Comm comm, int count, MPI_Datatype datatype, int peer, int tag, int is_recv,
-                         struct nm_mpi_comm_s **pc, struct nm_mpi_datatype_s **pd);
+/** nm_mpi_p2p_check() that also hands back the communicator and datatype objects (inline: every
+ *  point-to-point call starts here). */
+static inline int nm_mpi_p2p_check_get(MPI_Comm comm, int count, MPI_Datatype datatype, int peer, int tag,
+                                       int is_recv, struct nm_mpi_comm_s **pc, struct nm_mpi_datatype_s **pd)
+{
+  struct nm_mpi_comm_s *c = nm_mpi_comm_get(comm);
+  if (!c)
+    return MPI_ERR_COMM;
+  if (count < 0)
+    return MPI_ERR_COUNT;
+  struct nm_mpi_datatype_s *d = nm_mpi_datatype_get(datatype);
+  if (!d || !(d->committed || d->predefined))
+    return MPI_ERR_TYPE;
+  int size = c->is_inter ? c->remote_size : c->size;
+  if (peer != MPI_PROC_NULL && !(is_recv && peer == MPI_ANY_SOURCE) && (peer < 0 || peer >= size))
+    return MPI_ERR_RANK;
+  if (!(is_recv && tag == MPI_ANY_TAG) && (tag < 0 || tag > NM_MPI_TAG_UB))
+    return MPI_ERR_TAG;
+  *pc = c;
+  *pd = d;
+  return MPI_SUCCESS;
+}
 
 /** nm_mpi_request_start() of a point-to-point request whose communicator and datatype objects are known. */
 int nm_mpi_request_post(struct nm_mpi_request_s *r, const struct nm_mpi_comm_s *c,
@@ -82,5 +103,7 @@ void nm_mpi_message_free(void *message);
 
 /** Rank in @p comm's source group of a gate; falls back to the world rank when the communicator is gone. */
 int nm_mpi_source_rank(MPI_Comm comm, nm_gate_t gate);
+
+#pragma GCC visibility pop
 
 #endif /* NM_MPI_P2P_H */

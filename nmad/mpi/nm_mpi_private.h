@@ -31,6 +31,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Everything declared from here on is internal to libnmad_mpi: hidden symbols are called directly (no PLT, no
+ * GOT for the global state) and may be inlined; only the MPI_/PMPI_/MPIX_ functions of mpi.h are exported. */
+#pragma GCC visibility push(hidden)
+
 #define NM_MPI_PRAGMA(x) _Pragma(#x)
 /** Make MPI_name a weak alias of PMPI_name (write it just before the PMPI_name definition). */
 #define NM_MPI_ALIAS(name) NM_MPI_PRAGMA(weak MPI_##name = PMPI_##name)
@@ -55,8 +59,12 @@ void nm_mpi_table_destroy(struct nm_mpi_table_s *t);
 int nm_mpi_table_add(struct nm_mpi_table_s *t, void *obj);
 /** Store obj under a given (predefined) handle. @return 0 or -1. */
 int nm_mpi_table_set(struct nm_mpi_table_s *t, int handle, void *obj);
-/** The object of a handle, or NULL for an unknown / freed / out-of-range handle (never crashes). */
-void *nm_mpi_table_get(const struct nm_mpi_table_s *t, int handle);
+/** The object of a handle, or NULL for an unknown / freed / out-of-range handle (never crashes). Inline: every
+ *  MPI call looks up its handles, this is on the latency path. (n <= cap always: n grows after a reserve.) */
+static inline void *nm_mpi_table_get(const struct nm_mpi_table_s *t, int handle)
+{
+  return (handle > 0 && handle < t->n) ? t->obj[handle] : NULL;
+}
 void nm_mpi_table_remove(struct nm_mpi_table_s *t, int handle);
 
 /* ---------------------------------------------------------------- datatypes (mpi_datatype.c) */
@@ -89,10 +97,12 @@ struct nm_mpi_datatype_s {
   MPI_Datatype *types;
 };
 
-/** @return the datatype object or NULL if the handle is invalid. */
-struct nm_mpi_datatype_s *nm_mpi_datatype_get(MPI_Datatype dt);
+/* nm_mpi_datatype_get(): with the global state, at the end of this file. */
 /** Bytes of @p count elements once packed. */
-MPI_Count nm_mpi_datatype_packed_size(const struct nm_mpi_datatype_s *d, MPI_Count count);
+static inline MPI_Count nm_mpi_datatype_packed_size(const struct nm_mpi_datatype_s *d, MPI_Count count)
+{
+  return count > 0 ? d->size * count : 0;
+}
 /** Pack @p count elements from @p buf into the contiguous @p out (packed_size bytes). */
 void nm_mpi_datatype_pack(const struct nm_mpi_datatype_s *d, const void *buf, MPI_Count count, void *out);
 /** Unpack up to @p bytes bytes from @p in into @p count elements at @p buf (a partial last element is fine). */
@@ -132,6 +142,10 @@ struct nm_mpi_group_s {
 struct nm_mpi_group_s *nm_mpi_group_get(MPI_Group g);
 /** New group handle from world ranks (copied). @return handle or MPI_GROUP_NULL on failure. */
 MPI_Group nm_mpi_group_new(int size, const int *world);
+/** The group table (mpi_group.c) lives and dies with the communicator table: called by nm_mpi_comm_init /
+ *  nm_mpi_comm_finalize. */
+int nm_mpi_group_init(void);
+void nm_mpi_group_finalize(void);
 
 struct nm_mpi_attr_s {
   struct nm_mpi_attr_s *next;
@@ -156,9 +170,7 @@ struct nm_mpi_comm_s {
   int *dims, *periods;
   unsigned coll_seq;          /* collectives started on this communicator (same order everywhere) */
 };
-struct nm_mpi_comm_s *nm_mpi_comm_get(MPI_Comm comm);
-/** Gate of @p rank (in the remote group for intercommunicators). NULL if out of range. */
-nm_gate_t nm_mpi_comm_gate(const struct nm_mpi_comm_s *c, int rank);
+/* nm_mpi_comm_get(), nm_mpi_comm_gate(): with the global state, at the end of this file. */
 /** Rank (in the group messages come from) of a gate, or -1. */
 int nm_mpi_comm_rank_of_gate(const struct nm_mpi_comm_s *c, nm_gate_t gate);
 /** nmad tag of an application message. */
@@ -260,5 +272,30 @@ struct nm_mpi_s {
   int request_free_hint;        /* no free request object below this handle (a new one is found in O(1)) */
 };
 extern struct nm_mpi_s nm_mpi;
+
+/* Handle look-ups of the latency path, inline (they read the global tables). */
+
+/** @return the communicator object or NULL if the handle is invalid. */
+static inline struct nm_mpi_comm_s *nm_mpi_comm_get(MPI_Comm comm)
+{
+  return nm_mpi_table_get(&nm_mpi.comms, comm);
+}
+
+/** Gate of @p rank (in the remote group for intercommunicators). NULL if out of range. */
+static inline nm_gate_t nm_mpi_comm_gate(const struct nm_mpi_comm_s *c, int rank)
+{
+  if (c->is_inter)
+    return (rank >= 0 && rank < c->remote_size) ? nm_mpi.gates[c->remote_world[rank]] : NULL;
+  return (rank >= 0 && rank < c->size) ? nm_mpi.gates[c->world[rank]] : NULL;
+}
+
+/** @return the datatype object or NULL if the handle is invalid (the table holds mpi_datatype.c's objects,
+ *  whose first member is this public part). */
+static inline struct nm_mpi_datatype_s *nm_mpi_datatype_get(MPI_Datatype dt)
+{
+  return nm_mpi_table_get(&nm_mpi.datatypes, dt);
+}
+
+#pragma GCC visibility pop
 
 #endif /* NM_MPI_PRIVATE_H */
