@@ -47,8 +47,16 @@ void nm_mpi_p2p_setup(struct nm_mpi_request_s *r, int kind, const void *buf, int
 static void nm_mpi_stack_request(struct nm_mpi_request_s *r, int kind, const void *buf, int count,
                                  MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, int mode)
 {
-  memset(r, 0, sizeof(*r));
+  /* Field by field rather than a memset of the whole object: nreq is initialised by nm_mpi_request_post(). */
   nm_mpi_p2p_setup(r, kind, buf, count, datatype, peer, tag, comm, mode);
+  r->handle = 0;
+  r->persistent = 0;
+  r->user_freed = 0;
+  r->tmp = NULL;
+  r->prio = 0;
+  r->progress = NULL;
+  r->release = NULL;
+  r->state = NULL;
   nm_mpi_status_empty(&r->status);
 }
 
@@ -61,11 +69,14 @@ int nm_mpi_p2p_post(int kind, const void *buf, int count, MPI_Datatype datatype,
   if (err)
     return err;
   struct nm_mpi_request_s *r;
-  MPI_Request h = nm_mpi_request_new(kind, &r);
+  MPI_Request h = nm_mpi_request_claim(kind, &r);
   if (h == MPI_REQUEST_NULL)
     return MPI_ERR_NO_MEM;
+  /* What a point-to-point request reads; nm_mpi_request_post() sets the state (active, completed, status). */
   nm_mpi_p2p_setup(r, kind, buf, count, datatype, peer, tag, comm, mode);
   r->prio = prio;
+  r->persistent = 0;
+  r->user_freed = 0;
   if (!d->predefined)
     nm_mpi_datatype_ref(datatype);
   err = nm_mpi_request_post(r, c, d);

@@ -73,7 +73,7 @@ static inline struct nm_mpi_request_s *nm_mpi_request_slot(int h)
   return (struct nm_mpi_request_s *)nm_mpi.requests.obj[h];
 }
 
-MPI_Request nm_mpi_request_new(int kind, struct nm_mpi_request_s **out)
+MPI_Request nm_mpi_request_claim(int kind, struct nm_mpi_request_s **out)
 {
   struct nm_mpi_table_s *t = &nm_mpi.requests;
   struct nm_mpi_request_s *r = NULL;
@@ -91,16 +91,30 @@ MPI_Request nm_mpi_request_new(int kind, struct nm_mpi_request_s **out)
     h = r ? nm_mpi_table_add(t, r) : -1;
     if (h < 0) {
       free(r);
-      if (out)
-        *out = NULL;
+      *out = NULL;
       return MPI_REQUEST_NULL;
     }
   }
+  r->kind = kind;
+  r->handle = h;
+  nm_mpi.request_free_hint = h + 1;
+  if (kind == NM_MPI_REQ_COLL)
+    nm_mpi.n_coll_reqs++;
+  *out = r;
+  return h;
+}
+
+MPI_Request nm_mpi_request_new(int kind, struct nm_mpi_request_s **out)
+{
+  struct nm_mpi_request_s *r;
+  MPI_Request h = nm_mpi_request_claim(kind, &r);
+  if (out)
+    *out = r;
+  if (h == MPI_REQUEST_NULL)
+    return h;
   /* Every field but the nmad request is set here, once: nreq (192 bytes) is initialised by
    * nm_mpi_request_post(), and read only while the request is posted (active, not completed). A recycled
    * object's tmp is NULL already (nm_mpi_request_destroy). */
-  r->kind = kind;
-  r->handle = h;
   r->persistent = 0;
   r->active = 1;
   r->user_freed = 0;
@@ -117,11 +131,6 @@ MPI_Request nm_mpi_request_new(int kind, struct nm_mpi_request_s **out)
   r->progress = NULL;
   r->release = NULL;
   r->state = NULL;
-  nm_mpi.request_free_hint = h + 1;
-  if (kind == NM_MPI_REQ_COLL)
-    nm_mpi.n_coll_reqs++;
-  if (out)
-    *out = r;
   return h;
 }
 
@@ -396,8 +405,7 @@ int nm_mpi_request_post(struct nm_mpi_request_s *r, const struct nm_mpi_comm_s *
     r->tmp = NULL;
   }
   r->active = 1;
-  r->completed = 0;
-  nm_mpi_status_empty(&r->status);
+  r->completed = 0; /* the status is filled at completion (nm_mpi_request_complete) */
   if (r->peer == MPI_PROC_NULL) {
     nm_mpi_status_proc_null(&r->status);
     r->completed = 1;
@@ -683,6 +691,20 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
   int err = nm_mpi_array_args(count, array_of_requests, __func__);
   if (err)
     return err;
+  /* Waiting for each in turn is enough: the core progresses all of them meanwhile, and collectives are driven
+   * by every wait. Small arrays (the latency path: a receive and a send) need no bookkeeping arrays. */
+  if (count <= NM_MPI_SMALL_ARRAY) {
+    struct nm_mpi_request_s *rs[NM_MPI_SMALL_ARRAY];
+    int bad = 0;
+    for (int i = 0; i < count; i++)
+      rs[i] = nm_mpi_request_entry(array_of_requests[i], &bad);
+    if (bad)
+      return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, __func__);
+    for (int i = 0; i < count; i++)
+      if (rs[i])
+        nm_mpi_request_wait(rs[i]);
+    return nm_mpi_complete_all(count, array_of_requests, rs, array_of_statuses, __func__);
+  }
   struct nm_mpi_reqs_s a;
   int n_active;
   err = nm_mpi_reqs_get(&a, count, array_of_requests, &n_active);
@@ -690,8 +712,6 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
     nm_mpi_reqs_put(&a);
     return nm_mpi_error(MPI_COMM_WORLD, err, __func__);
   }
-  /* Waiting for each in turn is enough: the core progresses all of them meanwhile, and collectives are driven
-   * by every wait. */
   for (int i = 0; i < count; i++)
     if (a.r[i])
       nm_mpi_request_wait(a.r[i]);

@@ -63,6 +63,10 @@ int nm_mpi_request_post(struct nm_mpi_request_s *r, const struct nm_mpi_comm_s *
 void nm_mpi_p2p_setup(struct nm_mpi_request_s *r, int kind, const void *buf, int count, MPI_Datatype datatype,
                       int peer, int tag, MPI_Comm comm, int mode);
 
+/** A free request object with only its kind and handle set (nm_mpi_request_new() without the defaults: the
+ *  caller sets every field it reads). @return handle, or MPI_REQUEST_NULL (out of memory) with *out NULL. */
+MPI_Request nm_mpi_request_claim(int kind, struct nm_mpi_request_s **out);
+
 /** Create, fill and start a non-blocking point-to-point request (arguments already checked).
  *  @return MPI_SUCCESS or the error class; *request is set on success. */
 int nm_mpi_p2p_post(int kind, const void *buf, int count, MPI_Datatype datatype, int peer, int tag, MPI_Comm comm,
