@@ -3,7 +3,8 @@
  *
  * Predefined operations are kernels `inout[i] = in[i] op inout[i]` over runs of one predefined type, generated
  * from the (operation x type category) table of §5.9.2 by X-macros: a kernel exists exactly where the standard
- * defines the operation (plus MPI_CHAR as a C integer, as Open MPI and MPICH accept it), so a missing kernel
+ * defines the operation (plus MPI_CHAR as a C integer, and the logical operations on MPI_AINT, MPI_OFFSET and
+ * MPI_COUNT, as MPICH accepts them), so a missing kernel
  * is MPI_ERR_OP. A derived datatype is reduced through its `basic` type: the kernel runs over the blocks of its
  * flattened type map (mpi_datatype.c), which hold whole basic elements. MPI_REPLACE and MPI_NO_OP work on any
  * type (for accumulate-like callers); MPI_Reduce_local refuses them as the standard does. */
@@ -60,6 +61,7 @@ NM_MPI_PAIR_TYPES(NM_MPI_PAIR_STRUCT)
   NM_MPI_CAT_MULTI_LANG(K, NM_MPI_OPS_MINMAX)                                                                   \
   NM_MPI_CAT_MULTI_LANG(K, NM_MPI_OPS_ARITH_INT)                                                                \
   NM_MPI_CAT_MULTI_LANG(K, NM_MPI_OPS_BITWISE)                                                                  \
+  NM_MPI_CAT_MULTI_LANG(K, NM_MPI_OPS_LOGICAL) /* beyond §5.9.2, as MPICH (its suite's coll/allred uses it) */    \
   NM_MPI_CAT_FLOATING(K, NM_MPI_OPS_MINMAX)                                                                     \
   NM_MPI_CAT_FLOATING(K, NM_MPI_OPS_ARITH)                                                                      \
   NM_MPI_CAT_COMPLEX(K, NM_MPI_OPS_ARITH)                                                                       \
