@@ -538,6 +538,7 @@ NM_MPI_PROTO(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int *rank
 NM_MPI_PROTO(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]))
 NM_MPI_PROTO(int, Cartdim_get, (MPI_Comm comm, int *ndims))
 NM_MPI_PROTO(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm))
+NM_MPI_PROTO(int, Cart_map, (MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank))
 NM_MPI_PROTO(int, Topo_test, (MPI_Comm comm, int *status))
 NM_MPI_PROTO(int, Win_create, (void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win))
 NM_MPI_PROTO(int, Win_allocate, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win))

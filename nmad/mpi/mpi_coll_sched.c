@@ -112,8 +112,12 @@ nm_mpi_coll_sched_t *nm_mpi_coll_sched_new(struct nm_mpi_comm_s *c, MPI_Comm com
 
 static void nm_mpi_coll_sched_free(nm_mpi_coll_sched_t *s)
 {
-  for (int i = 0; i < s->n_rounds; i++)
+  for (int i = 0; i < s->n_rounds; i++) {
+    for (int j = 0; j < s->rounds[i].n; j++)
+      if (s->rounds[i].ops[j].kind == NM_MPI_COLL_REDUCE)
+        nm_mpi_op_release(s->rounds[i].ops[j].op);
     free(s->rounds[i].ops);
+  }
   free(s->rounds);
   for (int i = 0; i < s->n_mem; i++)
     free(s->mem[i]);
@@ -260,6 +264,7 @@ void nm_mpi_coll_sched_reduce(nm_mpi_coll_sched_t *s, int round, MPI_Op mop, con
     return;
   struct nm_mpi_coll_op_s *op = nm_mpi_coll_sched_op(s, round, NM_MPI_COLL_REDUCE);
   if (op) {
+    nm_mpi_op_hold(mop); /* the application may free a user op before the collective completes */
     op->op = mop;
     op->src = in;
     op->dst = inout;

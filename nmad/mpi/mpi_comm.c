@@ -292,6 +292,16 @@ static struct nm_mpi_keyval_s *nm_mpi_keyval_get(int keyval)
   return (k && !k->freed) ? k : NULL;
 }
 
+/** The keyval object of a handle the user may still name: also one already freed by Comm_free_keyval whose
+ *  attributes still keep it alive (MPI-3.1 6.7.2: the free "does not transpire" until they are gone), so that
+ *  their values can still be read and deleted through it, as MPICH allows. NULL if gone or predefined. */
+static struct nm_mpi_keyval_s *nm_mpi_keyval_get_alive(int keyval)
+{
+  if (keyval < NM_MPI_KEYVAL_FIRST)
+    return NULL;
+  return nm_mpi_table_get(&nm_mpi.keyvals, keyval);
+}
+
 static void nm_mpi_keyval_unref(int keyval)
 {
   struct nm_mpi_keyval_s *k = nm_mpi_table_get(&nm_mpi.keyvals, keyval);
@@ -388,11 +398,13 @@ int PMPI_Comm_free_keyval(int *keyval)
 {
   if (!keyval)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
-  struct nm_mpi_keyval_s *k = nm_mpi_keyval_get(*keyval);
+  struct nm_mpi_keyval_s *k = nm_mpi_keyval_get_alive(*keyval);
   if (!k)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, __func__);
-  k->freed = 1; /* attributes still using it keep it alive (MPI-3.1 6.7.2) */
-  nm_mpi_keyval_unref(*keyval);
+  if (!k->freed) { /* a second free of a key still alive through attributes is a no-op (as in MPICH) */
+    k->freed = 1; /* attributes still using it keep it alive (MPI-3.1 6.7.2) */
+    nm_mpi_keyval_unref(*keyval);
+  }
   *keyval = MPI_KEYVAL_INVALID;
   return MPI_SUCCESS;
 }
@@ -450,7 +462,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag
     *flag = 1;
     return MPI_SUCCESS;
   }
-  if (!nm_mpi_keyval_get(keyval))
+  if (!nm_mpi_keyval_get_alive(keyval))
     return nm_mpi_error(comm, MPI_ERR_KEYVAL, __func__);
   *flag = 0;
   for (struct nm_mpi_attr_s *a = c->attrs; a; a = a->next)
@@ -466,7 +478,7 @@ NM_MPI_ALIAS(Comm_delete_attr)
 int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval)
 {
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
-  if (!nm_mpi_keyval_get(keyval))
+  if (!nm_mpi_keyval_get_alive(keyval))
     return nm_mpi_error(comm, MPI_ERR_KEYVAL, __func__);
   for (struct nm_mpi_attr_s **p = &c->attrs; *p; p = &(*p)->next)
     if ((*p)->keyval == keyval) {

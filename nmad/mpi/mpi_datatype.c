@@ -1135,22 +1135,33 @@ int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *coun
   return err;
 }
 
-NM_MPI_ALIAS(Status_set_elements)
-int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
+/** Sets the byte count of @p status to that of @p count basic elements of @p datatype (MPI_Count: counts
+ *  beyond INT_MAX are representable, the status keeps a 64-bit byte count). @return an MPI code (no handler). */
+static int nm_mpi_status_set_elements(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
   const struct nm_mpi_dtype_s *t = nm_mpi_dtype_user(datatype);
   if (!t)
-    return NM_MPI_DT_ERR(MPI_ERR_TYPE);
+    return MPI_ERR_TYPE;
   if (count < 0)
-    return NM_MPI_DT_ERR(MPI_ERR_COUNT);
+    return MPI_ERR_COUNT;
   if (!status)
-    return NM_MPI_DT_ERR(MPI_ERR_ARG);
+    return MPI_ERR_ARG;
   if (t->sig_elems == 0) {
     status->nm_count = 0;
     return MPI_SUCCESS;
   }
-  status->nm_count = (count / t->sig_elems) * t->d.size + nm_mpi_sig_bytes(t, count % t->sig_elems);
+  const MPI_Count whole = count / t->sig_elems;
+  if (t->d.size > 0 && whole > (LLONG_MAX - t->d.size) / t->d.size)
+    return MPI_ERR_COUNT; /* more bytes than a status can count */
+  status->nm_count = whole * t->d.size + nm_mpi_sig_bytes(t, count % t->sig_elems);
   return MPI_SUCCESS;
+}
+
+NM_MPI_ALIAS(Status_set_elements)
+int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
+{
+  int err = nm_mpi_status_set_elements(status, datatype, count);
+  return err ? NM_MPI_DT_ERR(err) : MPI_SUCCESS;
 }
 
 /* ---------------------------------------------------------------- subarrays (MPI-3.1 4.1.3) */
@@ -1230,7 +1241,6 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
 NM_MPI_ALIAS(Status_set_elements_x)
 int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
-  if (count > 0x7fffffff)
-    return NM_MPI_DT_ERR(MPI_ERR_COUNT); /* the shim's counts are ints */
-  return PMPI_Status_set_elements(status, datatype, (int)count);
+  int err = nm_mpi_status_set_elements(status, datatype, count);
+  return err ? NM_MPI_DT_ERR(err) : MPI_SUCCESS;
 }

@@ -3,7 +3,8 @@
  *
  * Predefined operations are kernels `inout[i] = in[i] op inout[i]` over runs of one predefined type, generated
  * from the (operation x type category) table of §5.9.2 by X-macros: a kernel exists exactly where the standard
- * defines the operation (plus MPI_CHAR as a C integer, as Open MPI and MPICH accept it), so a missing kernel
+ * defines the operation (plus MPI_CHAR as a C integer, and the logical operations on MPI_AINT, MPI_OFFSET and
+ * MPI_COUNT, as MPICH accepts them), so a missing kernel
  * is MPI_ERR_OP. A derived datatype is reduced through its `basic` type: the kernel runs over the blocks of its
  * flattened type map (mpi_datatype.c), which hold whole basic elements. MPI_REPLACE and MPI_NO_OP work on any
  * type (for accumulate-like callers); MPI_Reduce_local refuses them as the standard does. */
@@ -60,6 +61,7 @@ NM_MPI_PAIR_TYPES(NM_MPI_PAIR_STRUCT)
   NM_MPI_CAT_MULTI_LANG(K, NM_MPI_OPS_MINMAX)                                                                   \
   NM_MPI_CAT_MULTI_LANG(K, NM_MPI_OPS_ARITH_INT)                                                                \
   NM_MPI_CAT_MULTI_LANG(K, NM_MPI_OPS_BITWISE)                                                                  \
+  NM_MPI_CAT_MULTI_LANG(K, NM_MPI_OPS_LOGICAL) /* beyond §5.9.2, as MPICH (its suite's coll/allred uses it) */    \
   NM_MPI_CAT_FLOATING(K, NM_MPI_OPS_MINMAX)                                                                     \
   NM_MPI_CAT_FLOATING(K, NM_MPI_OPS_ARITH)                                                                      \
   NM_MPI_CAT_COMPLEX(K, NM_MPI_OPS_ARITH)                                                                       \
@@ -105,7 +107,24 @@ static nm_mpi_kernel_t *const nm_mpi_kernels[NM_MPI_PREDEFINED_OPS][NM_MPI_PREDE
 
 struct nm_mpi_op_s *nm_mpi_op_get(MPI_Op op)
 {
-  return nm_mpi_table_get(&nm_mpi.ops, op);
+  struct nm_mpi_op_s *o = nm_mpi_table_get(&nm_mpi.ops, op);
+  return (o && !o->freed) ? o : NULL;
+}
+
+void nm_mpi_op_hold(MPI_Op op)
+{
+  struct nm_mpi_op_s *o = nm_mpi_table_get(&nm_mpi.ops, op);
+  if (o && !o->predefined)
+    o->holds++;
+}
+
+void nm_mpi_op_release(MPI_Op op)
+{
+  struct nm_mpi_op_s *o = nm_mpi_table_get(&nm_mpi.ops, op);
+  if (o && !o->predefined && --o->holds <= 0 && o->freed) {
+    nm_mpi_table_remove(&nm_mpi.ops, op);
+    free(o);
+  }
 }
 
 int nm_mpi_op_init(void)
@@ -184,7 +203,8 @@ static void nm_mpi_op_replace(const struct nm_mpi_datatype_s *d, const void *in,
 
 int nm_mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype dt)
 {
-  const struct nm_mpi_op_s *o = nm_mpi_op_get(op);
+  /* also a freed op still held by the pending collective applying it (callers check the user's handle) */
+  const struct nm_mpi_op_s *o = nm_mpi_table_get(&nm_mpi.ops, op);
   const struct nm_mpi_datatype_s *d = nm_mpi_datatype_get(dt);
   if (!o)
     return MPI_ERR_OP;
@@ -248,8 +268,11 @@ int PMPI_Op_free(MPI_Op *op)
   struct nm_mpi_op_s *o = op ? nm_mpi_op_get(*op) : NULL;
   if (!o || o->predefined)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_OP, __func__);
-  nm_mpi_table_remove(&nm_mpi.ops, *op);
-  free(o);
+  o->freed = 1; /* pending collectives using it complete normally (5.9.5); the last one frees it */
+  if (o->holds <= 0) {
+    nm_mpi_table_remove(&nm_mpi.ops, *op);
+    free(o);
+  }
   *op = MPI_OP_NULL;
   return MPI_SUCCESS;
 }

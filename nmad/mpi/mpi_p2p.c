@@ -144,8 +144,9 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
   if (err)
     return nm_mpi_error(comm, err, __func__);
   if (source == MPI_PROC_NULL) {
-    if (status != MPI_STATUS_IGNORE)
-      nm_mpi_status_proc_null(status);
+    MPI_Status st;
+    nm_mpi_status_proc_null(&st);
+    nm_mpi_status_out(status, &st, 0); /* MPI_ERROR left alone (3.2.5) */
     return MPI_SUCCESS;
   }
   struct nm_mpi_request_s r;
@@ -515,10 +516,11 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mes
   if (err)
     return nm_mpi_error(comm, err, __func__);
   if (source == MPI_PROC_NULL) {
+    MPI_Status st;
     *flag = 1;
     *message = MPI_MESSAGE_NO_PROC;
-    if (status != MPI_STATUS_IGNORE)
-      nm_mpi_status_proc_null(status);
+    nm_mpi_status_proc_null(&st);
+    nm_mpi_status_out(status, &st, 0); /* MPI_ERROR left alone (3.2.5) */
     return MPI_SUCCESS;
   }
   nm_mpi_poll();
@@ -535,9 +537,10 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_St
   if (err)
     return nm_mpi_error(comm, err, __func__);
   if (source == MPI_PROC_NULL) {
+    MPI_Status st;
     *message = MPI_MESSAGE_NO_PROC;
-    if (status != MPI_STATUS_IGNORE)
-      nm_mpi_status_proc_null(status);
+    nm_mpi_status_proc_null(&st);
+    nm_mpi_status_out(status, &st, 0); /* MPI_ERROR left alone (3.2.5) */
     return MPI_SUCCESS;
   }
   int flag = 0;

@@ -267,6 +267,31 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
   return MPI_SUCCESS;
 }
 
+/* MPI-3.1 7.5.8: the rank the calling process would have in a Cartesian grid of dims over comm, without
+ * reordering (what Cart_create does): its rank in comm if the grid holds it, else MPI_UNDEFINED. */
+NM_MPI_ALIAS(Cart_map)
+int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
+{
+  (void)periods;
+  struct nm_mpi_comm_s *c = nm_mpi_comm_get(comm);
+  if (!c)
+    return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, __func__);
+  if (c->is_inter)
+    return nm_mpi_error(comm, MPI_ERR_COMM, __func__);
+  if (ndims < 0 || (ndims > 0 && !dims) || !newrank)
+    return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
+  long long nnodes = 1;
+  for (int i = 0; i < ndims; i++) {
+    if (dims[i] <= 0)
+      return nm_mpi_error(comm, MPI_ERR_DIMS, __func__);
+    nnodes *= dims[i];
+    if (nnodes > c->size)
+      return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
+  }
+  *newrank = c->rank < nnodes ? c->rank : MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+
 NM_MPI_ALIAS(Cart_sub)
 int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {

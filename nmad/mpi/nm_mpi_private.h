@@ -124,8 +124,14 @@ struct nm_mpi_op_s {
   MPI_User_function *user; /* NULL for predefined */
   int commute;
   int predefined;
+  int holds;               /* pending collectives using it (user ops): MPI_Op_free waits for them */
+  int freed;               /* MPI_Op_free called: no longer valid for the user */
 };
+/** The op of a handle the user may name (not freed), or NULL. */
 struct nm_mpi_op_s *nm_mpi_op_get(MPI_Op op);
+/** A pending operation (a collective's schedule) keeps a user op alive past MPI_Op_free (MPI-3.1 5.9.5). */
+void nm_mpi_op_hold(MPI_Op op);
+void nm_mpi_op_release(MPI_Op op);
 /** inout[i] = in[i] op inout[i] for @p count elements of @p dt (predefined op on allowed types, or user op).
  *  @return MPI_SUCCESS or MPI_ERR_OP (op not defined on this type). */
 int nm_mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype dt);

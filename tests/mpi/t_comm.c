@@ -560,9 +560,15 @@ static void test_attributes(void)
   CHECK(deletes == 1);
   MPI_Comm_get_attr(c2, kdup, &v, &flag);
   CHECK(flag == 0);
-  /* a freed keyval stays usable by the attributes that hold it */
+  /* a freed keyval stays usable by the attributes that hold it: read and delete through the old handle, and
+   * a second free of it is harmless (the MPICH suite's fkeyval and keyval_double_free do this) */
+  int kdup_handle = kdup;
   MPI_Comm_free_keyval(&kdup);
   CHECK(kdup == MPI_KEYVAL_INVALID);
+  MPI_Comm_get_attr(c, kdup_handle, &v, &flag);
+  CHECK(flag == 1 && v == base + 1);
+  int kdup_again = kdup_handle;
+  CHECK(MPI_Comm_free_keyval(&kdup_again) == MPI_SUCCESS && kdup_again == MPI_KEYVAL_INVALID);
   deletes = 0;
   MPI_Comm_free(&c); /* kplus and kdup: two deletes (knull has none) */
   CHECK(deletes == 2);

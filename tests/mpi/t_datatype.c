@@ -573,6 +573,14 @@ static void test_counts(void)
   MPI_Get_elements(&st, z, &el);
   CHECK(cnt == 0 && el == 0, "zero-size type: count 0");
   MPI_Type_free(&z);
+  /* counts beyond INT_MAX through the _x variants (the status keeps 64 bits) */
+  const MPI_Count big = (MPI_Count)0x7654321ff1234567LL;
+  MPI_Count bx = 0;
+  MPI_Status_set_elements_x(&st, MPI_BYTE, big);
+  MPI_Get_elements_x(&st, MPI_BYTE, &bx);
+  CHECK(bx == big, "Status_set_elements_x / Get_elements_x beyond INT_MAX");
+  MPI_Get_count(&st, MPI_BYTE, &cnt);
+  CHECK(cnt == MPI_UNDEFINED, "Get_count beyond INT_MAX: MPI_UNDEFINED");
   MPI_Type_free(&u);
   MPI_Type_free(&t);
   MPI_Type_free(&c3);

@@ -177,6 +177,13 @@ static void pending_check(struct pending *p, int salt, const char *how)
   free(p->agr);
 }
 
+static void t_icoll_plus(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+  (void)dt;
+  for (int i = 0; i < *len; i++)
+    ((int *)inout)[i] += ((const int *)in)[i];
+}
+
 static void t_outstanding(void)
 {
   MPI_Comm dup, split;
@@ -261,6 +268,20 @@ static void t_outstanding(void)
     free(b);
   }
 #endif
+  /* a user op freed while collectives using it are pending: they complete normally (MPI-3.1 5.9.5; the MPICH
+   * suite's coll/nonblocking2 does this) */
+  {
+    MPI_Op plus;
+    MPI_Request q[2];
+    int x = wrank + 1, y = -1, z = -1;
+    MPI_Op_create(t_icoll_plus, 1, &plus);
+    MPI_Iallreduce(&x, &y, 1, MPI_INT, plus, MPI_COMM_WORLD, &q[0]);
+    MPI_Ireduce(&x, &z, 1, MPI_INT, plus, 0, dup, &q[1]);
+    CHECK(MPI_Op_free(&plus) == MPI_SUCCESS && plus == MPI_OP_NULL, "op_free while pending");
+    CHECK(MPI_Waitall(2, q, MPI_STATUSES_IGNORE) == MPI_SUCCESS, "waitall after op_free");
+    CHECK(y == wsize * (wsize + 1) / 2, "iallreduce with a freed op: %d", y);
+    CHECK(wrank != 0 || z == wsize * (wsize + 1) / 2, "ireduce with a freed op: %d", z);
+  }
   MPI_Comm_free(&dup);
   MPI_Comm_free(&split);
 }

@@ -241,6 +241,9 @@ static void test_cart_partial(void)
   int n = size > 1 ? size - 1 : 1;
   int dims[1] = { n }, periods[1] = { 0 };
   MPI_Comm cart;
+  int mapped = -2;
+  MPI_Cart_map(MPI_COMM_WORLD, 1, dims, periods, &mapped); /* the rank Cart_create gives, or MPI_UNDEFINED */
+  CHECK(mapped == (rank < n ? rank : MPI_UNDEFINED));
   MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
   if (rank >= n) {
     CHECK(cart == MPI_COMM_NULL);
