@@ -31,25 +31,44 @@ static int nm_launcher_poll_fault(void *ref, int *rank)
   return bs->ops->poll_fault(bs, rank);
 }
 
+/* What each rank tells the others at start: where it runs. */
+struct nm_launcher_place_s {
+  char host[NM_HOSTNAME_MAX];
+  cpu_set_t cpus; /* its affinity mask (respects cpusets, taskset, a launcher's binding) */
+};
+
 /* All ranks on this host? Decides the default driver (shm) and loopback-only interfaces. Also counts the ranks
- * sharing this host, to know whether they outnumber its cores. */
-static int nm_launcher_all_local(struct nm_launcher_s *l, int *all_local, int *local_ranks)
+ * sharing this host and the cores they may use together (the union of their affinity masks), to know whether
+ * they outnumber them: one rank bound to each core is not oversubscribed, though each sees a single core. */
+static int nm_launcher_all_local(struct nm_launcher_s *l, int *all_local, int *local_ranks, int *local_cpus)
 {
-  char me[NM_HOSTNAME_MAX] = {0};
-  gethostname(me, sizeof(me) - 1);
-  char *all = calloc((size_t)l->bs.size, NM_HOSTNAME_MAX);
+  struct nm_launcher_place_s me;
+  memset(&me, 0, sizeof(me));
+  gethostname(me.host, sizeof(me.host) - 1);
+  if (sched_getaffinity(0, sizeof(me.cpus), &me.cpus) != 0)
+    CPU_ZERO(&me.cpus); /* unknown: counted below as the online processors */
+  struct nm_launcher_place_s *all = calloc((size_t)l->bs.size, sizeof(*all));
   if (!all)
     return -NM_ENOMEM;
-  int err = l->bs.ops->allgather(&l->bs, me, NM_HOSTNAME_MAX, all);
+  int err = l->bs.ops->allgather(&l->bs, &me, sizeof(me), all);
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
   *all_local = 1;
   *local_ranks = 0;
   for (int r = 0; !err && r < l->bs.size; r++) {
-    if (memcmp(all + (size_t)r * NM_HOSTNAME_MAX, me, NM_HOSTNAME_MAX) != 0)
+    if (memcmp(all[r].host, me.host, sizeof(me.host)) != 0) {
       *all_local = 0;
-    else
-      (*local_ranks)++;
+      continue;
+    }
+    (*local_ranks)++;
+    CPU_OR(&cpus, &cpus, &all[r].cpus);
   }
   free(all);
+  *local_cpus = CPU_COUNT(&cpus);
+  if (*local_cpus == 0) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    *local_cpus = n > 0 ? (int)n : 1;
+  }
   return err;
 }
 
@@ -119,22 +138,12 @@ static void nm_launcher_build_gates(struct nm_launcher_s *l, struct nm_drv_s *se
   }
 }
 
-/* Cores this process may run on (its affinity mask, which respects cpusets and taskset). */
-static int nm_launcher_usable_cores(void)
-{
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0)
-    return CPU_COUNT(&set);
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (int)n : 1;
-}
-
 static int nm_launcher_setup(struct nm_launcher_s *l)
 {
-  int all_local = 1, local_ranks = 1;
+  int all_local = 1, local_ranks = 1, local_cpus = 1;
   int err = nm_core_create(l->bs.rank, l->bs.size, &l->core);
   if (!err && l->bs.size > 1)
-    err = nm_launcher_all_local(l, &all_local, &local_ranks);
+    err = nm_launcher_all_local(l, &all_local, &local_ranks, &local_cpus);
   if (!err && l->bs.size > 1)
     err = nm_launcher_open_drivers(l, all_local);
   struct nm_drv_s *self = NULL;
@@ -149,7 +158,7 @@ static int nm_launcher_setup(struct nm_launcher_s *l)
   nm_launcher_build_gates(l, self);
   size_t max_eager =
     l->core->pw_cap - NM_WIRE_PKT_HDR_LEN - NM_WIRE_MSG_HDR_LEN - NM_WIRE_SYNC_LEN - NM_WIRE_PREFIX_LEN;
-  err = nm_config_load(&l->core->cfg, max_eager, local_ranks > nm_launcher_usable_cores());
+  err = nm_config_load(&l->core->cfg, max_eager, local_ranks > local_cpus);
   if (err)
     return err;
   int fd = l->bs.ops->fault_fd(&l->bs);

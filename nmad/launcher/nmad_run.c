@@ -17,6 +17,7 @@
 #include "config.h"
 #endif
 
+#include "nmad_run_bind.h"
 #include "nmad_run_proto.h"
 
 #include <nmad/nm_errno.h>
@@ -83,6 +84,8 @@ struct run_s {
   int nxvars;
   double timeout_s; /**< 0: none */
   double grace_s;
+  enum nmad_run_bind_e bind;
+  cpu_set_t *cpus; /**< --bind-to: CPU set of each rank (NULL without binding) */
   struct rlimit orig_nofile;
   pid_t self;
   int sig_rd;
@@ -123,7 +126,7 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
   fprintf(out,
-          "Usage: nmad-run -n N [-x VAR=VAL]... [-x VAR]... [--timeout S] [--grace S] prog [args...]\n"
+          "Usage: nmad-run -n N [-x VAR=VAL]... [-x VAR]... [--timeout S] [--grace S] [--bind-to P] prog [args...]\n"
           "Start N processes of prog on this host, connected to nmad-run for the nmad bootstrap.\n"
           "  -n N, -np N     number of processes (1..%d)\n"
           "  -x VAR=VAL      set VAR in every process; -x VAR forwards the current value of VAR\n"
@@ -131,6 +134,8 @@ static void usage(FILE *out)
           "                  0 = no timeout, the default)\n"
           "  --grace S       after a process fails, wait S seconds for the others before terminating them\n"
           "                  (env NMAD_RUN_GRACE, default %g)\n"
+          "  --bind-to P     none (default) or core: rank r runs on core r mod (number of cores)\n"
+          "                  (env NMAD_RUN_BIND)\n"
           "  -h, --help      this help\n"
           "Exit status: 128+sig if a process was killed by signal sig (the first one), else the largest exit\n"
           "status (at least 1 if a process exited without finalizing); %d on timeout; %d on a bad command\n"
@@ -226,6 +231,11 @@ static int parse_args(struct run_s *run, int argc, char **argv)
   run->grace_s = DEFAULT_GRACE_S;
   if (parse_env_seconds("NMAD_RUN_TIMEOUT", &run->timeout_s) || parse_env_seconds("NMAD_RUN_GRACE", &run->grace_s))
     return -1;
+  const char *bind = getenv("NMAD_RUN_BIND");
+  if (bind && *bind && nmad_run_bind_parse(bind, &run->bind)) {
+    fprintf(stderr, "nmad-run: NMAD_RUN_BIND=%s: expected none or core\n", bind);
+    return -1;
+  }
   int i;
   for (i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
@@ -257,6 +267,13 @@ static int parse_args(struct run_s *run, int argc, char **argv)
         return -1;
       if (parse_seconds(v, opt[2] == 't' ? &run->timeout_s : &run->grace_s)) {
         fprintf(stderr, "nmad-run: %s %s: expected a number of seconds >= 0\n", opt, v);
+        return -1;
+      }
+    } else if (is_opt(a, "--bind-to")) {
+      if ((v = opt_value(argc, argv, &i, "--bind-to")) == NULL)
+        return -1;
+      if (nmad_run_bind_parse(v, &run->bind)) {
+        fprintf(stderr, "nmad-run: --bind-to %s: expected none or core\n", v);
         return -1;
       }
     } else if (a[0] == '-' && a[1] != '\0') {
@@ -376,6 +393,10 @@ static void exec_child(struct run_s *run, int rank, int fd, const sigset_t *orig
   if (fl < 0 || fcntl(fd, F_SETFD, fl & ~FD_CLOEXEC) != 0)
     _exit(EXIT_NOTFOUND);
   setrlimit(RLIMIT_NOFILE, &run->orig_nofile);
+  if (run->cpus && sched_setaffinity(0, sizeof(run->cpus[rank]), &run->cpus[rank]) != 0) {
+    fprintf(stderr, "nmad-run: rank %d: cannot bind to its core: %s\n", rank, strerror(errno));
+    _exit(1);
+  }
   char buf[32];
   snprintf(buf, sizeof(buf), "%d", fd);
   setenv("NMAD_RUN_FD", buf, 1);
@@ -772,6 +793,11 @@ int main(int argc, char **argv)
     run.ranks[r].fd = -1;
     nmad_run_rx_init(&run.ranks[r].rx);
   }
+  if (run.bind != NMAD_RUN_BIND_NONE) {
+    run.cpus = calloc((size_t)run.n, sizeof(*run.cpus));
+    if (run.cpus == NULL || nmad_run_bind_plan(run.bind, run.n, run.cpus))
+      return 1;
+  }
   if (setup_signals(&run))
     return 1;
   if (run.timeout_s > 0)
@@ -793,6 +819,7 @@ int main(int argc, char **argv)
     free(run.xvars[i].value);
   }
   free(run.xvars);
+  free(run.cpus);
   free(run.ranks);
   free(pfds);
   free(pfd_rank);
