@@ -14,7 +14,8 @@
 #   bcast     MPI_Bcast at --bcast-np ranks (default 4): median over iterations of the slowest rank's time
 #             (ratio nmad/ompi >1: nmad slower)
 # Only loopback is used: shm is host-local; tcp runs nmad with FI_TCP_IFACE=lo and Open MPI with
-# btl self,tcp + btl_tcp_if_include lo (shm: btl self,vader); both with pml ob1 and no binding, like nmad-run.
+# btl self,tcp + btl_tcp_if_include lo (shm: btl self,vader); both with pml ob1. Runs of 2 processes bind one per
+# core on both sides (--bind core|none, nm_bench_lib.sh); the 4-process broadcasts are not bound (oversubscribed).
 # Binaries: nmad's mpicc/mpirun and nm_bench_pingpong/nmad-run from $NMAD_BUILD_DIR (default: the parent of this
 # script's directory, i.e. an in-tree build: nmad/mpi/mpicc, nmad/mpi/mpirun), else from the PATH
 # (NMAD_MPICC, NMAD_MPIRUN override). Open MPI: MPICC (default mpicc.openmpi), MPIRUN (default mpirun.openmpi).
@@ -51,6 +52,7 @@ usage: $0 [options]
   --repeat R       run the three ping-pongs R times, interleaved, and keep per size each one's fastest run
                    (lowest median; default $REPEAT): the same draw for all on this shared, noisy machine
   --quick          --iters 200 --warmup 20 --max 1M
+  --bind core|none one process per core for the 2-process runs, both MPIs (default core)
   --no-ompi, --no-native, --no-msgrate, --no-bcast   skip a part
 environment: NMAD_BUILD_DIR, NMAD_MPICC, NMAD_MPIRUN (nmad's tools), MPICC, MPIRUN (Open MPI's),
   OMPI_EXTRA_ARGS (added to Open MPI's mpirun)
@@ -74,6 +76,7 @@ while [[ $# -gt 0 ]]; do
     --timeout) RUN_TIMEOUT=${2:?}; shift 2 ;;
     --repeat) REPEAT=${2:?}; shift 2 ;;
     --quick) ITERS=200 WARMUP=20 MAXSIZE=1M; shift ;;
+    --bind) [[ $# -ge 2 ]] || die "--bind needs core or none"; BIND=$2; shift 2 ;;
     --no-ompi) DO_OMPI=0; shift ;;
     --no-native) DO_NATIVE=0; shift ;;
     --no-msgrate) DO_MSGRATE=0; shift ;;
@@ -154,7 +157,8 @@ fi
 
 # Command lines (in CMD) of the two MPIs at NP ranks over a provider.
 nmad_cmd() { # provider np
-  CMD=(env FI_TCP_IFACE=lo "$NMAD_MPIRUN" -n "$2" --timeout "$RUN_TIMEOUT" -x NMAD_DRIVER="$1" "$NMAD_BIN" --csv)
+  CMD=(env FI_TCP_IFACE=lo "$NMAD_MPIRUN" -n "$2" --timeout "$RUN_TIMEOUT" --bind-to "$(bind_policy "$2")"
+       -x NMAD_DRIVER="$1" "$NMAD_BIN" --csv)
 }
 ompi_cmd() { # provider np
   local btl
@@ -163,7 +167,7 @@ ompi_cmd() { # provider np
     tcp) btl=(--mca btl 'self,tcp' --mca btl_tcp_if_include lo) ;;
   esac
   # shellcheck disable=SC2206
-  CMD=("$MPIRUN" --allow-run-as-root --oversubscribe -np "$2" --bind-to none --mca pml ob1 "${btl[@]}"
+  CMD=("$MPIRUN" --allow-run-as-root --oversubscribe -np "$2" --bind-to "$(bind_policy "$2")" --mca pml ob1 "${btl[@]}"
        --mca oob_tcp_if_include lo ${OMPI_EXTRA_ARGS:-} "$OMPI_BIN" --csv)
 }
 
@@ -192,7 +196,8 @@ for prov in $PROVIDERS; do
     if [[ $DO_NATIVE -eq 1 ]]; then
       if [[ -n "$NMAD_RUN" && -n "$NM_PINGPONG" ]]; then
         run_csv "$OUT/native_pingpong_${prov}_r$rep.csv" "native nmad ping-pong over $prov (run $rep)" \
-          env FI_TCP_IFACE=lo NMAD_DRIVER="$prov" "$NMAD_RUN" -n 2 --timeout "$RUN_TIMEOUT" "$NM_PINGPONG" --csv \
+          env FI_TCP_IFACE=lo NMAD_DRIVER="$prov" "$NMAD_RUN" -n 2 --timeout "$RUN_TIMEOUT" --bind-to "$(bind_policy 2)" \
+          "$NM_PINGPONG" --csv \
           --min 8 --max "$MAXSIZE" --iters "$ITERS" --warmup "$WARMUP"
       else
         fail "native ping-pong skipped: nmad-run or nm_bench_pingpong not found"

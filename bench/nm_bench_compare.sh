@@ -70,6 +70,7 @@ usage: $0 [options]
   --out DIR          output directory (default $OUT)
   --timeout SEC      timeout of each run (default $RUN_TIMEOUT)
   --quick            --iters 200 --warmup 20 --sizes "8 4M" (a fast sanity run)
+  --bind core|none   one process per core for every contender (default core; see nm_bench_lib.sh)
   --no-nmad, --no-fi, --no-ompi, --no-msgrate   skip a part
 environment: NMAD_BUILD_DIR (where nmad-run and the benchmarks are; default $NMAD_BUILD_DIR),
   OMPI_EXTRA_ARGS (added to mpirun.openmpi), FI_PINGPONG, MPICC, MPIRUN (override the tools)
@@ -97,6 +98,7 @@ while [[ $# -gt 0 ]]; do
     --out=*) OUT=${1#*=}; shift ;;
     --timeout) need_arg "$@"; RUN_TIMEOUT=$2; shift 2 ;;
     --quick) ITERS=200; WARMUP=20; SIZES_ARG="8 4M"; shift ;;
+    --bind) need_arg "$@"; BIND=$2; shift 2 ;;
     --no-nmad) DO_NMAD=0; shift ;;
     --no-fi) DO_FI=0; shift ;;
     --no-ompi) DO_OMPI=0; shift ;;
@@ -273,7 +275,7 @@ run_nmad_pingpong() { # provider
   for run in $(seq 1 "$REPEAT"); do
     run_to_csv "$csv.r$run" size,lat_min_us "$lg.r$run" "nmad ping-pong over $prov (run $run)" \
       env NMAD_DRIVER="$prov" FI_TCP_IFACE=lo timeout -k 5 "$RUN_TIMEOUT" \
-      "$NMAD_RUN" -n 2 "$NM_PINGPONG" --csv --min "$MIN_SIZE" --max "$MAX_SIZE" --iters "$ITERS" --warmup "$WARMUP"
+      "$NMAD_RUN" -n 2 --bind-to "$(bind_policy 2)" "$NM_PINGPONG" --csv --min "$MIN_SIZE" --max "$MAX_SIZE" --iters "$ITERS" --warmup "$WARMUP"
     [[ -f "$csv.r$run" ]] && runs+=("$csv.r$run")
   done
   best_rows "$csv" "${runs[@]}"
@@ -296,8 +298,9 @@ run_fi_one() { # provider size run -> sets FI_RES="lat_us bw_MBps"; returns non-
   lg_s=$LOG/fi_pingpong_${prov}_${size}_r${run}_server.log
   lg_c=$LOG/fi_pingpong_${prov}_${size}_r${run}_client.log
   read -r -a args <<<"$(fi_args "$prov")"
-  env FI_TCP_IFACE=lo timeout -k 5 "$RUN_TIMEOUT" "$FI_PINGPONG" "${args[@]}" -B "$port" -S "$size" -I "$iters" \
-    >"$lg_s" 2>&1 &
+  # shellcheck disable=SC2046 # bind_prefix: empty or "taskset -c LIST"
+  env FI_TCP_IFACE=lo timeout -k 5 "$RUN_TIMEOUT" $(bind_prefix 0) "$FI_PINGPONG" "${args[@]}" -B "$port" \
+    -S "$size" -I "$iters" >"$lg_s" 2>&1 &
   spid=$!
   SERVER_PIDS+=("$spid")
   if ! wait_listen "$port" "$spid" 15; then
@@ -305,8 +308,9 @@ run_fi_one() { # provider size run -> sets FI_RES="lat_us bw_MBps"; returns non-
     echo "server did not start listening on port $port" >>"$lg_s"
     return 1
   fi
-  env FI_TCP_IFACE=lo timeout -k 5 "$RUN_TIMEOUT" "$FI_PINGPONG" "${args[@]}" -P "$port" -S "$size" -I "$iters" \
-    127.0.0.1 >"$lg_c" 2>&1
+  # shellcheck disable=SC2046
+  env FI_TCP_IFACE=lo timeout -k 5 "$RUN_TIMEOUT" $(bind_prefix 1) "$FI_PINGPONG" "${args[@]}" -P "$port" \
+    -S "$size" -I "$iters" 127.0.0.1 >"$lg_c" 2>&1
   crc=$?
   # The server ends by itself after the client's "fin"; give it a moment, then kill it anyway.
   for _ in $(seq 1 25); do kill -0 "$spid" 2>/dev/null || break; sleep 0.2; done
@@ -365,12 +369,12 @@ run_ompi() { # provider
     tcp) btl=(--mca btl 'self,tcp' --mca btl_tcp_if_include lo) ;;
   esac
   note "Open MPI ping-pong, ${btl[*]}"
-  # --bind-to none: nmad-run and fi_pingpong do not bind either, so every contender gets the same scheduling.
+  # Bound like nmad-run and fi_pingpong (nm_bench_lib.sh, BIND), so every contender gets the same placement.
   # shellcheck disable=SC2086
   local run runs=()
   for run in $(seq 1 "$REPEAT"); do
     run_to_csv "$csv.r$run" size,lat_min_us "$lg.r$run" "Open MPI ping-pong over $prov (run $run)" \
-      timeout -k 5 "$RUN_TIMEOUT" "$MPIRUN" --allow-run-as-root --oversubscribe -np 2 --bind-to none \
+      timeout -k 5 "$RUN_TIMEOUT" "$MPIRUN" --allow-run-as-root --oversubscribe -np 2 --bind-to "$(bind_policy 2)" \
       --mca pml ob1 "${btl[@]}" --mca oob_tcp_if_include lo ${OMPI_EXTRA_ARGS:-} \
       "$OMPI_BIN" --csv --min "$MIN_SIZE" --max "$MAX_SIZE" --iters "$ITERS" --warmup "$WARMUP"
     [[ -f "$csv.r$run" ]] && runs+=("$csv.r$run")
@@ -387,7 +391,7 @@ run_msgrate() { # strategy
   note "nmad message rate, NMAD_DRIVER=$prov NMAD_STRATEGY=$strat, window $WINDOW"
   run_to_csv "$csv" size,window "$lg" "nmad message rate over $prov ($strat)" \
     env NMAD_DRIVER="$prov" NMAD_STRATEGY="$strat" FI_TCP_IFACE=lo timeout -k 5 "$RUN_TIMEOUT" \
-    "$NMAD_RUN" -n 2 "$NM_MSGRATE" --csv --window "$WINDOW"
+    "$NMAD_RUN" -n 2 --bind-to "$(bind_policy 2)" "$NM_MSGRATE" --csv --window "$WINDOW"
 }
 
 # ---------- run everything, one after the other ----------

@@ -12,3 +12,19 @@ best_rows() { # out-csv in-csv...
            !($1 in best) || $3 + 0 < best[$1] + 0 { best[$1] = $3; row[$1] = $0 }
            END { print hdr; for (s in row) print row[s] | "sort -t, -k1,1n" }' "${ins[@]}" >"$out"
 }
+
+# Process binding (--bind core|none; default core). Unbound, the scheduler sometimes runs both processes of a
+# ping-pong on one core, handing it over (0.35 us at 8 B on shm here), and sometimes on two (0.9-1.3 us): two
+# contenders run a minute apart then compare two placements, not two libraries. Bound, every contender gets the
+# placement of a real job, one process per core: nmad-run/mpirun --bind-to core, Open MPI --bind-to core, and
+# fi_pingpong's server and client under taskset. Runs with more processes than cores are never bound.
+BIND=${BIND:-core}
+NCORES=$(hwloc-calc --number-of core machine:0 2>/dev/null || nproc)
+bind_policy() { # processes -> the --bind-to value of nmad-run and Open MPI for that many processes
+  if [[ $BIND == core && $1 -le $NCORES ]]; then echo core; else echo none; fi
+}
+bind_prefix() { # core -> command prefix that runs a hand-started process (fi_pingpong) on that core
+  [[ $BIND == core ]] || return 0
+  local pus
+  pus=$(hwloc-calc --po --intersect PU "core:$1" 2>/dev/null) && [[ -n $pus ]] && echo "taskset -c $pus"
+}
