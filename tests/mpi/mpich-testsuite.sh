@@ -25,6 +25,9 @@ src=$(cd "$here/../.." && pwd -P)
 default_b=$src
 [ -x ./nmad/mpi/mpicc ] && default_b=.
 b=$(cd "${top_builddir:-$default_b}" && pwd -P)
+# make check exports nmad's top_srcdir/top_builddir; MPICH's configure reads top_srcdir from the environment
+# (maintainer mode) and would look for MPICH's maint/ there.
+unset top_srcdir top_builddir
 exclude_file="$here/mpich-exclude.txt"
 dirs=${MPICH_TESTS_DIRS:-"attr coll comm datatype errhan group info init pt2pt topo"}
 work=${MPICH_TESTS_DIR:-${TMPDIR:-/tmp}/nmad-mpich-tests}
