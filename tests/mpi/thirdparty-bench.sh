@@ -21,7 +21,7 @@
 #        residual check passed, 0 RandomAccess errors, STREAM "Solution Validates", every section ended) and
 #        print one line per run and a total.
 # Exit status: 0 every run passed, 1 a build or run failed, 77 skipped (no sources and no way to get them, or no
-# BLAS for hpcc and no NetPIPE), 99 setup error (nmad not built).
+# BLAS for hpcc and no NetPIPE), 99 setup error (nmad not built, NETPIPE_SRC / HPCC_SRC missing).
 # Environment: NETPIPE_SRC, HPCC_SRC (sources, see above), THIRDPARTY_DIR (work directory, default
 # ${TMPDIR:-/tmp}/nmad-thirdparty; build and run directories are recreated, downloads kept), NETPIPE_MAX (default
 # 1048576), HPCC_N (default 1000), THIRDPARTY_TIMEOUT (seconds per run, default 300), HPCC_BLAS (link flags of a
@@ -95,6 +95,9 @@ unpack() {
   if [ -d "$1" ]; then cp -a "$1/." "$2/"; else tar -xf "$1" -C "$2" --strip-components=1; fi
 }
 
+for v in NETPIPE_SRC HPCC_SRC; do
+  [ -z "${!v:-}" ] || [ -e "${!v}" ] || die "$v=${!v} does not exist"
+done
 np_src=$(fetch netpipe "${NETPIPE_SRC:-}"); np_ok=$?
 hp_src=$(fetch hpcc "${HPCC_SRC:-}"); hp_ok=$?
 [ $np_ok = 0 ] || result SKIP netpipe "no sources: $np_src"
