@@ -277,6 +277,12 @@ int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
   return NM_ESUCCESS;
 }
 
+void nm_core_idle(nm_core_t core)
+{
+  if (core->cfg.spin_ns == 0) /* oversubscribed (nm_config_load) */
+    sched_yield();
+}
+
 int nm_core_wait(nm_core_t core, uint64_t deadline_ns)
 {
   uint64_t backoff = 0;

@@ -424,6 +424,8 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
   }
   if (*flag)
     nm_mpi_status_out(status, &st, 0);
+  else
+    nm_core_idle(nm_mpi.core); /* polled in a loop: let the sender run when ranks share cores */
   return MPI_SUCCESS;
 }
 
@@ -525,6 +527,8 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mes
   }
   nm_mpi_poll();
   err = nm_mpi_improbe(source, tag, comm, flag, message, status);
+  if (!err && !*flag)
+    nm_core_idle(nm_mpi.core);
   return err ? nm_mpi_error(comm, err, __func__) : MPI_SUCCESS;
 }
 

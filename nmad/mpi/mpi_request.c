@@ -555,8 +555,10 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
   }
   nm_mpi_progress_colls();
   *flag = nm_mpi_request_test(r);
-  if (!*flag)
+  if (!*flag) {
+    nm_core_idle(nm_mpi.core); /* polled in a loop: let the peer run when ranks share cores */
     return MPI_SUCCESS;
+  }
   return nm_mpi_request_return(request, r, status, __func__);
 }
 
@@ -581,6 +583,8 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     nm_mpi_status_out(status, &r->status, 0);
     if (r->status.MPI_ERROR)
       return nm_mpi_error(r->comm, r->status.MPI_ERROR, __func__);
+  } else {
+    nm_core_idle(nm_mpi.core);
   }
   return MPI_SUCCESS;
 }
@@ -743,6 +747,7 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Stat
   *flag = all;
   if (!all) { /* nothing is released nor reported until everything completed (MPI-3.1 3.7.5) */
     nm_mpi_reqs_put(&a);
+    nm_core_idle(nm_mpi.core);
     return MPI_SUCCESS;
   }
   err = nm_mpi_complete_all(count, array_of_requests, a.r, array_of_statuses, __func__);
@@ -792,8 +797,10 @@ static int nm_mpi_any(int count, MPI_Request reqs[], int *indx, int *flag, MPI_S
   }
   struct nm_mpi_request_s *r = *indx != MPI_UNDEFINED ? a.r[*indx] : NULL;
   nm_mpi_reqs_put(&a);
-  if (!r)
+  if (!r) { /* Testany found nothing */
+    nm_core_idle(nm_mpi.core);
     return MPI_SUCCESS;
+  }
   if (flag)
     *flag = 1;
   return nm_mpi_request_return(&reqs[*indx], r, status, fn);
@@ -859,6 +866,8 @@ static int nm_mpi_some(int incount, MPI_Request reqs[], int *outcount, int indic
     nm_mpi_complete_entry(&reqs[i], a.r[i], st, &err_comm);
   }
   *outcount = n;
+  if (n == 0) /* Testsome found nothing */
+    nm_core_idle(nm_mpi.core);
   if (err_comm == MPI_COMM_NULL) {
     nm_mpi_keep_errors(n, statuses, a.saved);
     nm_mpi_reqs_put(&a);

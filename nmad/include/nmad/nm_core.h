@@ -47,6 +47,15 @@ int nm_core_progress(nm_core_t core);
  */
 int nm_core_wait(nm_core_t core, uint64_t deadline_ns);
 
+/**
+ * @brief An application's poll (a test or probe that found nothing) is done: give the processor away when the
+ *        ranks of this host outnumber its processors, so that a rank polling in a loop (MPI_Test, MPI_Iprobe)
+ *        lets the rank it waits for run. Does nothing otherwise (one rank per core: polling is the fast way).
+ * Same rule as the waits (nm_core_wait_flag() yields from the first idle pass when oversubscribed).
+ * Thread-safety: as nm_core_progress(). Never blocks beyond sched_yield().
+ */
+void nm_core_idle(nm_core_t core);
+
 /** @brief Current CLOCK_MONOTONIC time in nanoseconds. */
 uint64_t nm_core_time_ns(void);
 
