@@ -20,11 +20,9 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd -P)
 src=$(cd "$here/../.." && pwd -P)
-# The build tree: $top_builddir, else the current directory when it is one (make check runs tests from the top of
-# the build tree, also out of the source tree), else the source tree.
-default_b=$src
-[ -x ./nmad/mpi/mpicc ] && default_b=.
-b=$(cd "${top_builddir:-$default_b}" && pwd -P)
+# shellcheck source=tests/mpi/debian-source.sh
+. "$here/debian-source.sh"
+b=$(nm_build_tree "$src")
 # make check exports nmad's top_srcdir/top_builddir; MPICH's configure reads top_srcdir from the environment
 # (maintainer mode) and would look for MPICH's maint/ there.
 unset top_srcdir top_builddir
@@ -63,24 +61,7 @@ if [ -n "${MPICH_SRC:-}" ]; then
 else
   dl="$work/download"
   mkdir -p "$dl"
-  tarball=$(ls "$dl"/mpich_*.orig.tar.* 2>/dev/null | head -n 1)
-  if [ -z "$tarball" ]; then
-    command -v apt-get >/dev/null || skip "no apt-get: set MPICH_SRC to an MPICH source tree or tarball"
-    [ "$(id -u)" = 0 ] || skip "not root (apt-get update needs it): set MPICH_SRC instead"
-    if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-      codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
-      [ -n "$codename" ] || skip "no deb-src entry and no VERSION_CODENAME in /etc/os-release"
-      say "adding a deb-src entry for $codename (/etc/apt/sources.list.d/debsrc.sources)"
-      printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
-        "$codename" /usr/share/keyrings/debian-archive-keyring.gpg >/etc/apt/sources.list.d/debsrc.sources ||
-        skip "cannot write the deb-src entry"
-    fi
-    apt-get update -qq >"$dl/apt-update.log" 2>&1 || skip "apt-get update failed (no network?), see $dl/apt-update.log"
-    (cd "$dl" && apt-get source --download-only mpich) >"$dl/apt-source.log" 2>&1 ||
-      skip "apt-get source --download-only mpich failed, see $dl/apt-source.log"
-    tarball=$(ls "$dl"/mpich_*.orig.tar.* 2>/dev/null | head -n 1)
-    [ -n "$tarball" ] || skip "apt-get source gave no mpich_*.orig.tar.*"
-  fi
+  tarball=$(debian_orig mpich "$dl") || skip "$tarball: set MPICH_SRC to an MPICH source tree or tarball"
 fi
 rm -rf "$work/mpich"
 mkdir -p "$work/mpich"

@@ -29,9 +29,9 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd -P)
 src=$(cd "$here/../.." && pwd -P)
-default_b=$src
-[ -x ./nmad/mpi/mpicc ] && default_b=.
-b=$(cd "${top_builddir:-$default_b}" && pwd -P)
+# shellcheck source=tests/mpi/debian-source.sh
+. "$here/debian-source.sh"
+b=$(nm_build_tree "$src")
 work=${THIRDPARTY_DIR:-${TMPDIR:-/tmp}/nmad-thirdparty}
 np_max=${NETPIPE_MAX:-1048576}
 hpcc_n=${HPCC_N:-1000}
@@ -55,39 +55,15 @@ results="$work/results.txt"
 result() { printf '%-4s %-28s %s\n' "$1" "$2" "$3" | tee -a "$results"; }
 
 # ---------------------------------------------------------------- (i) sources
-apt_ready=
-apt_prepare() { # deb-src entry and package lists; returns 1 (reason on stdout) when impossible
-  [ -n "$apt_ready" ] && return 0
-  command -v apt-get >/dev/null || { echo "no apt-get"; return 1; }
-  [ "$(id -u)" = 0 ] || { echo "not root (apt-get update needs it)"; return 1; }
-  if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-    codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
-    [ -n "$codename" ] || { echo "no deb-src entry and no VERSION_CODENAME in /etc/os-release"; return 1; }
-    say "adding a deb-src entry for $codename (/etc/apt/sources.list.d/debsrc.sources)" >&2
-    printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
-      "$codename" /usr/share/keyrings/debian-archive-keyring.gpg >/etc/apt/sources.list.d/debsrc.sources ||
-      { echo "cannot write the deb-src entry"; return 1; }
-  fi
-  apt-get update -qq >"$dl/apt-update.log" 2>&1 || { echo "apt-get update failed (no network?)"; return 1; }
-  apt_ready=1
-}
 # fetch PKG VAR: prints the path of an upstream tarball or tree on stdout; returns 1 (reason on stdout) if none.
 fetch() {
-  local pkg=$1 override=$2 t why
+  local pkg=$1 override=$2
   if [ -n "$override" ]; then
     [ -e "$override" ] || { echo "$override does not exist"; return 1; }
     (cd "$(dirname "$override")" && echo "$(pwd -P)/$(basename "$override")")
     return 0
   fi
-  t=$(ls "$dl/${pkg}"_*.orig.tar.* 2>/dev/null | head -n 1)
-  if [ -z "$t" ]; then
-    why=$(apt_prepare) || { echo "$why"; return 1; }
-    # Only the .orig tarball is needed: a missing Debian diff (a mirror without it) is not an error here.
-    (cd "$dl" && apt-get source --download-only "$pkg") >"$dl/apt-source-$pkg.log" 2>&1
-    t=$(ls "$dl/${pkg}"_*.orig.tar.* 2>/dev/null | head -n 1)
-    [ -n "$t" ] || { echo "apt-get source --download-only $pkg gave no ${pkg}_*.orig.tar.*, see $dl/apt-source-$pkg.log"; return 1; }
-  fi
-  echo "$t"
+  debian_orig "$pkg" "$dl"
 }
 # unpack SRC DEST: DEST becomes a pristine copy of the tree (tarball with one top directory, or a directory).
 unpack() {
