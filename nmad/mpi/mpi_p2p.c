@@ -13,7 +13,6 @@
  */
 #include "nm_mpi_p2p.h"
 #include <stdlib.h>
-#include <string.h>
 
 /* ---------------------------------------------------------------- arguments */
 

@@ -333,11 +333,9 @@ void nm_mpi_request_wait(struct nm_mpi_request_s *r)
     if (r->completed || !r->active)
       return;
     if (!r->nreq.completed)
-      nm_core_wait_flag(nm_mpi.core, &r->nreq.completed, 0);
-    if (r->nreq.completed) {
-      nm_mpi_request_complete(r);
-      return;
-    }
+      nm_core_wait_flag(nm_mpi.core, &r->nreq.completed, 0); /* no deadline: returns once it is set */
+    nm_mpi_request_complete(r);
+    return;
   }
   struct nm_mpi_waiter_s w = NM_MPI_WAITER_INIT;
   while (!nm_mpi_request_check(r)) {

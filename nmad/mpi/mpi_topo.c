@@ -232,6 +232,21 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 
 /* ---------------------------------------------------------------- creation */
 
+/* Processes of a grid of @p dims over @p c (Cart_create, Cart_map). @return MPI_SUCCESS, MPI_ERR_DIMS (a
+ * dimension <= 0) or MPI_ERR_ARG (the grid needs more processes than the communicator has). */
+static int nm_mpi_cart_grid_size(const struct nm_mpi_comm_s *c, int ndims, const int dims[], long long *nnodes)
+{
+  *nnodes = 1;
+  for (int i = 0; i < ndims; i++) {
+    if (dims[i] <= 0)
+      return MPI_ERR_DIMS;
+    *nnodes *= dims[i];
+    if (*nnodes > c->size)
+      return MPI_ERR_ARG;
+  }
+  return MPI_SUCCESS;
+}
+
 NM_MPI_ALIAS(Cart_create)
 int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
                      MPI_Comm *comm_cart)
@@ -244,14 +259,10 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     return nm_mpi_error(comm_old, MPI_ERR_COMM, __func__);
   if (ndims < 0 || (ndims > 0 && (!dims || !periods)) || !comm_cart)
     return nm_mpi_error(comm_old, MPI_ERR_ARG, __func__);
-  long long nnodes = 1;
-  for (int i = 0; i < ndims; i++) {
-    if (dims[i] <= 0)
-      return nm_mpi_error(comm_old, MPI_ERR_DIMS, __func__);
-    nnodes *= dims[i];
-    if (nnodes > c->size)
-      return nm_mpi_error(comm_old, MPI_ERR_ARG, __func__); /* the grid needs more processes than comm_old */
-  }
+  long long nnodes;
+  int err = nm_mpi_cart_grid_size(c, ndims, dims, &nnodes);
+  if (err)
+    return nm_mpi_error(comm_old, err, __func__);
   MPI_Comm nc = MPI_COMM_NULL;
   int rc = PMPI_Comm_split(comm_old, c->rank < nnodes ? 0 : MPI_UNDEFINED, c->rank, &nc);
   if (rc != MPI_SUCCESS)
@@ -280,14 +291,10 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
     return nm_mpi_error(comm, MPI_ERR_COMM, __func__);
   if (ndims < 0 || (ndims > 0 && !dims) || !newrank)
     return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
-  long long nnodes = 1;
-  for (int i = 0; i < ndims; i++) {
-    if (dims[i] <= 0)
-      return nm_mpi_error(comm, MPI_ERR_DIMS, __func__);
-    nnodes *= dims[i];
-    if (nnodes > c->size)
-      return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
-  }
+  long long nnodes;
+  int err = nm_mpi_cart_grid_size(c, ndims, dims, &nnodes);
+  if (err)
+    return nm_mpi_error(comm, err, __func__);
   *newrank = c->rank < nnodes ? c->rank : MPI_UNDEFINED;
   return MPI_SUCCESS;
 }
