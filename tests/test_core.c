@@ -442,6 +442,26 @@ START_TEST(test_monitor)
 }
 END_TEST
 
+/* A monitor attached to a request already posted fires at its completion; once completed, attaching one is
+ * refused (it would never be called). */
+START_TEST(test_monitor_after_post)
+{
+  char b[8];
+  nm_sr_request_t r;
+  monitor_calls = 0;
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 2, b, 8, &r), 0);
+  ck_assert_int_eq(nm_sr_request_set_monitor(sess, &r, NM_EVENT_RECV_COMPLETED, monitor, &monitor_calls), 0);
+  ck_assert_int_eq(monitor_calls, 0);
+  inject_data(1, 2, 0, "late");
+  ck_assert_int_eq(monitor_calls, 1);
+  ck_assert_int_eq(nm_sr_rwait(sess, &r), 0);
+  ck_assert_str_eq(b, "late");
+  ck_assert_int_eq(nm_sr_request_set_monitor(sess, &r, NM_EVENT_RECV_COMPLETED, monitor, &monitor_calls),
+                   -NM_EALREADY);
+  ck_assert_int_eq(monitor_calls, 1);
+}
+END_TEST
+
 /* Post one send (it leaves at once), then n more while the rail is busy; return the packets of one pass. */
 static int burst(int n, nm_sr_request_t *reqs, char (*msgs)[8])
 {
@@ -565,6 +585,7 @@ int main(void)
   tcase_add_test(tm, test_orphan_adopted);
   tcase_add_test(tm, test_cancel);
   tcase_add_test(tm, test_monitor);
+  tcase_add_test(tm, test_monitor_after_post);
   tcase_add_test(tm, test_bad_arguments);
   suite_add_tcase(s, tm);
   TCase *tp = tcase_create("protocols");

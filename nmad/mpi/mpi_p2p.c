@@ -29,19 +29,6 @@ static int nm_mpi_probe_check(MPI_Comm comm, int source, int tag)
   return nm_mpi_p2p_check(comm, 0, MPI_BYTE, source, tag, 1);
 }
 
-void nm_mpi_p2p_setup(struct nm_mpi_request_s *r, int kind, const void *buf, int count, MPI_Datatype datatype,
-                      int peer, int tag, MPI_Comm comm, int mode)
-{
-  r->kind = kind;
-  r->buf = (void *)buf;
-  r->count = count;
-  r->datatype = datatype;
-  r->peer = peer;
-  r->tag = tag;
-  r->comm = comm;
-  r->mode = mode;
-}
-
 /* A request on the stack for the blocking calls: no handle, no allocation. */
 static void nm_mpi_stack_request(struct nm_mpi_request_s *r, int kind, const void *buf, int count,
                                  MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, int mode)
@@ -57,34 +44,6 @@ static void nm_mpi_stack_request(struct nm_mpi_request_s *r, int kind, const voi
   r->release = NULL;
   r->state = NULL;
   nm_mpi_status_empty(&r->status);
-}
-
-int nm_mpi_p2p_post(int kind, const void *buf, int count, MPI_Datatype datatype, int peer, int tag, MPI_Comm comm,
-                    int mode, int prio, MPI_Request *request)
-{
-  struct nm_mpi_comm_s *c;
-  struct nm_mpi_datatype_s *d;
-  int err = nm_mpi_p2p_check_get(comm, count, datatype, peer, tag, kind == NM_MPI_REQ_RECV, &c, &d);
-  if (err)
-    return err;
-  struct nm_mpi_request_s *r;
-  MPI_Request h = nm_mpi_request_claim(kind, &r);
-  if (h == MPI_REQUEST_NULL)
-    return MPI_ERR_NO_MEM;
-  /* What a point-to-point request reads; nm_mpi_request_post() sets the state (active, completed, status). */
-  nm_mpi_p2p_setup(r, kind, buf, count, datatype, peer, tag, comm, mode);
-  r->prio = prio;
-  r->persistent = 0;
-  r->user_freed = 0;
-  if (!d->predefined)
-    nm_mpi_datatype_ref(datatype);
-  err = nm_mpi_request_post(r, c, d);
-  if (err) {
-    nm_mpi_request_release(&h);
-    return err;
-  }
-  *request = h;
-  return MPI_SUCCESS;
 }
 
 /* ---------------------------------------------------------------- blocking sends and receives */
@@ -232,11 +191,7 @@ int nm_mpi_bsend_post(const void *buf, int count, MPI_Datatype datatype, int des
     nm_mpi_request_release(&h);
     return err;
   }
-  /* Detached from now on: its monitor destroys it when the transfer completes. */
-  if (nm_mpi_request_check(r))
-    nm_mpi_request_release(&h);
-  else
-    r->user_freed = 1;
+  nm_mpi_request_detach(r); /* its monitor destroys it when the transfer completes */
   return MPI_SUCCESS;
 }
 

@@ -40,16 +40,6 @@ void nm_mpi_status_proc_null(MPI_Status *s)
   s->MPI_SOURCE = MPI_PROC_NULL;
 }
 
-void nm_mpi_status_out(MPI_Status *dst, const MPI_Status *src, int with_error)
-{
-  if (dst == MPI_STATUS_IGNORE)
-    return;
-  int err = dst->MPI_ERROR;
-  *dst = *src;
-  if (!with_error && src->MPI_ERROR == MPI_SUCCESS)
-    dst->MPI_ERROR = err;
-}
-
 int nm_mpi_source_rank(MPI_Comm comm, nm_gate_t gate)
 {
   struct nm_mpi_comm_s *c = nm_mpi_comm_get(comm);
@@ -63,10 +53,10 @@ int nm_mpi_source_rank(MPI_Comm comm, nm_gate_t gate)
 
 /* ---------------------------------------------------------------- the table */
 
-/* Request objects are recycled: a released request keeps its slot with kind 0 (free), so that the next
- * nm_mpi_request_new() reuses it without malloc/free on the fast path (DESIGN.md rule 4) and a stale handle is
- * still recognized as invalid (nm_mpi_request_get() returns NULL for a free object). The objects are freed by
- * nm_mpi_request_finalize(). */
+/* Request objects are recycled: a released request keeps its slot with kind 0 (free) and goes on the free list
+ * nm_mpi.request_free, so that the next claim takes it in O(1) without malloc/free on the fast path (DESIGN.md
+ * rule 4), last freed first (its cache lines are still warm), and a stale handle is still recognized as invalid
+ * (nm_mpi_request_get() returns NULL for a free object). The objects are freed by nm_mpi_request_finalize(). */
 
 static inline struct nm_mpi_request_s *nm_mpi_request_slot(int h)
 {
@@ -75,33 +65,9 @@ static inline struct nm_mpi_request_s *nm_mpi_request_slot(int h)
 
 MPI_Request nm_mpi_request_claim(int kind, struct nm_mpi_request_s **out)
 {
-  struct nm_mpi_table_s *t = &nm_mpi.requests;
-  struct nm_mpi_request_s *r = NULL;
-  int h = -1;
-  for (int i = nm_mpi.request_free_hint > t->first ? nm_mpi.request_free_hint : t->first; i < t->n; i++) {
-    struct nm_mpi_request_s *o = nm_mpi_request_slot(i);
-    if (o && o->kind == 0) {
-      r = o;
-      h = i;
-      break;
-    }
-  }
-  if (!r) {
-    r = calloc(1, sizeof(*r));
-    h = r ? nm_mpi_table_add(t, r) : -1;
-    if (h < 0) {
-      free(r);
-      *out = NULL;
-      return MPI_REQUEST_NULL;
-    }
-  }
-  r->kind = kind;
-  r->handle = h;
-  nm_mpi.request_free_hint = h + 1;
-  if (kind == NM_MPI_REQ_COLL)
-    nm_mpi.n_coll_reqs++;
+  struct nm_mpi_request_s *r = nm_mpi_request_take(kind);
   *out = r;
-  return h;
+  return r ? r->handle : MPI_REQUEST_NULL;
 }
 
 MPI_Request nm_mpi_request_new(int kind, struct nm_mpi_request_s **out)
@@ -148,13 +114,13 @@ struct nm_mpi_request_s *nm_mpi_request_get(MPI_Request h)
   return nm_mpi_request_lookup(h);
 }
 
-static int nm_mpi_request_is_p2p(const struct nm_mpi_request_s *r)
+static inline int nm_mpi_request_is_p2p(const struct nm_mpi_request_s *r)
 {
   return r->kind == NM_MPI_REQ_SEND || r->kind == NM_MPI_REQ_RECV;
 }
 
 /* Give a request object back (no nmad request refers to it any more). */
-static void nm_mpi_request_destroy(struct nm_mpi_request_s *r)
+static inline __attribute__((always_inline)) void nm_mpi_request_destroy(struct nm_mpi_request_s *r)
 {
   if (r->kind == NM_MPI_REQ_COLL) {
     nm_mpi.n_coll_reqs--;
@@ -167,13 +133,12 @@ static void nm_mpi_request_destroy(struct nm_mpi_request_s *r)
     free(r->tmp);
     r->tmp = NULL;
   }
-  r->kind = 0; /* free: reused by nm_mpi_request_new() */
-  if (r->handle < nm_mpi.request_free_hint)
-    nm_mpi.request_free_hint = r->handle;
+  nm_mpi_request_recycle(r);
 }
 
 /* nm_mpi_request_release() of a request whose object the caller holds (no second look-up). */
-static void nm_mpi_request_put(MPI_Request *handle, struct nm_mpi_request_s *r)
+static inline __attribute__((always_inline)) void nm_mpi_request_put(MPI_Request *handle,
+                                                                     struct nm_mpi_request_s *r)
 {
   if (r->persistent && !r->user_freed) {
     r->active = 0; /* inactive, handle kept (MPI-3.1 3.9) */
@@ -194,45 +159,79 @@ void nm_mpi_request_release(MPI_Request *handle)
 
 /* ---------------------------------------------------------------- completion */
 
-/* The nmad request of a point-to-point MPI request completed: fill the status, unpack, free temporaries. */
-static void nm_mpi_request_complete(struct nm_mpi_request_s *r)
+/* Status of the completed transfer of point-to-point request @p r, every field (MPI-3.1 3.2.5; a cancelled receive
+ * completes successfully with nothing received, 3.8.4). @return the received length (0 for sends). */
+static inline __attribute__((always_inline)) nm_len_t nm_mpi_transfer_status(struct nm_mpi_request_s *r,
+                                                                             MPI_Status *s)
 {
-  MPI_Status *s = &r->status;
   int err = r->nreq.status;
-  nm_mpi_status_empty(s);
-  if (r->kind == NM_MPI_REQ_SEND) {
-    s->MPI_SOURCE = r->peer;
-    s->MPI_TAG = r->tag;
-    s->MPI_ERROR = err ? nm_mpi_from_nm_err(err) : MPI_SUCCESS;
-  } else if (err == -NM_ECANCELED) {
-    s->nm_cancelled = 1; /* MPI-3.1 3.8.4: a cancelled receive completes successfully, nothing received */
-  } else {
-    nm_gate_t gate = NULL;
-    nm_tag_t tag = 0;
-    nm_len_t len = 0;
-    s->MPI_SOURCE = r->peer;
-    if (r->peer == MPI_ANY_SOURCE && nm_sr_recv_source(nm_mpi.session, &r->nreq, &gate) == 0 && gate)
-      s->MPI_SOURCE = nm_mpi_source_rank(r->comm, gate);
-    s->MPI_TAG = r->tag;
-    if (r->tag == MPI_ANY_TAG && nm_sr_recv_get_tag(nm_mpi.session, &r->nreq, &tag) == 0)
-      s->MPI_TAG = (int)(uint32_t)tag;
-    nm_sr_get_size(nm_mpi.session, &r->nreq, &len);
-    if (r->tmp && len) {
+  nm_len_t len = 0;
+  s->MPI_ERROR = __builtin_expect(err == 0, 1) ? MPI_SUCCESS : nm_mpi_from_nm_err(err);
+  s->MPI_SOURCE = r->peer;
+  s->MPI_TAG = r->tag;
+  s->nm_cancelled = 0;
+  if (r->kind == NM_MPI_REQ_RECV) {
+    if (err == -NM_ECANCELED) {
+      s->MPI_SOURCE = MPI_ANY_SOURCE;
+      s->MPI_TAG = MPI_ANY_TAG;
+      s->MPI_ERROR = MPI_SUCCESS;
+      s->nm_cancelled = 1;
+    } else {
+      nm_gate_t gate = NULL;
+      nm_tag_t tag = 0;
+      if (r->peer == MPI_ANY_SOURCE && nm_sr_recv_source(nm_mpi.session, &r->nreq, &gate) == 0 && gate)
+        s->MPI_SOURCE = nm_mpi_source_rank(r->comm, gate);
+      if (r->tag == MPI_ANY_TAG && nm_sr_recv_get_tag(nm_mpi.session, &r->nreq, &tag) == 0)
+        s->MPI_TAG = (int)(uint32_t)tag;
+      nm_sr_get_size(nm_mpi.session, &r->nreq, &len);
+    }
+  }
+  s->nm_count = (long long)len;
+  return len;
+}
+
+/* The nmad request of a point-to-point MPI request completed: fill the status, unpack, free temporaries. */
+static inline __attribute__((always_inline)) void nm_mpi_request_complete(struct nm_mpi_request_s *r)
+{
+  nm_len_t len = nm_mpi_transfer_status(r, &r->status);
+  if (r->tmp) {
+    if (len) {
       struct nm_mpi_datatype_s *d = nm_mpi_datatype_get(r->datatype);
       if (d)
         nm_mpi_datatype_unpack(d, r->tmp, (MPI_Count)len, r->buf, r->count);
     }
-    s->nm_count = (long long)len;
-    s->MPI_ERROR = err ? nm_mpi_from_nm_err(err) : MPI_SUCCESS;
-  }
-  if (r->tmp) {
     free(r->tmp);
     r->tmp = NULL;
   }
   r->completed = 1;
 }
 
-/* Monitor of every point-to-point nmad request: wakes a multi-request wait, destroys freed requests. */
+/* The latency path of Wait and Waitall: a point-to-point request that holds nothing but its transfer (not
+ * persistent, no packed temporary) and is not complete yet, waited for while no collective needs driving. Its
+ * completion, when the transfer succeeds, needs no intermediate status: nm_mpi_plain_finish(). */
+static inline int nm_mpi_request_is_plain(const struct nm_mpi_request_s *r)
+{
+  return nm_mpi_request_is_p2p(r) && !r->persistent && !r->tmp && !r->completed;
+}
+
+/* Return a plain request whose transfer succeeded: its status (MPI_ERROR left alone, 3.2.5) straight into @p st
+ * (may be MPI_STATUS_IGNORE), then the object back to the free list. */
+static inline __attribute__((always_inline)) void nm_mpi_plain_finish(MPI_Request *handle,
+                                                                      struct nm_mpi_request_s *r, MPI_Status *st)
+{
+  if (st != MPI_STATUS_IGNORE) {
+    int err = st->MPI_ERROR;
+    nm_mpi_transfer_status(r, st);
+    st->MPI_ERROR = err;
+  }
+  if (r->datatype >= NM_MPI_PREDEFINED_TYPES)
+    nm_mpi_datatype_unref(r->datatype);
+  nm_mpi_request_recycle(r);
+  *handle = MPI_REQUEST_NULL;
+}
+
+/* Monitor of the point-to-point nmad requests that need one (nm_mpi_request_watch): wakes a multi-request wait,
+ * destroys freed requests. */
 static void nm_mpi_request_notify(nm_sr_request_t *req, unsigned event, void *ref)
 {
   (void)event;
@@ -244,6 +243,23 @@ static void nm_mpi_request_notify(nm_sr_request_t *req, unsigned event, void *re
     nm_mpi_request_complete(r);
     nm_mpi_request_destroy(r);
   }
+}
+
+void nm_mpi_request_watch(struct nm_mpi_request_s *r)
+{
+  unsigned event = r->kind == NM_MPI_REQ_SEND ? NM_EVENT_SEND_COMPLETED : NM_EVENT_RECV_COMPLETED;
+  /* Cannot be refused (-NM_EALREADY): the caller saw the transfer incomplete and no progress ran since. */
+  nm_sr_request_set_monitor(nm_mpi.session, &r->nreq, event, nm_mpi_request_notify, r);
+}
+
+void nm_mpi_request_detach(struct nm_mpi_request_s *r)
+{
+  if (nm_mpi_request_check(r)) {
+    nm_mpi_request_destroy(r);
+    return;
+  }
+  r->user_freed = 1; /* the transfer goes on; its monitor destroys the request when it completes */
+  nm_mpi_request_watch(r);
 }
 
 int nm_mpi_request_check(struct nm_mpi_request_s *r)
@@ -326,17 +342,9 @@ int nm_mpi_request_test(struct nm_mpi_request_s *r)
   return nm_mpi_request_check(r);
 }
 
-void nm_mpi_request_wait(struct nm_mpi_request_s *r)
+/* The general wait: collectives to drive meanwhile, or a request that is not a transfer. */
+static void nm_mpi_request_wait_driving(struct nm_mpi_request_s *r)
 {
-  if (!nm_mpi.n_coll_reqs && nm_mpi_request_is_p2p(r)) {
-    /* The latency path: no collective to drive, sleep on the transfer's own completion flag. */
-    if (r->completed || !r->active)
-      return;
-    if (!r->nreq.completed)
-      nm_core_wait_flag(nm_mpi.core, &r->nreq.completed, 0); /* no deadline: returns once it is set */
-    nm_mpi_request_complete(r);
-    return;
-  }
   struct nm_mpi_waiter_s w = NM_MPI_WAITER_INIT;
   while (!nm_mpi_request_check(r)) {
     int colls = nm_mpi_progress_colls();
@@ -347,6 +355,26 @@ void nm_mpi_request_wait(struct nm_mpi_request_s *r)
     else /* the common case: sleep on the request's own completion flag */
       nm_core_wait_flag(nm_mpi.core, &r->nreq.completed, 0);
   }
+}
+
+/* nm_mpi_request_wait(), inlined into Wait and Waitall. */
+static inline __attribute__((always_inline)) void nm_mpi_request_wait_inline(struct nm_mpi_request_s *r)
+{
+  if (__builtin_expect(!nm_mpi.n_coll_reqs && nm_mpi_request_is_p2p(r), 1)) {
+    /* The latency path: no collective to drive, sleep on the transfer's own completion flag. */
+    if (r->completed || !r->active)
+      return;
+    if (!r->nreq.completed)
+      nm_core_wait_flag(nm_mpi.core, &r->nreq.completed, 0); /* no deadline: returns once it is set */
+    nm_mpi_request_complete(r);
+    return;
+  }
+  nm_mpi_request_wait_driving(r);
+}
+
+void nm_mpi_request_wait(struct nm_mpi_request_s *r)
+{
+  nm_mpi_request_wait_inline(r);
 }
 
 /* None of the @p n requests is complete: block until one of them may be. */
@@ -368,6 +396,7 @@ static void nm_mpi_wait_any_event(struct nm_mpi_request_s **rs, int n, struct nm
       flag = 1;
       break;
     }
+    nm_mpi_request_watch(r); /* its monitor raises the flag */
     nm_sr_request_set_ref(&r->nreq, (void *)&flag);
     armed++;
   }
@@ -393,66 +422,6 @@ int nm_mpi_request_start(struct nm_mpi_request_s *r)
   if (!d)
     return MPI_ERR_TYPE;
   return nm_mpi_request_post(r, c, d);
-}
-
-int nm_mpi_request_post(struct nm_mpi_request_s *r, const struct nm_mpi_comm_s *c,
-                        const struct nm_mpi_datatype_s *d)
-{
-  if (r->tmp) { /* a persistent request started again */
-    free(r->tmp);
-    r->tmp = NULL;
-  }
-  r->active = 1;
-  r->completed = 0; /* the status is filled at completion (nm_mpi_request_complete) */
-  if (r->peer == MPI_PROC_NULL) {
-    nm_mpi_status_proc_null(&r->status);
-    r->completed = 1;
-    return MPI_SUCCESS;
-  }
-  nm_len_t len = (nm_len_t)nm_mpi_datatype_packed_size(d, r->count);
-  void *ptr = len ? nm_mpi_datatype_contig_ptr(d, r->buf) : NULL;
-  int err;
-  if (r->kind == NM_MPI_REQ_SEND) {
-    nm_gate_t gate = nm_mpi_comm_gate(c, r->peer);
-    if (!gate)
-      return MPI_ERR_RANK;
-    if (len && (!d->contiguous || r->mode == NM_MPI_MODE_BUFFERED)) {
-      if (!(r->tmp = malloc(len)))
-        return MPI_ERR_NO_MEM;
-      nm_mpi_datatype_pack(d, r->buf, r->count, r->tmp);
-      ptr = r->tmp;
-    }
-    nm_sr_send_init(nm_mpi.session, &r->nreq);
-    if (r->prio)
-      nm_sr_send_set_priority(nm_mpi.session, &r->nreq, r->prio);
-    nm_sr_request_set_monitor(nm_mpi.session, &r->nreq, NM_EVENT_SEND_COMPLETED, nm_mpi_request_notify, r);
-    nm_tag_t tag = nm_mpi_p2p_tag(c, r->tag);
-    if (r->mode == NM_MPI_MODE_SYNC)
-      err = nm_sr_send_issend(nm_mpi.session, &r->nreq, gate, tag, ptr, len);
-    else
-      err = nm_sr_send_isend(nm_mpi.session, &r->nreq, gate, tag, ptr, len);
-  } else {
-    nm_gate_t gate = NM_ANY_GATE;
-    if (r->peer != MPI_ANY_SOURCE && !(gate = nm_mpi_comm_gate(c, r->peer)))
-      return MPI_ERR_RANK;
-    nm_tag_t tag = nm_mpi_p2p_tag(c, r->tag == MPI_ANY_TAG ? 0 : r->tag);
-    nm_tag_t mask = r->tag == MPI_ANY_TAG ? NM_MPI_TAG_MASK_ANY : NM_TAG_MASK_FULL;
-    if (len && !d->contiguous) {
-      if (!(r->tmp = malloc(len)))
-        return MPI_ERR_NO_MEM;
-      ptr = r->tmp; /* unpacked in nm_mpi_request_complete() */
-    }
-    nm_sr_recv_init(nm_mpi.session, &r->nreq);
-    nm_sr_request_set_monitor(nm_mpi.session, &r->nreq, NM_EVENT_RECV_COMPLETED, nm_mpi_request_notify, r);
-    err = nm_sr_recv_irecv(nm_mpi.session, &r->nreq, gate, tag, mask, ptr, len);
-  }
-  if (err && !r->nreq.completed) { /* not posted at all */
-    free(r->tmp);
-    r->tmp = NULL;
-    r->active = 0;
-    return nm_mpi_from_nm_err(err);
-  }
-  return MPI_SUCCESS; /* failures after posting complete the request with their status */
 }
 
 NM_MPI_ALIAS(Start)
@@ -494,7 +463,7 @@ int PMPI_Startall(int count, MPI_Request array_of_requests[])
 /* ---------------------------------------------------------------- wait and test */
 
 /* Hand a completed request back: status, release, error handler. */
-static int nm_mpi_request_return(MPI_Request *handle, struct nm_mpi_request_s *r, MPI_Status *status,
+static inline int nm_mpi_request_return(MPI_Request *handle, struct nm_mpi_request_s *r, MPI_Status *status,
                                  const char *fn)
 {
   int err = r->status.MPI_ERROR;
@@ -506,7 +475,8 @@ static int nm_mpi_request_return(MPI_Request *handle, struct nm_mpi_request_s *r
 
 /* The request object of an array entry: NULL for MPI_REQUEST_NULL and inactive persistent requests (both
  * count as "null" for the wait/test functions); *bad set for invalid handles. */
-static struct nm_mpi_request_s *nm_mpi_request_entry(MPI_Request h, int *bad)
+static inline __attribute__((always_inline)) struct nm_mpi_request_s *nm_mpi_request_entry(MPI_Request h,
+                                                                                            int *bad)
 {
   if (h == MPI_REQUEST_NULL)
     return NULL;
@@ -532,7 +502,15 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
       nm_mpi_status_empty(status);
     return MPI_SUCCESS;
   }
-  nm_mpi_request_wait(r);
+  if (!nm_mpi.n_coll_reqs && nm_mpi_request_is_plain(r)) {
+    if (!r->nreq.completed)
+      nm_core_wait_flag(nm_mpi.core, &r->nreq.completed, 0); /* no deadline: returns once it is set */
+    if (__builtin_expect(r->nreq.status == 0, 1)) {
+      nm_mpi_plain_finish(request, r, status);
+      return MPI_SUCCESS;
+    }
+  }
+  nm_mpi_request_wait_inline(r);
   return nm_mpi_request_return(request, r, status, __func__);
 }
 
@@ -663,7 +641,7 @@ static void nm_mpi_reqs_put(struct nm_mpi_reqs_s *a)
 /* Hand back every entry of a completed Waitall/Testall. MPI_ERR_IN_STATUS semantics (MPI-3.1 3.7.5): when no
  * request failed, the MPI_ERROR fields are left alone (as for single statuses); when one did, every status
  * carries its own code (all entries completed: none is MPI_ERR_PENDING). */
-static int nm_mpi_complete_all(int count, MPI_Request *reqs, struct nm_mpi_request_s **rs, MPI_Status *statuses,
+static inline __attribute__((always_inline)) int nm_mpi_complete_all(int count, MPI_Request *reqs, struct nm_mpi_request_s **rs, MPI_Status *statuses,
                                const char *fn)
 {
   MPI_Comm err_comm = MPI_COMM_NULL;
@@ -702,9 +680,27 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
       rs[i] = nm_mpi_request_entry(array_of_requests[i], &bad);
     if (bad)
       return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, __func__);
+    /* The latency path: active plain requests only, whose transfers all succeed; their statuses are written
+     * straight from the transfers. */
+    int plain = !nm_mpi.n_coll_reqs;
+    for (int i = 0; i < count && plain; i++)
+      plain = rs[i] && nm_mpi_request_is_plain(rs[i]);
+    if (plain) {
+      for (int i = 0; i < count; i++) {
+        if (!rs[i]->nreq.completed)
+          nm_core_wait_flag(nm_mpi.core, &rs[i]->nreq.completed, 0);
+        plain &= rs[i]->nreq.status == 0;
+      }
+      if (__builtin_expect(plain, 1)) {
+        for (int i = 0; i < count; i++)
+          nm_mpi_plain_finish(&array_of_requests[i], rs[i],
+                              array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array_of_statuses[i]);
+        return MPI_SUCCESS;
+      }
+    }
     for (int i = 0; i < count; i++)
       if (rs[i])
-        nm_mpi_request_wait(rs[i]);
+        nm_mpi_request_wait_inline(rs[i]);
     return nm_mpi_complete_all(count, array_of_requests, rs, array_of_statuses, __func__);
   }
   struct nm_mpi_reqs_s a;
@@ -901,12 +897,7 @@ int PMPI_Request_free(MPI_Request *request)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, __func__);
   if (r->kind == NM_MPI_REQ_COLL && r->active && !nm_mpi_request_check(r))
     return nm_mpi_error(r->comm, MPI_ERR_REQUEST, __func__); /* MPI-3.1 5.12: erroneous for collectives */
-  if (nm_mpi_request_check(r)) {
-    nm_mpi_request_destroy(r);
-  } else {
-    /* Still in flight: the monitor destroys it on completion (the operation itself goes on). */
-    r->user_freed = 1;
-  }
+  nm_mpi_request_detach(r); /* still in flight: the operation goes on, its monitor destroys it on completion */
   *request = MPI_REQUEST_NULL;
   return MPI_SUCCESS;
 }
@@ -950,6 +941,7 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 int nm_mpi_request_init(void)
 {
   nm_mpi_table_init(&nm_mpi.requests, NM_MPI_FIRST_REQUEST);
+  nm_mpi.request_free = NULL;
   nm_mpi_table_init(&nm_mpi.messages, NM_MPI_FIRST_MESSAGE);
   nm_mpi.bsend_buf = NULL;
   nm_mpi.bsend_size = 0;
@@ -993,6 +985,7 @@ void nm_mpi_request_finalize(void)
     free(r);
   }
   nm_mpi_table_destroy(&nm_mpi.requests);
+  nm_mpi.request_free = NULL; /* its objects were freed with the table's */
   /* Matched messages nobody received (MPI_Mprobe without MPI_Mrecv) are released with their data. */
   for (int h = NM_MPI_FIRST_MESSAGE; h < nm_mpi.messages.n; h++) {
     void *m = nm_mpi_table_get(&nm_mpi.messages, h);

@@ -17,6 +17,7 @@
 #define NM_MPI_P2P_H
 
 #include "nm_mpi_private.h"
+#include <stdlib.h>
 
 #pragma GCC visibility push(hidden) /* internal to libnmad_mpi (see nm_mpi_private.h) */
 
@@ -55,22 +56,33 @@ static inline int nm_mpi_p2p_check_get(MPI_Comm comm, int count, MPI_Datatype da
   return MPI_SUCCESS;
 }
 
-/** nm_mpi_request_start() of a point-to-point request whose communicator and datatype objects are known. */
-int nm_mpi_request_post(struct nm_mpi_request_s *r, const struct nm_mpi_comm_s *c,
-                        const struct nm_mpi_datatype_s *d);
+/** Attach the monitor of point-to-point requests to a posted @p r whose nmad request has not completed (checked
+ *  by the caller, with no progress since): it wakes multi-request waits (the flag in the nmad request's user_ref)
+ *  and releases requests nobody waits for (user_freed). */
+void nm_mpi_request_watch(struct nm_mpi_request_s *r);
+
+/** Nobody will wait for @p r any more (MPI_Request_free while active, buffered sends): release it now when it is
+ *  complete, else when its transfer completes (its monitor). Point-to-point or completed requests only. */
+void nm_mpi_request_detach(struct nm_mpi_request_s *r);
 
 /** Fill a request (table or stack) for a point-to-point operation; not started. */
-void nm_mpi_p2p_setup(struct nm_mpi_request_s *r, int kind, const void *buf, int count, MPI_Datatype datatype,
-                      int peer, int tag, MPI_Comm comm, int mode);
+static inline void nm_mpi_p2p_setup(struct nm_mpi_request_s *r, int kind, const void *buf, int count,
+                                    MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, int mode)
+{
+  r->kind = kind;
+  r->buf = (void *)buf;
+  r->count = count;
+  r->datatype = datatype;
+  r->peer = peer;
+  r->tag = tag;
+  r->comm = comm;
+  r->mode = mode;
+}
 
 /** A free request object with only its kind and handle set (nm_mpi_request_new() without the defaults: the
  *  caller sets every field it reads). @return handle, or MPI_REQUEST_NULL (out of memory) with *out NULL. */
 MPI_Request nm_mpi_request_claim(int kind, struct nm_mpi_request_s **out);
 
-/** Create, fill and start a non-blocking point-to-point request (arguments already checked).
- *  @return MPI_SUCCESS or the error class; *request is set on success. */
-int nm_mpi_p2p_post(int kind, const void *buf, int count, MPI_Datatype datatype, int peer, int tag, MPI_Comm comm,
-                    int mode, int prio, MPI_Request *request);
 
 /** Buffered send (MPI-3.1 3.6): copy the data and send the copy from a detached request accounted against the
  *  buffer of MPI_Buffer_attach. @return MPI_SUCCESS, MPI_ERR_BUFFER (no buffer or no room), other classes. */
@@ -100,13 +112,154 @@ void nm_mpi_status_empty(MPI_Status *s);
 void nm_mpi_status_proc_null(MPI_Status *s);
 /** Copy @p src to @p dst (dst may be MPI_STATUS_IGNORE); MPI_ERROR is copied only when @p with_error or when
  *  it carries an error (single-status calls leave the field alone on success, MPI-3.1 3.2.5). */
-void nm_mpi_status_out(MPI_Status *dst, const MPI_Status *src, int with_error);
+static inline void nm_mpi_status_out(MPI_Status *dst, const MPI_Status *src, int with_error)
+{
+  if (dst == MPI_STATUS_IGNORE)
+    return;
+  int err = dst->MPI_ERROR;
+  *dst = *src;
+  if (!with_error && src->MPI_ERROR == MPI_SUCCESS)
+    dst->MPI_ERROR = err;
+}
 
 /** Release a matched message (MPI_Mprobe) nobody received, with its data (MPI_Finalize). */
 void nm_mpi_message_free(void *message);
 
 /** Rank in @p comm's source group of a gate; falls back to the world rank when the communicator is gone. */
 int nm_mpi_source_rank(MPI_Comm comm, nm_gate_t gate);
+
+/** nm_mpi_request_start() of a point-to-point request whose communicator and datatype objects are known (the
+ *  fields of nm_mpi_p2p_setup() are set): post its nmad send or receive. Contiguous data goes straight from or to
+ *  the application's buffer; non-contiguous data (and buffered sends) through a packed temporary r->tmp, unpacked
+ *  and freed at completion. No monitor is attached here: the latency path does without one, and
+ *  nm_mpi_request_watch() adds it to the requests that need it. Inline: the blocking and non-blocking calls
+ *  both start here.
+ *  @return MPI_SUCCESS (also when the nmad request failed at once: it then completes with its error),
+ *          MPI_ERR_RANK, MPI_ERR_NO_MEM, or the class of an nmad error when nothing was posted (r inactive). */
+static inline __attribute__((always_inline)) int nm_mpi_request_post(struct nm_mpi_request_s *r,
+                                                                     const struct nm_mpi_comm_s *c,
+                                                                     const struct nm_mpi_datatype_s *d)
+{
+  if (r->tmp) { /* a persistent request started again */
+    free(r->tmp);
+    r->tmp = NULL;
+  }
+  r->active = 1;
+  r->completed = 0; /* the status is filled at completion (nm_mpi_request_complete) */
+  if (r->peer == MPI_PROC_NULL) {
+    nm_mpi_status_proc_null(&r->status);
+    r->completed = 1;
+    return MPI_SUCCESS;
+  }
+  nm_len_t len = (nm_len_t)nm_mpi_datatype_packed_size(d, r->count);
+  void *ptr = len ? nm_mpi_datatype_contig_ptr(d, r->buf) : NULL;
+  int err;
+  if (r->kind == NM_MPI_REQ_SEND) {
+    nm_gate_t gate = nm_mpi_comm_gate(c, r->peer);
+    if (!gate)
+      return MPI_ERR_RANK;
+    if (len && (!d->contiguous || r->mode == NM_MPI_MODE_BUFFERED)) {
+      if (!(r->tmp = malloc(len)))
+        return MPI_ERR_NO_MEM;
+      nm_mpi_datatype_pack(d, r->buf, r->count, r->tmp);
+      ptr = r->tmp;
+    }
+    nm_sr_send_init(nm_mpi.session, &r->nreq);
+    if (r->prio)
+      nm_sr_send_set_priority(nm_mpi.session, &r->nreq, r->prio);
+    nm_tag_t tag = nm_mpi_p2p_tag(c, r->tag);
+    if (r->mode == NM_MPI_MODE_SYNC)
+      err = nm_sr_send_issend(nm_mpi.session, &r->nreq, gate, tag, ptr, len);
+    else
+      err = nm_sr_send_isend(nm_mpi.session, &r->nreq, gate, tag, ptr, len);
+  } else {
+    nm_gate_t gate = NM_ANY_GATE;
+    if (r->peer != MPI_ANY_SOURCE && !(gate = nm_mpi_comm_gate(c, r->peer)))
+      return MPI_ERR_RANK;
+    nm_tag_t tag = nm_mpi_p2p_tag(c, r->tag == MPI_ANY_TAG ? 0 : r->tag);
+    nm_tag_t mask = r->tag == MPI_ANY_TAG ? NM_MPI_TAG_MASK_ANY : NM_TAG_MASK_FULL;
+    if (len && !d->contiguous) {
+      if (!(r->tmp = malloc(len)))
+        return MPI_ERR_NO_MEM;
+      ptr = r->tmp; /* unpacked in nm_mpi_request_complete() */
+    }
+    nm_sr_recv_init(nm_mpi.session, &r->nreq);
+    err = nm_sr_recv_irecv(nm_mpi.session, &r->nreq, gate, tag, mask, ptr, len);
+  }
+  if (err && !r->nreq.completed) { /* not posted at all */
+    free(r->tmp);
+    r->tmp = NULL;
+    r->active = 0;
+    return nm_mpi_from_nm_err(err);
+  }
+  return MPI_SUCCESS; /* failures after posting complete the request with their status */
+}
+
+/** A free request object of @p kind, from the free list (last freed first: its cache lines are warm) or newly
+ *  allocated; only kind and handle are set. @return NULL when out of memory. Inline: the latency path. */
+static inline __attribute__((always_inline)) struct nm_mpi_request_s *nm_mpi_request_take(int kind)
+{
+  struct nm_mpi_request_s *r = nm_mpi.request_free;
+  if (__builtin_expect(r != NULL, 1)) {
+    nm_mpi.request_free = r->next_free;
+  } else {
+    r = calloc(1, sizeof(*r));
+    int h = r ? nm_mpi_table_add(&nm_mpi.requests, r) : -1;
+    if (h < 0) {
+      free(r);
+      return NULL;
+    }
+    r->handle = h;
+  }
+  r->kind = kind;
+  if (kind == NM_MPI_REQ_COLL)
+    nm_mpi.n_coll_reqs++;
+  return r;
+}
+
+/** Put an object that holds nothing any more (no datatype reference, no temporary, no nmad request in flight)
+ *  back on the free list; its handle becomes invalid. */
+static inline void nm_mpi_request_recycle(struct nm_mpi_request_s *r)
+{
+  r->kind = 0;
+  r->next_free = nm_mpi.request_free;
+  nm_mpi.request_free = r;
+}
+
+/** Create, fill and start a non-blocking point-to-point request: the arguments are checked here (MPI_ERR_COMM,
+ *  _COUNT, _TYPE, _RANK, _TAG), then the request is posted (nm_mpi_request_post()). Inline, so that Isend, Irecv
+ *  and their variants each get a copy specialised for their kind and mode (the latency path).
+ *  @return MPI_SUCCESS or the error class; *request is set on success. */
+static inline __attribute__((always_inline)) int nm_mpi_p2p_post(int kind, const void *buf, int count,
+                                                                 MPI_Datatype datatype, int peer, int tag,
+                                                                 MPI_Comm comm, int mode, int prio,
+                                                                 MPI_Request *request)
+{
+  struct nm_mpi_comm_s *c;
+  struct nm_mpi_datatype_s *d;
+  int err = nm_mpi_p2p_check_get(comm, count, datatype, peer, tag, kind == NM_MPI_REQ_RECV, &c, &d);
+  if (err)
+    return err;
+  struct nm_mpi_request_s *r = nm_mpi_request_take(kind);
+  if (!r)
+    return MPI_ERR_NO_MEM;
+  /* What a point-to-point request reads; nm_mpi_request_post() sets the state (active, completed, status). */
+  nm_mpi_p2p_setup(r, kind, buf, count, datatype, peer, tag, comm, mode);
+  r->prio = prio;
+  r->persistent = 0;
+  r->user_freed = 0;
+  if (!d->predefined)
+    nm_mpi_datatype_ref(datatype);
+  err = nm_mpi_request_post(r, c, d);
+  if (err) {
+    if (!d->predefined)
+      nm_mpi_datatype_unref(datatype);
+    nm_mpi_request_recycle(r); /* nothing was posted, r->tmp is NULL */
+    return err;
+  }
+  *request = r->handle;
+  return MPI_SUCCESS;
+}
 
 #pragma GCC visibility pop
 

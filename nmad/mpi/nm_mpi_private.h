@@ -205,8 +205,9 @@ enum nm_mpi_req_kind_e {
 };
 
 struct nm_mpi_request_s {
-  int kind;
+  int kind;                   /* 0: free object, in nm_mpi.request_free */
   int handle;                 /* its MPI_Request in the table */
+  struct nm_mpi_request_s *next_free; /* link of nm_mpi.request_free while free */
   int persistent;
   int active;                 /* started and not yet completed by wait/test */
   int user_freed;             /* MPI_Request_free while active: release on completion */
@@ -275,7 +276,7 @@ struct nm_mpi_s {
   int bsend_size;
   int next_keyval;
   int n_coll_reqs;              /* NM_MPI_REQ_COLL objects in the request table (0: no table scan per wait) */
-  int request_free_hint;        /* no free request object below this handle (a new one is found in O(1)) */
+  struct nm_mpi_request_s *request_free; /* free request objects, last freed first (cache-warm, O(1) claim) */
 };
 extern struct nm_mpi_s nm_mpi;
 

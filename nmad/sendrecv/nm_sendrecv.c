@@ -31,8 +31,12 @@ int nm_sr_send_set_priority(nm_session_t session, nm_sr_request_t *req, nm_prio_
 int nm_sr_request_set_monitor(nm_session_t session, nm_sr_request_t *req, unsigned mask,
                               nm_req_notifier_t notifier, void *ref)
 {
-  if (req->state != NM_RS_INIT || req->kind == NM_REQ_NONE)
+  if (req->kind == NM_REQ_NONE)
     return -NM_EINVAL;
+  if (req->completed) /* its events were delivered already: nothing would ever call the monitor */
+    return -NM_EALREADY;
+  /* On a posted request this is safe because the core reads the monitor only when it delivers an event, and
+   * requests progress only inside calls on the same session (the caller serialises them). */
   req->notifier = notifier;
   req->notifier_ref = ref;
   req->notifier_mask = mask;

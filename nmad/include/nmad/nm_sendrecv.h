@@ -104,8 +104,12 @@ int nm_sr_rcancel(nm_session_t session, nm_sr_request_t *req);
 /**
  * @brief Attach a request monitor: @p notifier(req, event, ref) is called from progress for each event in
  * @p mask (NM_EVENT_SEND_COMPLETED / NM_EVENT_RECV_COMPLETED). Set it before posting (after send_init for
- * sends; for receives use nm_sr_recv_init() + nm_sr_recv_set_monitor() + nm_sr_recv_irecv()).
- * @return 0 or -NM_EINVAL.
+ * sends; for receives use nm_sr_recv_init() + nm_sr_request_set_monitor() + nm_sr_recv_irecv()), or later on a
+ * posted request that has not completed: a layer above can then attach a monitor only to the requests that need
+ * one (an MPI request freed while active, a wait on several requests) and keep it off the latency path.
+ * Not thread-safe: no progress on the session may run concurrently (it is the caller's serialisation).
+ * @return 0, -NM_EINVAL (request not initialised) or -NM_EALREADY (already completed: the monitor would never
+ *         be called; the caller handles the completion itself).
  */
 int nm_sr_request_set_monitor(nm_session_t session, nm_sr_request_t *req, unsigned mask,
                               nm_req_notifier_t notifier, void *ref);
