@@ -42,21 +42,18 @@ static void nm_mpi_stack_request(struct nm_mpi_request_s *r, int kind, const voi
   r->prio = 0;
   r->progress = NULL;
   r->release = NULL;
-  r->state = NULL;
-  nm_mpi_status_empty(&r->status);
+  r->state = NULL; /* r->status is written at completion */
 }
 
 /* ---------------------------------------------------------------- blocking sends and receives */
 
-/* Start and wait a stack request. @return the MPI code of the operation (status in r->status). */
+/* Start and wait a stack request; its status goes to @p status (MPI_STATUS_IGNORE for sends).
+ * @return the MPI code of the operation. */
 static int nm_mpi_blocking(struct nm_mpi_request_s *r, const struct nm_mpi_comm_s *c,
-                           const struct nm_mpi_datatype_s *d)
+                           const struct nm_mpi_datatype_s *d, MPI_Status *status)
 {
   int err = nm_mpi_request_post(r, c, d);
-  if (err)
-    return err;
-  nm_mpi_request_wait(r);
-  return r->status.MPI_ERROR;
+  return err ? err : nm_mpi_request_wait_status(r, status);
 }
 
 static int nm_mpi_send_mode(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
@@ -71,7 +68,7 @@ static int nm_mpi_send_mode(const void *buf, int count, MPI_Datatype datatype, i
     return MPI_SUCCESS;
   struct nm_mpi_request_s r;
   nm_mpi_stack_request(&r, NM_MPI_REQ_SEND, buf, count, datatype, dest, tag, comm, mode);
-  err = nm_mpi_blocking(&r, c, d);
+  err = nm_mpi_blocking(&r, c, d, MPI_STATUS_IGNORE);
   return err ? nm_mpi_error(comm, err, fn) : MPI_SUCCESS;
 }
 
@@ -109,8 +106,7 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
   }
   struct nm_mpi_request_s r;
   nm_mpi_stack_request(&r, NM_MPI_REQ_RECV, buf, count, datatype, source, tag, comm, 0);
-  err = nm_mpi_blocking(&r, c, d);
-  nm_mpi_status_out(status, &r.status, 0);
+  err = nm_mpi_blocking(&r, c, d, status);
   return err ? nm_mpi_error(comm, err, __func__) : MPI_SUCCESS;
 }
 

@@ -206,24 +206,38 @@ static inline __attribute__((always_inline)) void nm_mpi_request_complete(struct
   r->completed = 1;
 }
 
-/* The latency path of Wait and Waitall: a point-to-point request that holds nothing but its transfer (not
- * persistent, no packed temporary) and is not complete yet, waited for while no collective needs driving. Its
- * completion, when the transfer succeeds, needs no intermediate status: nm_mpi_plain_finish(). */
+/* The latency path of the waits: a point-to-point request that holds nothing but its transfer (not persistent, no
+ * packed temporary) and is not complete yet, waited for while no collective needs driving. When its transfer
+ * succeeds, its status goes straight to the application (nm_mpi_plain_status) and the request is released. */
 static inline int nm_mpi_request_is_plain(const struct nm_mpi_request_s *r)
 {
-  return nm_mpi_request_is_p2p(r) && !r->persistent && !r->tmp && !r->completed;
+  return !nm_mpi.n_coll_reqs && nm_mpi_request_is_p2p(r) && !r->persistent && !r->tmp && !r->completed;
 }
 
-/* Return a plain request whose transfer succeeded: its status (MPI_ERROR left alone, 3.2.5) straight into @p st
- * (may be MPI_STATUS_IGNORE), then the object back to the free list. */
-static inline __attribute__((always_inline)) void nm_mpi_plain_finish(MPI_Request *handle,
-                                                                      struct nm_mpi_request_s *r, MPI_Status *st)
+/* Wait for the transfer of a plain request. @return 1 when it succeeded (the plain completion applies). */
+static inline __attribute__((always_inline)) int nm_mpi_plain_wait(struct nm_mpi_request_s *r)
+{
+  if (!r->nreq.completed)
+    nm_core_wait_flag(nm_mpi.core, &r->nreq.completed, 0); /* no deadline: returns once it is set */
+  return __builtin_expect(r->nreq.status == 0, 1);
+}
+
+/* Status of a plain request whose transfer succeeded, into @p st (may be MPI_STATUS_IGNORE); MPI_ERROR is left
+ * alone (MPI-3.1 3.2.5 and 3.7.5: only set when an operation fails). r->status is not filled: the caller
+ * releases the request. */
+static inline __attribute__((always_inline)) void nm_mpi_plain_status(struct nm_mpi_request_s *r, MPI_Status *st)
 {
   if (st != MPI_STATUS_IGNORE) {
     int err = st->MPI_ERROR;
     nm_mpi_transfer_status(r, st);
     st->MPI_ERROR = err;
   }
+}
+
+/* Release a plain request after nm_mpi_plain_status(): it holds a datatype reference at most. */
+static inline __attribute__((always_inline)) void nm_mpi_plain_release(MPI_Request *handle,
+                                                                       struct nm_mpi_request_s *r)
+{
   if (r->datatype >= NM_MPI_PREDEFINED_TYPES)
     nm_mpi_datatype_unref(r->datatype);
   nm_mpi_request_recycle(r);
@@ -377,6 +391,17 @@ void nm_mpi_request_wait(struct nm_mpi_request_s *r)
   nm_mpi_request_wait_inline(r);
 }
 
+int nm_mpi_request_wait_status(struct nm_mpi_request_s *r, MPI_Status *status)
+{
+  if (nm_mpi_request_is_plain(r) && nm_mpi_plain_wait(r)) { /* the latency path */
+    nm_mpi_plain_status(r, status);
+    return MPI_SUCCESS;
+  }
+  nm_mpi_request_wait_inline(r);
+  nm_mpi_status_out(status, &r->status, 0);
+  return r->status.MPI_ERROR;
+}
+
 /* None of the @p n requests is complete: block until one of them may be. */
 static void nm_mpi_wait_any_event(struct nm_mpi_request_s **rs, int n, struct nm_mpi_waiter_s *w)
 {
@@ -502,13 +527,10 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
       nm_mpi_status_empty(status);
     return MPI_SUCCESS;
   }
-  if (!nm_mpi.n_coll_reqs && nm_mpi_request_is_plain(r)) {
-    if (!r->nreq.completed)
-      nm_core_wait_flag(nm_mpi.core, &r->nreq.completed, 0); /* no deadline: returns once it is set */
-    if (__builtin_expect(r->nreq.status == 0, 1)) {
-      nm_mpi_plain_finish(request, r, status);
-      return MPI_SUCCESS;
-    }
+  if (nm_mpi_request_is_plain(r) && nm_mpi_plain_wait(r)) { /* the latency path */
+    nm_mpi_plain_status(r, status);
+    nm_mpi_plain_release(request, r);
+    return MPI_SUCCESS;
   }
   nm_mpi_request_wait_inline(r);
   return nm_mpi_request_return(request, r, status, __func__);
@@ -682,19 +704,18 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
       return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, __func__);
     /* The latency path: active plain requests only, whose transfers all succeed; their statuses are written
      * straight from the transfers. */
-    int plain = !nm_mpi.n_coll_reqs;
+    int plain = 1;
     for (int i = 0; i < count && plain; i++)
       plain = rs[i] && nm_mpi_request_is_plain(rs[i]);
     if (plain) {
-      for (int i = 0; i < count; i++) {
-        if (!rs[i]->nreq.completed)
-          nm_core_wait_flag(nm_mpi.core, &rs[i]->nreq.completed, 0);
-        plain &= rs[i]->nreq.status == 0;
-      }
-      if (__builtin_expect(plain, 1)) {
-        for (int i = 0; i < count; i++)
-          nm_mpi_plain_finish(&array_of_requests[i], rs[i],
-                              array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array_of_statuses[i]);
+      for (int i = 0; i < count; i++)
+        plain &= nm_mpi_plain_wait(rs[i]);
+      if (plain) {
+        for (int i = 0; i < count; i++) {
+          nm_mpi_plain_status(rs[i], array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
+                                                                             : &array_of_statuses[i]);
+          nm_mpi_plain_release(&array_of_requests[i], rs[i]);
+        }
         return MPI_SUCCESS;
       }
     }

@@ -104,6 +104,10 @@ struct nm_mpi_waiter_s {
 void nm_mpi_wait_event(struct nm_mpi_waiter_s *w);
 /** Block until @p r completes (its completion is processed: status filled). */
 void nm_mpi_request_wait(struct nm_mpi_request_s *r);
+/** Block until @p r completes and write its status to @p status (may be MPI_STATUS_IGNORE) with the rules of
+ *  single completions (MPI_ERROR only set on failure, MPI-3.1 3.2.5). Release @p r next: when its transfer
+ *  succeeded on the latency path, r->status is not filled. @return the operation's MPI code. */
+int nm_mpi_request_wait_status(struct nm_mpi_request_s *r, MPI_Status *status);
 /** Check @p r without progressing. @return 1 when complete (or inactive), 0 otherwise. */
 int nm_mpi_request_check(struct nm_mpi_request_s *r);
 
