@@ -13,6 +13,10 @@
 #   msgrate   messages per second with a window of W (--window), nmad-MPI vs Open MPI (ratio >1: nmad faster)
 #   bcast     MPI_Bcast at --bcast-np ranks (default 4): median over iterations of the slowest rank's time
 #             (ratio nmad/ompi >1: nmad slower)
+#   one-job overhead  nm_bench_mpi_overhead: the MPI ping-pong and the native one alternate in blocks inside one
+#             job (same processes, placement and host state); median over --blocks rounds of the per-round ratio
+#             MPI / native, with its min and max. The separate-run overhead above also compares two placements
+#             and two moments of a shared host; this one does not.
 # Only loopback is used: shm is host-local; tcp runs nmad with FI_TCP_IFACE=lo and Open MPI with
 # btl self,tcp + btl_tcp_if_include lo (shm: btl self,vader); both with pml ob1. Runs of 2 processes bind one per
 # core on both sides (--bind core|none, nm_bench_lib.sh); the 4-process broadcasts are not bound (oversubscribed).
@@ -34,8 +38,9 @@ WINDOW=64
 BCAST_NP=4
 OUT=./mpi-bench-results
 RUN_TIMEOUT=600
-DO_OMPI=1 DO_NATIVE=1 DO_MSGRATE=1 DO_BCAST=1
+DO_OMPI=1 DO_NATIVE=1 DO_MSGRATE=1 DO_BCAST=1 DO_OVERHEAD=1
 REPEAT=3
+BLOCKS=10
 
 usage() {
   cat <<EOF
@@ -53,7 +58,8 @@ usage: $0 [options]
                    (lowest median; default $REPEAT): the same draw for all on this shared, noisy machine
   --quick          --iters 200 --warmup 20 --max 1M
   --bind core|none one process per core for the 2-process runs, both MPIs (default core)
-  --no-ompi, --no-native, --no-msgrate, --no-bcast   skip a part
+  --blocks N       rounds of the one-job overhead measurement (default $BLOCKS)
+  --no-ompi, --no-native, --no-msgrate, --no-bcast, --no-overhead   skip a part
 environment: NMAD_BUILD_DIR, NMAD_MPICC, NMAD_MPIRUN (nmad's tools), MPICC, MPIRUN (Open MPI's),
   OMPI_EXTRA_ARGS (added to Open MPI's mpirun)
 EOF
@@ -81,6 +87,8 @@ while [[ $# -gt 0 ]]; do
     --no-native) DO_NATIVE=0; shift ;;
     --no-msgrate) DO_MSGRATE=0; shift ;;
     --no-bcast) DO_BCAST=0; shift ;;
+    --no-overhead) DO_OVERHEAD=0; shift ;;
+    --blocks) BLOCKS=${2:?}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown option '$1'" ;;
   esac
@@ -90,11 +98,12 @@ case $PROVIDER in
   both) PROVIDERS="shm tcp" ;;
   *) die "--provider: expected shm, tcp or both" ;;
 esac
-for v in "$ITERS" "$WARMUP" "$WINDOW" "$BCAST_NP" "$RUN_TIMEOUT" "$REPEAT"; do
+for v in "$ITERS" "$WARMUP" "$WINDOW" "$BCAST_NP" "$RUN_TIMEOUT" "$REPEAT" "$BLOCKS"; do
   [[ $v =~ ^[0-9]+$ ]] || die "not a number: '$v'"
 done
 [[ $BCAST_NP -ge 2 ]] || die "--bcast-np must be >= 2"
 [[ $REPEAT -ge 1 ]] || die "--repeat must be >= 1"
+[[ $BLOCKS -ge 1 ]] || die "--blocks must be >= 1"
 SMALL_ITERS=$(( ITERS / 5 > 10 ? ITERS / 5 : 10 ))
 SMALL_WARMUP=$(( WARMUP / 5 > 2 ? WARMUP / 5 : 2 ))
 
@@ -110,6 +119,7 @@ NMAD_MPICC=${NMAD_MPICC:-$(find_tool "$NMAD_BUILD_DIR/nmad/mpi/mpicc" mpicc)}
 NMAD_MPIRUN=${NMAD_MPIRUN:-$(find_tool "$NMAD_BUILD_DIR/nmad/mpi/mpirun" mpirun)}
 NMAD_RUN=$(find_tool "$NMAD_BUILD_DIR/nmad-run" nmad-run)
 NM_PINGPONG=$(find_tool "$NMAD_BUILD_DIR/nm_bench_pingpong" nm_bench_pingpong)
+NM_OVERHEAD=$(find_tool "$NMAD_BUILD_DIR/nm_bench_mpi_overhead" nm_bench_mpi_overhead)
 MPICC=${MPICC:-$(command -v mpicc.openmpi || true)}
 MPIRUN=${MPIRUN:-$(command -v mpirun.openmpi || true)}
 # The mpicc found must be nmad's (an mpicc on the PATH may be another MPI's).
@@ -207,6 +217,16 @@ for prov in $PROVIDERS; do
   for who in nmad ompi native; do
     best_rows "$OUT/${who}_pingpong_$prov.csv" "$OUT/${who}_pingpong_${prov}"_r*.csv
   done
+  if [[ $DO_OVERHEAD -eq 1 ]]; then
+    if [[ -n "$NM_OVERHEAD" && -n "$NMAD_MPIRUN" ]]; then
+      run_csv "$OUT/overhead_$prov.csv" "MPI shim over native nmad in one job over $prov ($BLOCKS rounds)" \
+        env FI_TCP_IFACE=lo "$NMAD_MPIRUN" -n 2 --timeout "$RUN_TIMEOUT" --bind-to "$(bind_policy 2)" \
+        -x NMAD_DRIVER="$prov" "$NM_OVERHEAD" --csv --blocks "$BLOCKS" \
+        --min 8 --max "$MAXSIZE" --iters "$ITERS" --warmup "$WARMUP"
+    else
+      fail "one-job overhead skipped: nm_bench_mpi_overhead or nmad's mpirun not found"
+    fi
+  fi
   [[ $DO_MSGRATE -eq 1 ]] && run_both "$prov" 2 "msgrate_$prov" "message rate over $prov" "${MR[@]}"
   [[ $DO_BCAST -eq 1 ]] && run_both "$prov" "$BCAST_NP" "bcast_$prov" "MPI_Bcast over $prov, $BCAST_NP ranks" "${BC[@]}"
 done
@@ -245,6 +265,20 @@ echo "provider,bench,size,nmad,ompi,ratio_nmad_over_ompi,native,overhead_nmad_ov
       echo "$prov,pingpong_lat_us,$size,$nl,$ol,$lr,$vl,$ov" >>"$SUMCSV"
       echo "$prov,pingpong_bw_MBps,$size,$nb,$ob,$br,," >>"$SUMCSV"
     done
+    if [[ $DO_OVERHEAD -eq 1 ]]; then
+      echo
+      echo "## $prov: MPI shim over native nmad in one job, $BLOCKS alternated rounds (latency us; ratio MPI/native)"
+      printf '%9s | %9s %9s | %6s %6s %6s\n' size mpi native ratio min max
+      for size in $(sizes_of "$OUT/overhead_$prov.csv"); do
+        ml=$(csv_get "$OUT/overhead_$prov.csv" "$size" 2)
+        vl=$(csv_get "$OUT/overhead_$prov.csv" "$size" 3)
+        rm_=$(csv_get "$OUT/overhead_$prov.csv" "$size" 4)
+        rl=$(csv_get "$OUT/overhead_$prov.csv" "$size" 5)
+        rh=$(csv_get "$OUT/overhead_$prov.csv" "$size" 6)
+        printf '%9s | %9s %9s | %6.3f %6.3f %6.3f\n' "$size" "$(show "$ml")" "$(show "$vl")" "$rm_" "$rl" "$rh"
+        echo "$prov,overhead_one_job_lat_us,$size,$ml,,,$vl,$rm_" >>"$SUMCSV"
+      done
+    fi
     if [[ $DO_MSGRATE -eq 1 ]]; then
       echo
       echo "## $prov: message rate, window $WINDOW (messages/s; ratio nmad/ompi >1 = nmad faster)"
@@ -289,23 +323,39 @@ if command -v gnuplot >/dev/null 2>&1; then
     done
     echo "$clauses"
   }
+  overhead_plots() { # the one-job ratio MPI/native of each provider measured
+    local clauses="" f dash
+    for prov in $PROVIDERS; do
+      f=$OUT/overhead_$prov.csv
+      [[ -f "$f" && $(grep -c '^[0-9]' "$f") -gt 0 ]] || continue
+      [[ $prov == shm ]] && dash=1 || dash=2
+      clauses+="${clauses:+, }'$f' using 1:4:5:6 every ::1 with yerrorlines lw 2 dt $dash lc rgb '#9467bd' title 'median (min-max) $prov'"
+    done
+    echo "$clauses"
+  }
   lat=$(plots_for pingpong 3) bw=$(plots_for pingpong 4) mr=$(plots_for msgrate 3) bc=$(plots_for bcast 4)
+  oh=$(overhead_plots)
+  # A panel whose part was skipped: an empty frame (gnuplot refuses a plot with no defined point).
+  empty="set key off; set label 9 'not measured' at graph 0.5,0.5 center; plot [8:16] 1 lc rgb 'white' notitle; unset label 9; set key top left"
   {
     echo "set terminal pngcairo size 1400,1000 enhanced font 'sans,10'"
     echo "set output '$PNG'"
     echo "set datafile separator ','"
     echo "set grid; set key top left; set logscale x 2"
     echo "set xtics ('8' 8, '64' 64, '512' 512, '4K' 4096, '32K' 32768, '256K' 262144, '2M' 2097152)"
-    echo "set multiplot layout 2,2 title 'nmad MPI shim vs Open MPI (solid: shm, dashed: tcp)'"
+    echo "set multiplot layout 3,2 title 'nmad MPI shim vs Open MPI (solid: shm, dashed: tcp)'"
     echo "set logscale y 10; set xlabel 'message size (bytes)'"
     echo "set ylabel 'one-way latency, median (us)'; set title 'ping-pong latency'"
-    [[ -n "$lat" ]] && echo "plot $lat" || echo "set key off; plot 1/0 notitle"
+    [[ -n "$lat" ]] && echo "plot $lat" || echo "$empty"
     echo "set key top left; set ylabel 'bandwidth (MB/s)'; set title 'ping-pong bandwidth'"
-    [[ -n "$bw" ]] && echo "plot $bw" || echo "plot 1/0 notitle"
+    [[ -n "$bw" ]] && echo "plot $bw" || echo "$empty"
     echo "set ylabel 'messages/s'; set title 'message rate, window $WINDOW'"
-    [[ -n "$mr" ]] && echo "plot $mr" || echo "plot 1/0 notitle"
+    [[ -n "$mr" ]] && echo "plot $mr" || echo "$empty"
     echo "set ylabel 'time (us)'; set title 'MPI\\_Bcast, $BCAST_NP ranks (slowest rank, median)'"
-    [[ -n "$bc" ]] && echo "plot $bc" || echo "plot 1/0 notitle"
+    [[ -n "$bc" ]] && echo "plot $bc" || echo "$empty"
+    echo "unset logscale y; set ylabel 'latency ratio MPI / native'"
+    echo "set title 'shim overhead in one job ($BLOCKS alternated rounds)'"
+    [[ -n "$oh" ]] && echo "plot $oh, 1.05 lc rgb 'gray' dt 3 title '5%'" || echo "$empty"
     echo "unset multiplot"
   } >"$OUT/mpi_compare.gp"
   if gnuplot "$OUT/mpi_compare.gp" 2>"$LOG/gnuplot.log"; then

@@ -112,7 +112,9 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
 
 /* ---------------------------------------------------------------- non-blocking */
 
-static int nm_mpi_isend_mode(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+static inline __attribute__((always_inline)) int nm_mpi_isend_mode(const void *buf, int count,
+                                                                   MPI_Datatype datatype, int dest, int tag,
+                                                                   MPI_Comm comm,
                              int mode, MPI_Request *request, const char *fn)
 {
   int err = request ? nm_mpi_p2p_post(NM_MPI_REQ_SEND, buf, count, datatype, dest, tag, comm, mode, 0, request)

@@ -168,14 +168,18 @@ static inline __attribute__((always_inline)) int nm_mpi_request_post(struct nm_m
       nm_mpi_datatype_pack(d, r->buf, r->count, r->tmp);
       ptr = r->tmp;
     }
-    nm_sr_send_init(nm_mpi.session, &r->nreq);
-    if (r->prio)
-      nm_sr_send_set_priority(nm_mpi.session, &r->nreq, r->prio);
     nm_tag_t tag = nm_mpi_p2p_tag(c, r->tag);
-    if (r->mode == NM_MPI_MODE_SYNC)
-      err = nm_sr_send_issend(nm_mpi.session, &r->nreq, gate, tag, ptr, len);
-    else
-      err = nm_sr_send_isend(nm_mpi.session, &r->nreq, gate, tag, ptr, len);
+    if (__builtin_expect(!r->prio && r->mode != NM_MPI_MODE_SYNC, 1)) {
+      err = nm_sr_isend(nm_mpi.session, gate, tag, ptr, len, &r->nreq); /* init and post in one call */
+    } else {
+      nm_sr_send_init(nm_mpi.session, &r->nreq);
+      if (r->prio)
+        nm_sr_send_set_priority(nm_mpi.session, &r->nreq, r->prio);
+      if (r->mode == NM_MPI_MODE_SYNC)
+        err = nm_sr_send_issend(nm_mpi.session, &r->nreq, gate, tag, ptr, len);
+      else
+        err = nm_sr_send_isend(nm_mpi.session, &r->nreq, gate, tag, ptr, len);
+    }
   } else {
     nm_gate_t gate = NM_ANY_GATE;
     if (r->peer != MPI_ANY_SOURCE && !(gate = nm_mpi_comm_gate(c, r->peer)))
@@ -187,8 +191,7 @@ static inline __attribute__((always_inline)) int nm_mpi_request_post(struct nm_m
         return MPI_ERR_NO_MEM;
       ptr = r->tmp; /* unpacked in nm_mpi_request_complete() */
     }
-    nm_sr_recv_init(nm_mpi.session, &r->nreq);
-    err = nm_sr_recv_irecv(nm_mpi.session, &r->nreq, gate, tag, mask, ptr, len);
+    err = nm_sr_irecv_mask(nm_mpi.session, gate, tag, mask, ptr, len, &r->nreq); /* init and post */
   }
   if (err && !r->nreq.completed) { /* not posted at all */
     free(r->tmp);
