@@ -94,6 +94,7 @@ MPI_Request nm_mpi_request_new(int kind, struct nm_mpi_request_s **out)
   r->prio = 0;
   nm_mpi_status_empty(&r->status);
   r->completed = kind == NM_MPI_REQ_DONE;
+  r->plain = 0;
   r->progress = NULL;
   r->release = NULL;
   r->state = NULL;
@@ -183,7 +184,10 @@ static inline __attribute__((always_inline)) nm_len_t nm_mpi_transfer_status(str
         s->MPI_SOURCE = nm_mpi_source_rank(r->comm, gate);
       if (r->tag == MPI_ANY_TAG && nm_sr_recv_get_tag(nm_mpi.session, &r->nreq, &tag) == 0)
         s->MPI_TAG = (int)(uint32_t)tag;
-      nm_sr_get_size(nm_mpi.session, &r->nreq, &len);
+      if (__builtin_expect(err == 0, 1))
+        len = r->nreq.msg_len; /* matched and not truncated: the whole message arrived */
+      else
+        nm_sr_get_size(nm_mpi.session, &r->nreq, &len);
     }
   }
   s->nm_count = (long long)len;
@@ -211,7 +215,7 @@ static inline __attribute__((always_inline)) void nm_mpi_request_complete(struct
  * succeeds, its status goes straight to the application (nm_mpi_plain_status) and the request is released. */
 static inline int nm_mpi_request_is_plain(const struct nm_mpi_request_s *r)
 {
-  return !nm_mpi.n_coll_reqs && nm_mpi_request_is_p2p(r) && !r->persistent && !r->tmp && !r->completed;
+  return !nm_mpi.n_coll_reqs && r->plain && !r->completed;
 }
 
 /* Wait for the transfer of a plain request. @return 1 when it succeeded (the plain completion applies). */
@@ -446,6 +450,8 @@ int nm_mpi_request_start(struct nm_mpi_request_s *r)
     return MPI_ERR_COMM;
   if (!d)
     return MPI_ERR_TYPE;
+  free(r->tmp); /* NULL unless a persistent request's last completion was never processed */
+  r->tmp = NULL;
   return nm_mpi_request_post(r, c, d);
 }
 

@@ -47,9 +47,12 @@ static inline int nm_mpi_p2p_check_get(MPI_Comm comm, int count, MPI_Datatype da
   if (!d || !(d->committed || d->predefined))
     return MPI_ERR_TYPE;
   int size = c->is_inter ? c->remote_size : c->size;
-  if (peer != MPI_PROC_NULL && !(is_recv && peer == MPI_ANY_SOURCE) && (peer < 0 || peer >= size))
+  /* One unsigned comparison each for the common case (a rank of the group, a tag in [0, TAG_UB]); the special
+   * values (negative) are looked at only when it fails. */
+  if (__builtin_expect((unsigned)peer >= (unsigned)size, 0) && peer != MPI_PROC_NULL &&
+      !(is_recv && peer == MPI_ANY_SOURCE))
     return MPI_ERR_RANK;
-  if (!(is_recv && tag == MPI_ANY_TAG) && (tag < 0 || tag > NM_MPI_TAG_UB))
+  if (__builtin_expect((unsigned)tag > (unsigned)NM_MPI_TAG_UB, 0) && !(is_recv && tag == MPI_ANY_TAG))
     return MPI_ERR_TAG;
   *pc = c;
   *pd = d;
@@ -133,7 +136,7 @@ void nm_mpi_message_free(void *message);
 int nm_mpi_source_rank(MPI_Comm comm, nm_gate_t gate);
 
 /** nm_mpi_request_start() of a point-to-point request whose communicator and datatype objects are known (the
- *  fields of nm_mpi_p2p_setup() are set): post its nmad send or receive. Contiguous data goes straight from or to
+ *  fields of nm_mpi_p2p_setup() are set, r->tmp is NULL): post its nmad send or receive. Contiguous data goes straight from or to
  *  the application's buffer; non-contiguous data (and buffered sends) through a packed temporary r->tmp, unpacked
  *  and freed at completion. No monitor is attached here: the latency path does without one, and
  *  nm_mpi_request_watch() adds it to the requests that need it. Inline: the blocking and non-blocking calls
@@ -144,10 +147,6 @@ static inline __attribute__((always_inline)) int nm_mpi_request_post(struct nm_m
                                                                      const struct nm_mpi_comm_s *c,
                                                                      const struct nm_mpi_datatype_s *d)
 {
-  if (r->tmp) { /* a persistent request started again */
-    free(r->tmp);
-    r->tmp = NULL;
-  }
   r->active = 1;
   r->completed = 0; /* the status is filled at completion (nm_mpi_request_complete) */
   if (r->peer == MPI_PROC_NULL) {
@@ -199,6 +198,7 @@ static inline __attribute__((always_inline)) int nm_mpi_request_post(struct nm_m
     r->active = 0;
     return nm_mpi_from_nm_err(err);
   }
+  r->plain = !r->persistent && !r->tmp;
   return MPI_SUCCESS; /* failures after posting complete the request with their status */
 }
 
