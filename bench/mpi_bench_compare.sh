@@ -355,7 +355,7 @@ if command -v gnuplot >/dev/null 2>&1; then
     [[ -n "$bc" ]] && echo "plot $bc" || echo "$empty"
     echo "unset logscale y; set ylabel 'latency ratio MPI / native'"
     echo "set title 'shim overhead in one job ($BLOCKS alternated rounds)'"
-    [[ -n "$oh" ]] && echo "plot $oh, 1.05 lc rgb 'gray' dt 3 title '5%'" || echo "$empty"
+    [[ -n "$oh" ]] && echo "plot $oh, 1.05 with lines lw 2 dt 2 lc rgb '#555555' title '5%'" || echo "$empty"
     echo "unset multiplot"
   } >"$OUT/mpi_compare.gp"
   if gnuplot "$OUT/mpi_compare.gp" 2>"$LOG/gnuplot.log"; then
