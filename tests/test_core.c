@@ -462,6 +462,175 @@ START_TEST(test_monitor_after_post)
 }
 END_TEST
 
+/* ---- withdrawing sends (nm_sr_scancel, CANCEL / CANCEL_REPLY) ---- */
+
+static void inject_cancel(int src, uint8_t type, uint8_t result, nm_tag_t tag, uint32_t seq)
+{
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  off += nm_wire_put_cancel(pkt + off, type, result, sess->id, tag, seq);
+  nm_wire_put_pkt_hdr(pkt, 1, (uint32_t)src, (uint32_t)off);
+  inject(pkt, off, src);
+}
+
+/* The last chunk of the last packet sent (progress first, so that queued control chunks leave). */
+static struct nm_wire_chunk_s last_chunk(void)
+{
+  nm_core_progress(core);
+  struct nm_wire_chunk_s c[8];
+  int n = decode(fake->n_pkts - 1, c, 8);
+  ck_assert_int_ge(n, 1);
+  ck_assert_int_le(n, 8);
+  return c[n - 1];
+}
+
+START_TEST(test_cancel_eager_withdrawn)
+{
+  nm_sr_request_t s;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(1), 3, "x", 2, &s), 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &s), 0); /* its data left */
+  ck_assert_int_eq(nm_sr_scancel(sess, &s), 0);
+  ck_assert_int_eq(nm_sr_scancel(sess, &s), -NM_EALREADY);
+  ck_assert_int_eq(nm_sr_stest(sess, &s), -NM_EAGAIN); /* re-armed until the receiver answers */
+  struct nm_wire_chunk_s c = last_chunk();
+  ck_assert_uint_eq(c.type, NM_WIRE_CANCEL);
+  ck_assert(c.session == sess->id && c.tag == 3 && c.seq == 0);
+  inject_cancel(1, NM_WIRE_CANCEL_REPLY, 1, 3, 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &s), -NM_ECANCELED);
+  ck_assert_int_eq(gate(1)->status, 0);
+}
+END_TEST
+
+START_TEST(test_cancel_eager_too_late)
+{
+  nm_sr_request_t s;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(1), 3, "x", 2, &s), 0);
+  ck_assert_int_eq(nm_sr_scancel(sess, &s), 0);
+  inject_cancel(1, NM_WIRE_CANCEL_REPLY, 0, 3, 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &s), 0); /* a receive had matched it: delivered */
+}
+END_TEST
+
+START_TEST(test_cancel_eager_in_flight)
+{
+  nm_sr_request_t s;
+  fake->inject = 0; /* packets stay in the driver until fake_complete_sends() */
+  ck_assert_int_eq(nm_sr_isend(sess, gate(1), 3, "x", 2, &s), 0);
+  ck_assert_int_eq(nm_sr_scancel(sess, &s), 0);
+  ck_assert_uint_eq(last_chunk().type, NM_WIRE_CANCEL);
+  inject_cancel(1, NM_WIRE_CANCEL_REPLY, 1, 3, 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &s), -NM_EAGAIN); /* withdrawn, but its buffer is still being sent */
+  fake_complete_sends(core, fake);
+  ck_assert_int_eq(nm_sr_stest(sess, &s), -NM_ECANCELED);
+}
+END_TEST
+
+START_TEST(test_cancel_rdv)
+{
+  static char big[50000];
+  nm_sr_request_t s, t;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(2), 11, big, sizeof(big), &s), 0);
+  ck_assert_int_eq(nm_sr_scancel(sess, &s), 0);
+  inject_cancel(2, NM_WIRE_CANCEL_REPLY, 1, 11, 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &s), -NM_ECANCELED);
+  ck_assert_int_eq(fake->n_large, 0); /* no data moved */
+  /* a synchronous rendezvous send: the same (its RDV never gets an RTR) */
+  nm_sr_request_t u;
+  ck_assert_int_eq(nm_sr_issend(sess, gate(2), 12, big, sizeof(big), &u), 0);
+  ck_assert_int_eq(nm_sr_scancel(sess, &u), 0);
+  inject_cancel(2, NM_WIRE_CANCEL_REPLY, 1, 12, 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &u), -NM_ECANCELED);
+  /* once the receiver asked for the data (RTR), it is too late */
+  ck_assert_int_eq(nm_sr_isend(sess, gate(2), 11, big, sizeof(big), &t), 0);
+  struct nm_wire_chunk_s c = last_chunk();
+  ck_assert_uint_eq(c.type, NM_WIRE_RDV);
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  off += nm_wire_put_rtr(pkt + off, 0, c.cookie, 0, sizeof(big), 78);
+  nm_wire_put_pkt_hdr(pkt, 1, 2, (uint32_t)off);
+  inject(pkt, off, 2);
+  ck_assert_int_eq(fake->n_large, 1);
+  ck_assert_int_eq(nm_sr_scancel(sess, &t), -NM_EBUSY);
+  nm_core_large_done(core, fake->large[0].ctx, 0, sizeof(big));
+  ck_assert_int_eq(nm_sr_stest(sess, &t), 0);
+}
+END_TEST
+
+START_TEST(test_cancel_sync)
+{
+  nm_sr_request_t s;
+  ck_assert_int_eq(nm_sr_issend(sess, gate(1), 2, "sync", 5, &s), 0);
+  struct nm_wire_chunk_s c = last_chunk();
+  ck_assert_int_eq(nm_sr_scancel(sess, &s), 0);
+  inject_cancel(1, NM_WIRE_CANCEL_REPLY, 1, 2, 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &s), -NM_ECANCELED);
+  /* an acknowledged synchronous send was matched: nothing to withdraw */
+  ck_assert_int_eq(nm_sr_issend(sess, gate(1), 2, "sync", 5, &s), 0);
+  c = last_chunk();
+  ck_assert_uint_eq(c.type, NM_WIRE_DATA);
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  off += nm_wire_put_ack(pkt + off, c.cookie);
+  nm_wire_put_pkt_hdr(pkt, 1, 1, (uint32_t)off);
+  inject(pkt, off, 1);
+  ck_assert_int_eq(nm_sr_stest(sess, &s), 0);
+  ck_assert_int_eq(nm_sr_scancel(sess, &s), -NM_EBUSY);
+}
+END_TEST
+
+START_TEST(test_cancel_receiver_unexpected)
+{
+  char b[16];
+  nm_sr_request_t r;
+  inject_data(1, 4, 0, "withdrawn");
+  inject_cancel(1, NM_WIRE_CANCEL, 0, 4, 0);
+  struct nm_wire_chunk_s c = last_chunk();
+  ck_assert_uint_eq(c.type, NM_WIRE_CANCEL_REPLY);
+  ck_assert(c.tag == 4 && c.seq == 0 && c.result == 1);
+  inject_data(1, 4, 1, "next");
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 4, b, sizeof(b), &r), 0);
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), 0);
+  ck_assert_str_eq(b, "next");
+}
+END_TEST
+
+START_TEST(test_cancel_receiver_tombstone)
+{
+  char b[16];
+  nm_sr_request_t r;
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 6, b, sizeof(b), &r), 0);
+  inject_cancel(1, NM_WIRE_CANCEL, 0, 6, 0); /* overtook its message */
+  ck_assert_uint_eq(last_chunk().result, 1);
+  inject_data(1, 6, 0, "withdrawn");
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), -NM_EAGAIN); /* dropped on arrival */
+  inject_data(1, 6, 1, "next");
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), 0);
+  ck_assert_str_eq(b, "next");
+  inject_cancel(1, NM_WIRE_CANCEL, 0, 6, 5);
+  inject_cancel(1, NM_WIRE_CANCEL, 0, 6, 5); /* the same message withdrawn twice: a protocol error */
+  ck_assert_int_eq(gate(1)->status, -NM_EPROTO);
+}
+END_TEST
+
+START_TEST(test_cancel_receiver_matched)
+{
+  char b[16];
+  nm_sr_request_t r;
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 8, b, sizeof(b), &r), 0);
+  inject_data(1, 8, 0, "kept");
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), 0);
+  inject_cancel(1, NM_WIRE_CANCEL, 0, 8, 0);
+  ck_assert_uint_eq(last_chunk().result, 0);
+  ck_assert_str_eq(b, "kept");
+}
+END_TEST
+
+START_TEST(test_cancel_reply_unknown)
+{
+  inject_cancel(1, NM_WIRE_CANCEL_REPLY, 0, 9, 0); /* "too late" for a send that completed meanwhile: ignored */
+  ck_assert_int_eq(gate(1)->status, 0);
+  inject_cancel(1, NM_WIRE_CANCEL_REPLY, 1, 9, 0); /* withdrawn, but nothing asked for it */
+  ck_assert_int_eq(gate(1)->status, -NM_EPROTO);
+}
+END_TEST
+
 /* Post one send (it leaves at once), then n more while the rail is busy; return the packets of one pass. */
 static int burst(int n, nm_sr_request_t *reqs, char (*msgs)[8])
 {
@@ -596,6 +765,15 @@ int main(void)
   tcase_add_test(tp, test_rtr_out_of_range);
   tcase_add_test(tp, test_sync_send);
   tcase_add_test(tp, test_sync_recv_sends_ack);
+  tcase_add_test(tp, test_cancel_eager_withdrawn);
+  tcase_add_test(tp, test_cancel_eager_too_late);
+  tcase_add_test(tp, test_cancel_eager_in_flight);
+  tcase_add_test(tp, test_cancel_rdv);
+  tcase_add_test(tp, test_cancel_sync);
+  tcase_add_test(tp, test_cancel_receiver_unexpected);
+  tcase_add_test(tp, test_cancel_receiver_tombstone);
+  tcase_add_test(tp, test_cancel_receiver_matched);
+  tcase_add_test(tp, test_cancel_reply_unknown);
   tcase_add_test(tp, test_gate_failure_completes_requests);
   tcase_add_test(tp, test_self_send);
   suite_add_tcase(s, tp);

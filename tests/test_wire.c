@@ -18,7 +18,9 @@ static size_t build_packet(uint8_t *buf)
   len += nm_wire_put_rdv(buf + len, 8, 10, 3, 1 << 20, 77, 0);
   len += nm_wire_put_rtr(buf + len, 1, 77, 4096, 65536, 991);
   len += nm_wire_put_ack(buf + len, 0xabcdefULL);
-  nm_wire_put_pkt_hdr(buf, 5, 3, (uint32_t)len);
+  len += nm_wire_put_cancel(buf + len, NM_WIRE_CANCEL, 0, 7, 0x99, 12);
+  len += nm_wire_put_cancel(buf + len, NM_WIRE_CANCEL_REPLY, 1, 7, 0x99, 12);
+  nm_wire_put_pkt_hdr(buf, 7, 3, (uint32_t)len);
   return len;
 }
 
@@ -28,7 +30,7 @@ START_TEST(test_roundtrip)
   size_t len = build_packet(buf);
   struct nm_wire_pkt_s pkt;
   ck_assert_int_eq(nm_wire_validate(buf, len, &pkt), 0);
-  ck_assert_uint_eq(pkt.n_chunks, 5);
+  ck_assert_uint_eq(pkt.n_chunks, 7);
   ck_assert_uint_eq(pkt.src_rank, 3);
   ck_assert_uint_eq(pkt.total_len, len);
   size_t off = NM_WIRE_PKT_HDR_LEN;
@@ -55,6 +57,12 @@ START_TEST(test_roundtrip)
   ck_assert(c.offset == 4096 && c.msg_len == 65536 && c.rtag == 991 && c.cookie == 77);
   ck_assert_int_eq(nm_wire_next_chunk(buf, len, &off, &c), 0);
   ck_assert_uint_eq(c.type, NM_WIRE_ACK);
+  ck_assert_int_eq(nm_wire_next_chunk(buf, len, &off, &c), 0);
+  ck_assert_uint_eq(c.type, NM_WIRE_CANCEL);
+  ck_assert(c.session == 7 && c.tag == 0x99 && c.seq == 12 && c.result == 0);
+  ck_assert_int_eq(nm_wire_next_chunk(buf, len, &off, &c), 0);
+  ck_assert_uint_eq(c.type, NM_WIRE_CANCEL_REPLY);
+  ck_assert(c.session == 7 && c.tag == 0x99 && c.seq == 12 && c.result == 1);
   ck_assert_uint_eq(off, len);
 }
 END_TEST
@@ -109,7 +117,7 @@ START_TEST(test_truncated_prefixes)
     memcpy(copy, buf, len);
     ck_assert_int_eq(nm_wire_validate(copy, cut, &pkt), -NM_EPROTO);
     if (cut >= NM_WIRE_PKT_HDR_LEN) {
-      nm_wire_put_pkt_hdr(copy, 5, 3, (uint32_t)cut);
+      nm_wire_put_pkt_hdr(copy, 7, 3, (uint32_t)cut);
       ck_assert_int_eq(nm_wire_validate(copy, cut, &pkt), -NM_EPROTO);
     }
   }
@@ -178,6 +186,22 @@ START_TEST(test_bad_chunks)
   h = nm_wire_put_data_hdr(buf + off, 1, 1, 0, 4, 0, 0, 5);
   nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h + 4));
   ck_assert_int_eq(nm_wire_validate(buf, off + h + 4, &pkt), -NM_EPROTO);
+  /* CANCEL_REPLY with a result other than 0 or 1, CANCEL with a result at all, reserved bytes set */
+  h = nm_wire_put_cancel(buf + off, NM_WIRE_CANCEL_REPLY, 1, 1, 1, 0);
+  buf[off + 1] = 2;
+  nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h));
+  ck_assert_int_eq(nm_wire_validate(buf, off + h, &pkt), -NM_EPROTO);
+  h = nm_wire_put_cancel(buf + off, NM_WIRE_CANCEL, 1, 1, 1, 0);
+  nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h));
+  ck_assert_int_eq(nm_wire_validate(buf, off + h, &pkt), -NM_EPROTO);
+  h = nm_wire_put_cancel(buf + off, NM_WIRE_CANCEL, 0, 1, 1, 0);
+  buf[off + 21] = 1;
+  nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h));
+  ck_assert_int_eq(nm_wire_validate(buf, off + h, &pkt), -NM_EPROTO);
+  /* CANCEL cut short by the end of the packet */
+  h = nm_wire_put_cancel(buf + off, NM_WIRE_CANCEL, 0, 1, 1, 0);
+  nm_wire_put_pkt_hdr(buf, 1, 0, (uint32_t)(off + h - 4));
+  ck_assert_int_eq(nm_wire_validate(buf, off + h - 4, &pkt), -NM_EPROTO);
   /* ACK with non-zero reserved bytes */
   h = nm_wire_put_ack(buf + off, 1);
   buf[off + 3] = 1;

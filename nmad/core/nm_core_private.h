@@ -27,6 +27,7 @@ enum nm_req_state_e {
   NM_RS_PACKED,   /* send: inside a packet wrapper being sent */
   NM_RS_RDV,      /* send: RDV sent, waiting for RTR; recv: large transfer posted */
   NM_RS_POSTED,   /* recv: in session->posted, not matched */
+  NM_RS_CANCELLING, /* send: eager data left, in gate->cancelling until its CANCEL_REPLY */
   NM_RS_DONE
 };
 /* Request flags (struct nm_req_s.flags). */
@@ -35,6 +36,8 @@ enum nm_req_state_e {
 #define NM_REQF_ACKED 0x04    /* sync send: receiver matched */
 #define NM_REQF_TRUNC 0x08    /* recv: message larger than buffer */
 #define NM_REQF_MATCHED 0x10  /* recv: gate/tag/msg_len known */
+#define NM_REQF_CANCEL 0x20   /* send: CANCEL sent, outcome not known yet (nm_cancel.c) */
+#define NM_REQF_CANCELLED 0x40 /* send: the receiver withdrew it; completes with -NM_ECANCELED once its data left */
 
 /* Intrusive doubly-linked list of requests (through req->next/prev). */
 struct nm_req_list_s {
@@ -44,11 +47,14 @@ void nm_req_list_append(struct nm_req_list_s *l, struct nm_req_s *r);
 void nm_req_list_insert_after(struct nm_req_list_s *l, struct nm_req_s *pos, struct nm_req_s *r);
 void nm_req_list_remove(struct nm_req_list_s *l, struct nm_req_s *r);
 
-/** A control chunk waiting for a packet (RTR or ACK). */
+/** A control chunk waiting for a packet (RTR, ACK, CANCEL or CANCEL_REPLY). */
 struct nm_ctrl_s {
   struct nm_ctrl_s *next;
   uint8_t type, rail;
-  uint64_t cookie, offset, len, rtag;
+  uint64_t cookie, offset, len, rtag; /* RTR, ACK */
+  uint8_t result;                     /* CANCEL_REPLY */
+  uint32_t session, seq;              /* CANCEL, CANCEL_REPLY: the message */
+  uint64_t tag;
 };
 
 /** A packet wrapper: one packet being built and sent. Requests whose data it carries are chained through
@@ -117,6 +123,9 @@ struct nm_gate_s {
   struct nm_req_list_s send_queue;   /* sends waiting for a packet, strategy order */
   struct nm_ctrl_s *ctrl_head, *ctrl_tail;
   struct nm_req_list_s rdv_sends;    /* sends past RDV or waiting for ACK, by cookie */
+  struct nm_req_list_s cancelling;   /* eager sends whose data left, waiting for their CANCEL_REPLY */
+  struct nm_unexp_s *tombstones;     /* messages the sender withdrew before they arrived in order (nm_cancel.c) */
+  int n_tombstones;
   struct nm_large_s *large;          /* large transfers in flight on this gate */
   struct nm_pw_s *inflight_pws;      /* packets posted to a driver, not completed */
   struct nm_unexp_s *ooo;            /* arrivals ahead of their sequence number */
@@ -315,5 +324,22 @@ int nm_rdv_handle_ack(struct nm_gate_s *gate, uint64_t cookie);
 void nm_core_large_done(void *ref, void *ctx, int err, size_t len);
 /** Queue an ACK for a synchronous eager send that just matched. */
 void nm_rdv_send_ack(struct nm_gate_s *gate, uint64_t cookie);
+
+/* ---- core/nm_cancel.c: withdrawing a send (CANCEL / CANCEL_REPLY) ---- */
+/** Sender: ask the receiver to withdraw send @p req. @return 0 (outcome pending: req completes later),
+ *  -NM_EBUSY (already matched: nothing to do), -NM_EALREADY (asked before), -NM_EINVAL, or the gate's error. */
+int nm_cancel_send(struct nm_req_s *req);
+/** Sender: the data of @p req (with NM_REQF_CANCEL or NM_REQF_CANCELLED) left: complete it if the outcome is
+ *  known, else park it until the reply. */
+void nm_cancel_data_left(struct nm_gate_s *gate, struct nm_req_s *req);
+/** Receiver: a CANCEL arrived. @return 0 or -NM_EPROTO / -NM_ENOMEM (fails the gate). */
+int nm_cancel_handle_request(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c);
+/** Sender: a CANCEL_REPLY arrived. @return 0 or -NM_EPROTO (a withdrawal of no pending cancel). */
+int nm_cancel_handle_reply(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c);
+/** Receiver: message (session, tag, seq) from @p gate is due in order; if its sender withdrew it, drop the
+ *  tombstone. @return 1 when the message must be dropped. */
+int nm_cancel_take_tombstone(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag, nm_seq_t seq);
+/** Gate failure: complete the parked sends, free the tombstones. */
+void nm_cancel_gate_fail(struct nm_gate_s *gate, int err);
 
 #endif /* NM_CORE_PRIVATE_H */

@@ -117,6 +117,7 @@ void nm_gate_fail(struct nm_gate_s *gate, int err)
     gate->ooo = u->next;
     nm_unexp_free(core, u);
   }
+  nm_cancel_gate_fail(gate, err);
 }
 
 void nm_gate_destroy(struct nm_gate_s *gate)

@@ -101,6 +101,14 @@ void nm_core_packet(void *ref, struct nm_drv_s *drv, const void *buf, size_t len
       if ((err = nm_rdv_handle_ack(gate, c->cookie)))
         nm_gate_fail(gate, err);
       break;
+    case NM_WIRE_CANCEL:
+      if ((err = nm_cancel_handle_request(gate, c)))
+        nm_gate_fail(gate, err);
+      break;
+    case NM_WIRE_CANCEL_REPLY:
+      if ((err = nm_cancel_handle_reply(gate, c)))
+        nm_gate_fail(gate, err);
+      break;
     }
   }
 }

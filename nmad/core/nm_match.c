@@ -184,6 +184,11 @@ static void nm_match_hook(struct nm_session_s *session, struct nm_gate_s *gate, 
 void nm_match_in_order(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c, struct nm_unexp_s *owned)
 {
   struct nm_core_s *core = gate->core;
+  if (gate->tombstones && nm_cancel_take_tombstone(gate, c->session, c->tag, c->seq)) {
+    if (owned) /* its sender withdrew it (nm_cancel.c): dropped, no ACK nor RTR */
+      nm_unexp_free(core, owned);
+    return;
+  }
   struct nm_session_s *session = nm_core_find_session(core, c->session);
   if (session && session->hook) {
     nm_match_hook(session, gate, c, owned);

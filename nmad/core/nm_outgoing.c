@@ -11,7 +11,14 @@ size_t nm_pw_req_size(const struct nm_core_s *core, const struct nm_req_s *req)
 
 static size_t nm_ctrl_size(const struct nm_ctrl_s *c)
 {
-  return c->type == NM_WIRE_RTR ? NM_WIRE_RTR_LEN : NM_WIRE_ACK_LEN;
+  switch (c->type) {
+  case NM_WIRE_RTR:
+    return NM_WIRE_RTR_LEN;
+  case NM_WIRE_ACK:
+    return NM_WIRE_ACK_LEN;
+  default:
+    return NM_WIRE_CANCEL_LEN;
+  }
 }
 
 int nm_pw_pack_ctrl(struct nm_pw_s *pw)
@@ -26,8 +33,10 @@ int nm_pw_pack_ctrl(struct nm_pw_s *pw)
   uint8_t *p = pw->buf + pw->len;
   if (c->type == NM_WIRE_RTR)
     pw->len += nm_wire_put_rtr(p, c->rail, c->cookie, c->offset, c->len, c->rtag);
-  else
+  else if (c->type == NM_WIRE_ACK)
     pw->len += nm_wire_put_ack(p, c->cookie);
+  else
+    pw->len += nm_wire_put_cancel(p, c->type, c->result, c->session, c->tag, c->seq);
   pw->n_chunks++;
   nm_pool_put(&gate->core->ctrl_pool, c);
   return 1;
@@ -52,7 +61,10 @@ int nm_pw_pack_req(struct nm_pw_s *pw, struct nm_req_s *req)
     if (req->hdr_len)
       memcpy(p + h, req->hdr, req->hdr_len);
     req->state = NM_RS_RDV;
-    nm_req_list_append(&gate->rdv_sends, req);
+    if (req->flags & NM_REQF_CANCELLED) /* withdrawn before it left: the RDV still goes, for its sequence number */
+      nm_req_complete(req, -NM_ECANCELED);
+    else
+      nm_req_list_append(&gate->rdv_sends, req);
   } else {
     int sync = req->flags & NM_REQF_SYNC;
     if (sync) {
@@ -86,7 +98,9 @@ static void nm_pw_complete(struct nm_pw_s *pw, int err)
   pw->reqs = pw->reqs_tail = NULL;
   while (r) {
     struct nm_req_s *next = r->pw_next;
-    if (!(r->flags & NM_REQF_SYNC)) {
+    if (!err && (r->flags & (NM_REQF_CANCEL | NM_REQF_CANCELLED))) {
+      nm_cancel_data_left(gate, r); /* its completion waits for the cancel's outcome (nm_cancel.c) */
+    } else if (!(r->flags & NM_REQF_SYNC)) {
       nm_req_complete(r, err);
     } else if (err) {
       /* left to nm_gate_fail(), which completes everything in rdv_sends */

@@ -72,6 +72,18 @@ size_t nm_wire_put_ack(uint8_t *buf, uint64_t cookie)
   return NM_WIRE_ACK_LEN;
 }
 
+size_t nm_wire_put_cancel(uint8_t *buf, uint8_t type, uint8_t result, uint32_t session, uint64_t tag, uint32_t seq)
+{
+  nm_put8(buf, type);
+  nm_put8(buf + 1, result);
+  nm_put16(buf + 2, 0);
+  nm_put32(buf + 4, session);
+  nm_put64(buf + 8, tag);
+  nm_put32(buf + 16, seq);
+  nm_put32(buf + 20, 0);
+  return NM_WIRE_CANCEL_LEN;
+}
+
 int nm_wire_parse_pkt(const uint8_t *buf, size_t len, struct nm_wire_pkt_s *pkt)
 {
   if (len < NM_WIRE_PKT_HDR_LEN || buf[0] != NM_WIRE_MAGIC || buf[1] != NM_WIRE_VERSION)
@@ -160,6 +172,18 @@ int nm_wire_next_chunk(const uint8_t *buf, size_t len, size_t *off, struct nm_wi
         return -NM_EPROTO;
     c->cookie = nm_get64(p + 8);
     *off += NM_WIRE_ACK_LEN;
+    return NM_ESUCCESS;
+  case NM_WIRE_CANCEL:
+  case NM_WIRE_CANCEL_REPLY:
+    if (left < NM_WIRE_CANCEL_LEN || nm_get16(p + 2) != 0 || nm_get32(p + 20) != 0)
+      return -NM_EPROTO;
+    c->result = p[1];
+    if (c->result > (c->type == NM_WIRE_CANCEL_REPLY ? 1 : 0))
+      return -NM_EPROTO;
+    c->session = nm_get32(p + 4);
+    c->tag = nm_get64(p + 8);
+    c->seq = nm_get32(p + 16);
+    *off += NM_WIRE_CANCEL_LEN;
     return NM_ESUCCESS;
   default:
     return -NM_EPROTO;

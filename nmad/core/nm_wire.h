@@ -27,17 +27,21 @@
 #define NM_WIRE_RTR_LEN 40
 /** ACK chunk: type u8, reserved u8*7, cookie u64. */
 #define NM_WIRE_ACK_LEN 16
+/** CANCEL and CANCEL_REPLY chunks: type u8, result u8, reserved u16, session u32, tag u64, seq u32, reserved u32. */
+#define NM_WIRE_CANCEL_LEN 24
 
 enum nm_wire_type_e {
   NM_WIRE_DATA = 1, /* eager message: the whole payload follows */
   NM_WIRE_RDV = 2,  /* rendezvous request: message too large for eager */
   NM_WIRE_RTR = 3,  /* ready to receive: send [offset, offset+len) on rail with rtag */
-  NM_WIRE_ACK = 4   /* synchronous send matched */
+  NM_WIRE_ACK = 4,  /* synchronous send matched */
+  NM_WIRE_CANCEL = 5,      /* sender: withdraw message (session, tag, seq) unless a receive matched it */
+  NM_WIRE_CANCEL_REPLY = 6 /* receiver: the outcome (result 1: withdrawn, 0: too late, it was matched) */
 };
 #define NM_WIRE_FLAG_SYNC 0x01   /* DATA: the sender waits for an ACK carrying cookie */
 #define NM_WIRE_FLAG_PREFIX 0x02 /* DATA: the first prefix_len payload bytes are a header (rpc) */
 #define NM_FLAG_LOCAL_BCAST 0x80 /* never on the wire: a stored message that came by dynamic broadcast */
-#define NM_WIRE_TYPE_MAX 4
+#define NM_WIRE_TYPE_MAX 6
 
 /** A parsed packet header. */
 struct nm_wire_pkt_s {
@@ -56,6 +60,7 @@ struct nm_wire_chunk_s {
   uint32_t prefix_len;  /* DATA with FLAG_PREFIX, RDV: bytes of the message that are its header (rpc) */
   uint64_t msg_len;     /* DATA, RDV: total message length; RTR: bytes requested */
   uint64_t cookie;      /* RDV, RTR, ACK, sync DATA */
+  uint8_t result;       /* CANCEL_REPLY: 1 withdrawn, 0 too late */
   uint64_t offset;      /* RTR */
   uint64_t rtag;        /* RTR */
   const uint8_t *payload;
@@ -77,6 +82,8 @@ size_t nm_wire_put_rdv(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t se
                        uint64_t cookie, uint32_t inline_len);
 size_t nm_wire_put_rtr(uint8_t *buf, uint8_t rail, uint64_t cookie, uint64_t offset, uint64_t len, uint64_t rtag);
 size_t nm_wire_put_ack(uint8_t *buf, uint64_t cookie);
+/** Write a CANCEL (@p type NM_WIRE_CANCEL, @p result 0) or CANCEL_REPLY chunk. @return NM_WIRE_CANCEL_LEN. */
+size_t nm_wire_put_cancel(uint8_t *buf, uint8_t type, uint8_t result, uint32_t session, uint64_t tag, uint32_t seq);
 
 /** Parse and validate the packet header against the received length. @return 0 or -NM_EPROTO. */
 int nm_wire_parse_pkt(const uint8_t *buf, size_t len, struct nm_wire_pkt_s *pkt);

@@ -160,8 +160,8 @@ void nm_mpi_request_release(MPI_Request *handle)
 
 /* ---------------------------------------------------------------- completion */
 
-/* Status of the completed transfer of point-to-point request @p r, every field (MPI-3.1 3.2.5; a cancelled receive
- * completes successfully with nothing received, 3.8.4). @return the received length (0 for sends). */
+/* Status of the completed transfer of point-to-point request @p r, every field (MPI-3.1 3.2.5; a cancelled send or
+ * receive completes successfully with nothing transferred, 3.8.4). @return the received length (0 for sends). */
 static inline __attribute__((always_inline)) nm_len_t nm_mpi_transfer_status(struct nm_mpi_request_s *r,
                                                                              MPI_Status *s)
 {
@@ -171,24 +171,22 @@ static inline __attribute__((always_inline)) nm_len_t nm_mpi_transfer_status(str
   s->MPI_SOURCE = r->peer;
   s->MPI_TAG = r->tag;
   s->nm_cancelled = 0;
-  if (r->kind == NM_MPI_REQ_RECV) {
-    if (err == -NM_ECANCELED) {
-      s->MPI_SOURCE = MPI_ANY_SOURCE;
-      s->MPI_TAG = MPI_ANY_TAG;
-      s->MPI_ERROR = MPI_SUCCESS;
-      s->nm_cancelled = 1;
-    } else {
-      nm_gate_t gate = NULL;
-      nm_tag_t tag = 0;
-      if (r->peer == MPI_ANY_SOURCE && nm_sr_recv_source(nm_mpi.session, &r->nreq, &gate) == 0 && gate)
-        s->MPI_SOURCE = nm_mpi_source_rank(r->comm, gate);
-      if (r->tag == MPI_ANY_TAG && nm_sr_recv_get_tag(nm_mpi.session, &r->nreq, &tag) == 0)
-        s->MPI_TAG = (int)(uint32_t)tag;
-      if (__builtin_expect(err == 0, 1))
-        len = r->nreq.msg_len; /* matched and not truncated: the whole message arrived */
-      else
-        nm_sr_get_size(nm_mpi.session, &r->nreq, &len);
-    }
+  if (__builtin_expect(err == -NM_ECANCELED, 0)) {
+    s->MPI_SOURCE = MPI_ANY_SOURCE;
+    s->MPI_TAG = MPI_ANY_TAG;
+    s->MPI_ERROR = MPI_SUCCESS;
+    s->nm_cancelled = 1;
+  } else if (r->kind == NM_MPI_REQ_RECV) {
+    nm_gate_t gate = NULL;
+    nm_tag_t tag = 0;
+    if (r->peer == MPI_ANY_SOURCE && nm_sr_recv_source(nm_mpi.session, &r->nreq, &gate) == 0 && gate)
+      s->MPI_SOURCE = nm_mpi_source_rank(r->comm, gate);
+    if (r->tag == MPI_ANY_TAG && nm_sr_recv_get_tag(nm_mpi.session, &r->nreq, &tag) == 0)
+      s->MPI_TAG = (int)(uint32_t)tag;
+    if (__builtin_expect(err == 0, 1))
+      len = r->nreq.msg_len; /* matched and not truncated: the whole message arrived */
+    else
+      nm_sr_get_size(nm_mpi.session, &r->nreq, &len);
   }
   s->nm_count = (long long)len;
   return len;
@@ -937,11 +935,16 @@ int PMPI_Cancel(MPI_Request *request)
   struct nm_mpi_request_s *r = nm_mpi_request_get(*request);
   if (!r || !r->active)
     return nm_mpi_error(r ? r->comm : MPI_COMM_WORLD, MPI_ERR_REQUEST, __func__);
-  /* Receives that have not matched yet are withdrawn from the matching engine; a matched receive completes
-   * normally. Sends are never withdrawn once posted (nmad has no protocol for it): the standard allows it,
-   * MPI_Test_cancelled then says false. */
-  if (r->kind == NM_MPI_REQ_RECV && !r->completed && !r->nreq.completed)
-    nm_sr_rcancel(nm_mpi.session, &r->nreq);
+  /* A receive that has not matched yet is withdrawn from the matching engine. A send is withdrawn from its
+   * receiver if no receive matched it there (nm_sr_scancel: the outcome comes back by message, the request
+   * completes then, with MPI_Test_cancelled true or false). Either way a matched operation completes normally
+   * (MPI-3.1 3.8.4); so does one whose completion the shim already processed. */
+  if (!r->completed && r->peer != MPI_PROC_NULL) {
+    if (r->kind == NM_MPI_REQ_RECV && !r->nreq.completed)
+      nm_sr_rcancel(nm_mpi.session, &r->nreq);
+    else if (r->kind == NM_MPI_REQ_SEND)
+      nm_sr_scancel(nm_mpi.session, &r->nreq); /* -NM_EBUSY (matched already), -NM_EALREADY: nothing to do */
+  }
   return MPI_SUCCESS;
 }
 

@@ -158,6 +158,13 @@ int nm_sr_rtest(nm_session_t session, nm_sr_request_t *req)
   return nm_sr_test(session, req);
 }
 
+int nm_sr_scancel(nm_session_t session, nm_sr_request_t *req)
+{
+  if (!session || !req || req->session != session)
+    return -NM_EINVAL;
+  return nm_cancel_send(req);
+}
+
 int nm_sr_recv_source(nm_session_t session, nm_sr_request_t *req, nm_gate_t *gate)
 {
   if (!(req->flags & NM_REQF_MATCHED) && !req->gate)

@@ -102,6 +102,19 @@ int nm_sr_probe(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_tag_t mas
 int nm_sr_rcancel(nm_session_t session, nm_sr_request_t *req);
 
 /**
+ * @brief Withdraw a posted send that no receive matched yet (what MPI_Cancel of a send needs, MPI-3.1 3.8.4).
+ * The receiver is asked (a CANCEL message; doc/protocol.md): if no receive matched the message, it is dropped
+ * there and @p req completes with -NM_ECANCELED (nothing was received); if one did, @p req completes normally.
+ * Either way wait for @p req as usual: it completes once the outcome is known, which takes the receiver's
+ * progress. An eager send that had already completed (its data left) is re-armed: nm_sr_swait() waits again, for
+ * the outcome. Not thread-safe (as every call on a session).
+ * @return 0 (outcome pending), -NM_EBUSY (a receive already matched it, or asked for its data: nothing changes),
+ *         -NM_EALREADY (cancel already requested), -NM_EINVAL (not a posted send), -NM_ENOMEM, or the gate's
+ *         error (-NM_ECLOSED...) if the peer is gone.
+ */
+int nm_sr_scancel(nm_session_t session, nm_sr_request_t *req);
+
+/**
  * @brief Attach a request monitor: @p notifier(req, event, ref) is called from progress for each event in
  * @p mask (NM_EVENT_SEND_COMPLETED / NM_EVENT_RECV_COMPLETED). Set it before posting (after send_init for
  * sends; for receives use nm_sr_recv_init() + nm_sr_request_set_monitor() + nm_sr_recv_irecv()), or later on a
