@@ -160,7 +160,7 @@ static MPI_Count nm_mpi_bsend_used(void)
   MPI_Count used = 0;
   for (int h = 1; h < nm_mpi.requests.n; h++) {
     struct nm_mpi_request_s *r = nm_mpi_request_get(h);
-    if (r && r->kind == NM_MPI_REQ_SEND && r->mode == NM_MPI_MODE_BUFFERED && r->user_freed) {
+    if (r && r->kind == NM_MPI_REQ_SEND && r->mode == NM_MPI_MODE_BUFFERED && r->user_freed && !r->completed) {
       struct nm_mpi_datatype_s *d = nm_mpi_datatype_get(r->datatype);
       used += (d ? nm_mpi_datatype_packed_size(d, r->count) : 0) + MPI_BSEND_OVERHEAD;
     }
@@ -168,7 +168,8 @@ static MPI_Count nm_mpi_bsend_used(void)
   return used;
 }
 
-int nm_mpi_bsend_post(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+int nm_mpi_bsend_post(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                      struct nm_mpi_request_s *link)
 {
   if (dest == MPI_PROC_NULL)
     return MPI_SUCCESS;
@@ -189,6 +190,8 @@ int nm_mpi_bsend_post(const void *buf, int count, MPI_Datatype datatype, int des
     nm_mpi_request_release(&h);
     return err;
   }
+  if (link)
+    nm_mpi_bsend_link(link, r);
   nm_mpi_request_detach(r); /* its monitor destroys it when the transfer completes */
   return MPI_SUCCESS;
 }
@@ -205,7 +208,7 @@ int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 {
   int err = nm_mpi_p2p_check(comm, count, datatype, dest, tag, 0);
   if (!err)
-    err = nm_mpi_bsend_post(buf, count, datatype, dest, tag, comm);
+    err = nm_mpi_bsend_post(buf, count, datatype, dest, tag, comm, NULL);
   return err ? nm_mpi_error(comm, err, __func__) : MPI_SUCCESS;
 }
 
@@ -216,16 +219,20 @@ int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
   int err = nm_mpi_p2p_check(comm, count, datatype, dest, tag, 0);
   if (!err && !request)
     err = MPI_ERR_ARG;
-  if (!err)
-    err = nm_mpi_bsend_post(buf, count, datatype, dest, tag, comm);
   if (err)
     return nm_mpi_error(comm, err, __func__);
-  /* The data is buffered: the application's request is complete already. */
+  /* Once the data is buffered the application's request is complete; it stays linked to the transfer for
+   * MPI_Cancel. */
   struct nm_mpi_request_s *r;
   MPI_Request h = nm_mpi_request_new(NM_MPI_REQ_DONE, &r);
   if (h == MPI_REQUEST_NULL)
     return nm_mpi_error(comm, MPI_ERR_NO_MEM, __func__);
   r->comm = comm;
+  err = nm_mpi_bsend_post(buf, count, datatype, dest, tag, comm, r);
+  if (err) {
+    nm_mpi_request_release(&h);
+    return nm_mpi_error(comm, err, __func__);
+  }
   *request = h;
   return MPI_SUCCESS;
 }

@@ -120,13 +120,23 @@ static inline int nm_mpi_request_is_p2p(const struct nm_mpi_request_s *r)
   return r->kind == NM_MPI_REQ_SEND || r->kind == NM_MPI_REQ_RECV;
 }
 
+/* A buffered send's detached transfer linked with its application request (MPI_Ibsend; see below). */
+static int nm_mpi_bsend_is_linked(const struct nm_mpi_request_s *t)
+{
+  const struct nm_mpi_request_s *u = t->state;
+  return t->kind == NM_MPI_REQ_SEND && t->mode == NM_MPI_MODE_BUFFERED && u && u->state == t;
+}
+
 /* Give a request object back (no nmad request refers to it any more). */
 static inline __attribute__((always_inline)) void nm_mpi_request_destroy(struct nm_mpi_request_s *r)
 {
-  if (r->kind == NM_MPI_REQ_COLL) {
+  if (r->kind == NM_MPI_REQ_COLL)
     nm_mpi.n_coll_reqs--;
-    if (r->release)
-      r->release(r);
+  if (r->mode == NM_MPI_MODE_BUFFERED && nm_mpi_bsend_is_linked(r))
+    ((struct nm_mpi_request_s *)r->state)->state = NULL; /* finalize: its application request goes after it */
+  if (r->release) {
+    r->release(r);
+    r->release = NULL; /* a recycled object never carries a stale one */
   }
   if (nm_mpi_request_is_p2p(r) && r->datatype >= NM_MPI_PREDEFINED_TYPES) /* predefined types are not counted */
     nm_mpi_datatype_unref(r->datatype);
@@ -246,6 +256,51 @@ static inline __attribute__((always_inline)) void nm_mpi_plain_release(MPI_Reque
   *handle = MPI_REQUEST_NULL;
 }
 
+/* ---- buffered sends: the application's request and the detached transfer (MPI-3.1 3.6) ----
+ * MPI_Ibsend's request completes once the data is copied; the transfer goes on in a detached request (its monitor
+ * destroys it). The two are linked (u->state = t, t->state = u) so that MPI_Cancel can still withdraw the
+ * transfer: a linked transfer outlives its completion until u is released. */
+
+static void nm_mpi_bsend_unlink(struct nm_mpi_request_s *u)
+{
+  struct nm_mpi_request_s *t = u->state;
+  u->state = NULL;
+  if (t && t->state == u) {
+    t->state = NULL;
+    if (t->completed)
+      nm_mpi_request_destroy(t); /* kept for u only; else its monitor destroys it when it completes */
+  }
+}
+
+void nm_mpi_bsend_link(struct nm_mpi_request_s *u, struct nm_mpi_request_s *t)
+{
+  u->state = t;
+  t->state = u;
+  u->release = nm_mpi_bsend_unlink;
+}
+
+/* Progress of a buffered send's request whose transfer is being withdrawn: done once the outcome is known. */
+static int nm_mpi_bsend_outcome(struct nm_mpi_request_s *u)
+{
+  struct nm_mpi_request_s *t = u->state;
+  if (!t->completed)
+    return 0;
+  u->status.nm_cancelled = t->status.nm_cancelled;
+  return 1;
+}
+
+/* MPI_Cancel of a buffered send's request: withdraw its transfer if no receive matched it yet. */
+static void nm_mpi_bsend_cancel(struct nm_mpi_request_s *u)
+{
+  struct nm_mpi_request_s *t = u->state;
+  if (!t || !nm_mpi_bsend_is_linked(t) || u->progress || nm_sr_scancel(nm_mpi.session, &t->nreq) != 0)
+    return; /* not linked, asked before, or too late (matched): the send stands */
+  t->completed = 0; /* its monitor processes the completion again, with the outcome */
+  nm_mpi_request_watch(t);
+  u->completed = 0;
+  u->progress = nm_mpi_bsend_outcome;
+}
+
 /* Monitor of the point-to-point nmad requests that need one (nm_mpi_request_watch): wakes a multi-request wait,
  * destroys freed requests. */
 static void nm_mpi_request_notify(nm_sr_request_t *req, unsigned event, void *ref)
@@ -257,7 +312,8 @@ static void nm_mpi_request_notify(nm_sr_request_t *req, unsigned event, void *re
     *waiter = 1;
   if (r->user_freed) {
     nm_mpi_request_complete(r);
-    nm_mpi_request_destroy(r);
+    if (!nm_mpi_bsend_is_linked(r))
+      nm_mpi_request_destroy(r);
   }
 }
 
@@ -271,7 +327,10 @@ void nm_mpi_request_watch(struct nm_mpi_request_s *r)
 void nm_mpi_request_detach(struct nm_mpi_request_s *r)
 {
   if (nm_mpi_request_check(r)) {
-    nm_mpi_request_destroy(r);
+    if (nm_mpi_bsend_is_linked(r))
+      r->user_freed = 1; /* kept until its application request is released */
+    else
+      nm_mpi_request_destroy(r);
     return;
   }
   r->user_freed = 1; /* the transfer goes on; its monitor destroys the request when it completes */
@@ -299,6 +358,8 @@ int nm_mpi_request_check(struct nm_mpi_request_s *r)
     return 1;
   }
   default:
+    if (r->progress && !r->progress(r)) /* a buffered send whose transfer is being withdrawn */
+      return 0;
     r->completed = 1;
     return 1;
   }
@@ -464,7 +525,7 @@ int PMPI_Start(MPI_Request *request)
   int err;
   if (r->kind == NM_MPI_REQ_SEND && r->mode == NM_MPI_MODE_BUFFERED) {
     /* The copy travels on a detached request: this one completes as soon as the data is buffered. */
-    err = nm_mpi_bsend_post(r->buf, r->count, r->datatype, r->peer, r->tag, r->comm);
+    err = nm_mpi_bsend_post(r->buf, r->count, r->datatype, r->peer, r->tag, r->comm, NULL);
     if (err == MPI_SUCCESS) {
       r->active = 1;
       nm_mpi_status_empty(&r->status);
@@ -939,7 +1000,9 @@ int PMPI_Cancel(MPI_Request *request)
    * receiver if no receive matched it there (nm_sr_scancel: the outcome comes back by message, the request
    * completes then, with MPI_Test_cancelled true or false). Either way a matched operation completes normally
    * (MPI-3.1 3.8.4); so does one whose completion the shim already processed. */
-  if (!r->completed && r->peer != MPI_PROC_NULL) {
+  if (r->kind == NM_MPI_REQ_DONE) {
+    nm_mpi_bsend_cancel(r); /* MPI_Ibsend's request: its transfer, if linked */
+  } else if (!r->completed && r->peer != MPI_PROC_NULL) {
     if (r->kind == NM_MPI_REQ_RECV && !r->nreq.completed)
       nm_sr_rcancel(nm_mpi.session, &r->nreq);
     else if (r->kind == NM_MPI_REQ_SEND)

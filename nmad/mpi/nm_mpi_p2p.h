@@ -88,8 +88,13 @@ MPI_Request nm_mpi_request_claim(int kind, struct nm_mpi_request_s **out);
 
 
 /** Buffered send (MPI-3.1 3.6): copy the data and send the copy from a detached request accounted against the
- *  buffer of MPI_Buffer_attach. @return MPI_SUCCESS, MPI_ERR_BUFFER (no buffer or no room), other classes. */
-int nm_mpi_bsend_post(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+ *  buffer of MPI_Buffer_attach. @p link: the application's request to link with the transfer (MPI_Ibsend, for
+ *  MPI_Cancel), or NULL. @return MPI_SUCCESS, MPI_ERR_BUFFER (no buffer or no room), other classes. */
+int nm_mpi_bsend_post(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                      struct nm_mpi_request_s *link);
+/** Link the application's request @p u of a buffered send (MPI_Ibsend) with its detached transfer @p t, so that
+ *  MPI_Cancel on @p u can withdraw @p t; released with @p u. */
+void nm_mpi_bsend_link(struct nm_mpi_request_s *u, struct nm_mpi_request_s *t);
 
 /** Wait until no buffered send is in flight (MPI_Buffer_detach, MPI_Finalize). */
 void nm_mpi_bsend_drain(void);
