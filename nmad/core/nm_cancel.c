@@ -29,12 +29,9 @@ static int nm_req_list_has(const struct nm_req_list_s *l, const struct nm_req_s 
 static int nm_cancel_queue(struct nm_gate_s *gate, uint8_t type, uint8_t result, uint32_t session, nm_tag_t tag,
                            nm_seq_t seq)
 {
-  struct nm_ctrl_s *c = nm_pool_get(&gate->core->ctrl_pool);
+  struct nm_ctrl_s *c = nm_gate_new_ctrl(gate, type);
   if (!c)
     return -NM_ENOMEM;
-  c->type = type;
-  c->rail = 0;
-  c->cookie = c->offset = c->len = c->rtag = 0;
   c->result = result;
   c->session = session;
   c->tag = tag;

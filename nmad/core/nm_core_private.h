@@ -231,6 +231,8 @@ static inline struct nm_seq_s *nm_gate_seq(struct nm_gate_s *gate, uint32_t sess
     return s;
   return nm_gate_seq_lookup(gate, session, tag);
 }
+/** A zeroed control chunk of @p type from the core's pool (fill it, then nm_gate_push_ctrl()). NULL: no memory. */
+struct nm_ctrl_s *nm_gate_new_ctrl(struct nm_gate_s *gate, uint8_t type);
 void nm_gate_push_ctrl(struct nm_gate_s *gate, struct nm_ctrl_s *ctrl);
 /** Something waits to be handed to a driver: queued sends, control chunks, or a packet a driver refused. */
 static inline int nm_gate_has_work(const struct nm_gate_s *gate)

@@ -36,6 +36,16 @@ void nm_gate_mark_work(struct nm_gate_s *gate)
   core->work_head = gate;
 }
 
+struct nm_ctrl_s *nm_gate_new_ctrl(struct nm_gate_s *gate, uint8_t type)
+{
+  struct nm_ctrl_s *c = nm_pool_get(&gate->core->ctrl_pool);
+  if (c) {
+    memset(c, 0, sizeof(*c));
+    c->type = type;
+  }
+  return c;
+}
+
 void nm_gate_push_ctrl(struct nm_gate_s *gate, struct nm_ctrl_s *ctrl)
 {
   ctrl->next = NULL;

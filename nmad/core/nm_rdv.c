@@ -46,10 +46,9 @@ static void nm_large_release(struct nm_large_s *l)
 static int nm_gate_queue_ctrl(struct nm_gate_s *gate, uint8_t type, uint8_t rail, uint64_t cookie,
                               uint64_t offset, uint64_t len, uint64_t rtag)
 {
-  struct nm_ctrl_s *c = nm_pool_get(&gate->core->ctrl_pool);
+  struct nm_ctrl_s *c = nm_gate_new_ctrl(gate, type);
   if (!c)
     return -NM_ENOMEM;
-  c->type = type;
   c->rail = rail;
   c->cookie = cookie;
   c->offset = offset;

@@ -74,13 +74,7 @@ size_t nm_wire_put_ack(uint8_t *buf, uint64_t cookie)
 
 size_t nm_wire_put_cancel(uint8_t *buf, uint8_t type, uint8_t result, uint32_t session, uint64_t tag, uint32_t seq)
 {
-  nm_put8(buf, type);
-  nm_put8(buf + 1, result);
-  nm_put16(buf + 2, 0);
-  nm_put32(buf + 4, session);
-  nm_put64(buf + 8, tag);
-  nm_put32(buf + 16, seq);
-  nm_put32(buf + 20, 0);
+  put_msg_hdr(buf, type, result, session, tag, seq, 0); /* the message header's layout, result in the flags byte */
   return NM_WIRE_CANCEL_LEN;
 }
 
