@@ -43,6 +43,7 @@ static void nm_mpi_stack_request(struct nm_mpi_request_s *r, int kind, const voi
   r->progress = NULL;
   r->release = NULL;
   r->state = NULL; /* r->status is written at completion */
+  r->plain = 0;     /* set once posted (nm_mpi_blocking) */
 }
 
 /* ---------------------------------------------------------------- blocking sends and receives */
@@ -53,7 +54,10 @@ static int nm_mpi_blocking(struct nm_mpi_request_s *r, const struct nm_mpi_comm_
                            const struct nm_mpi_datatype_s *d, MPI_Status *status)
 {
   int err = nm_mpi_request_post(r, c, d);
-  return err ? err : nm_mpi_request_wait_status(r, status);
+  if (err)
+    return err;
+  r->plain = r->tmp == NULL;
+  return nm_mpi_request_wait_status(r, status);
 }
 
 static int nm_mpi_send_mode(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,

@@ -203,7 +203,6 @@ static inline __attribute__((always_inline)) int nm_mpi_request_post(struct nm_m
     r->active = 0;
     return nm_mpi_from_nm_err(err);
   }
-  r->plain = !r->persistent && !r->tmp;
   return MPI_SUCCESS; /* failures after posting complete the request with their status */
 }
 
@@ -260,15 +259,17 @@ static inline __attribute__((always_inline)) int nm_mpi_p2p_post(int kind, const
   r->prio = prio;
   r->persistent = 0;
   r->user_freed = 0;
-  if (!d->predefined)
-    nm_mpi_datatype_ref(datatype);
+  r->tmp = NULL;
+  /* Posted straight after the stores above, with no call in between: the compiler knows every field the post
+   * reads (kind, mode, peer...) and keeps only this call's branch. */
   err = nm_mpi_request_post(r, c, d);
   if (err) {
-    if (!d->predefined)
-      nm_mpi_datatype_unref(datatype);
     nm_mpi_request_recycle(r); /* nothing was posted, r->tmp is NULL */
     return err;
   }
+  r->plain = r->tmp == NULL; /* nothing to unpack at completion: the waits' latency path applies */
+  if (!d->predefined) /* held until the request is released (predefined types are not counted) */
+    nm_mpi_datatype_ref(datatype);
   *request = r->handle;
   return MPI_SUCCESS;
 }

@@ -222,7 +222,8 @@ struct nm_mpi_request_s {
   MPI_Status status;          /* filled at completion */
   int completed;
   int plain;                  /* posted point-to-point request holding nothing but its transfer: not persistent,
-                                 no packed temporary (the latency path of the waits) */
+                                 no packed temporary (the latency path of the waits; set by nm_mpi_p2p_post and
+                                 the blocking calls, 0 otherwise) */
   /* non-blocking collectives */
   int (*progress)(struct nm_mpi_request_s *r); /* 1 when finished, 0 not yet, <0 error (MPI_ERR_*) */
   void (*release)(struct nm_mpi_request_s *r);
