@@ -314,6 +314,8 @@ static void nm_mpi_request_notify(nm_sr_request_t *req, unsigned event, void *re
     nm_mpi_request_complete(r);
     if (!nm_mpi_bsend_is_linked(r))
       nm_mpi_request_destroy(r);
+    else if (((struct nm_mpi_request_s *)r->state)->user_freed)
+      nm_mpi_request_destroy(r->state); /* its application request was freed meanwhile: both go (unlink) */
   }
 }
 
@@ -334,7 +336,9 @@ void nm_mpi_request_detach(struct nm_mpi_request_s *r)
     return;
   }
   r->user_freed = 1; /* the transfer goes on; its monitor destroys the request when it completes */
-  nm_mpi_request_watch(r);
+  if (nm_mpi_request_is_p2p(r))
+    nm_mpi_request_watch(r);
+  /* else a buffered send's request waiting for its withdrawn transfer: destroyed with it (notify) */
 }
 
 int nm_mpi_request_check(struct nm_mpi_request_s *r)

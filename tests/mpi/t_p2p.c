@@ -779,8 +779,21 @@ static void t_cancel(void)
     MPI_Iprobe(peer, tag, MPI_COMM_WORLD, &pending, MPI_STATUS_IGNORE);
     CHECK(!pending, "a withdrawn %s send was still delivered", kinds[k]);
   }
-  int bsize;
-  MPI_Buffer_detach(&bsend_buf, &bsize);
+  /* A buffered send's request freed while its transfer is being withdrawn: detaching the buffer still returns
+   * (the transfer completes either way), with the buffer; a message that was not withdrawn is received. */
+  MPI_Ibsend(sbig, 4, MPI_BYTE, peer, 87, MPI_COMM_WORLD, &rq);
+  MPI_Cancel(&rq);
+  MPI_Request_free(&rq);
+  char *detached = NULL;
+  int bsize = 0;
+  MPI_Buffer_detach(&detached, &bsize);
+  CHECK(detached == bsend_buf && bsize == 64 + MPI_BSEND_OVERHEAD, "Buffer_detach after a cancelled Ibsend");
+  ctl_barrier();
+  int arrived = 0;
+  MPI_Iprobe(peer, 87, MPI_COMM_WORLD, &arrived, MPI_STATUS_IGNORE);
+  if (arrived)
+    MPI_Recv(rbig, 4, MPI_BYTE, peer, 87, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  ctl_barrier();
   free(bsend_buf);
   /* A send the receiver already matched is not withdrawn, even when its request is still active */
   MPI_Request rr;
