@@ -63,21 +63,13 @@ static inline struct nm_mpi_request_s *nm_mpi_request_slot(int h)
   return (struct nm_mpi_request_s *)nm_mpi.requests.obj[h];
 }
 
-MPI_Request nm_mpi_request_claim(int kind, struct nm_mpi_request_s **out)
-{
-  struct nm_mpi_request_s *r = nm_mpi_request_take(kind);
-  *out = r;
-  return r ? r->handle : MPI_REQUEST_NULL;
-}
-
 MPI_Request nm_mpi_request_new(int kind, struct nm_mpi_request_s **out)
 {
-  struct nm_mpi_request_s *r;
-  MPI_Request h = nm_mpi_request_claim(kind, &r);
+  struct nm_mpi_request_s *r = nm_mpi_request_take(kind);
   if (out)
     *out = r;
-  if (h == MPI_REQUEST_NULL)
-    return h;
+  if (!r)
+    return MPI_REQUEST_NULL;
   /* Every field but the nmad request is set here, once: nreq (192 bytes) is initialised by
    * nm_mpi_request_post(), and read only while the request is posted (active, not completed). A recycled
    * object's tmp is NULL already (nm_mpi_request_destroy). */
@@ -98,7 +90,7 @@ MPI_Request nm_mpi_request_new(int kind, struct nm_mpi_request_s **out)
   r->progress = NULL;
   r->release = NULL;
   r->state = NULL;
-  return h;
+  return r->handle;
 }
 
 /* The table is read directly (it is ours): no call on the fast path. */
@@ -513,9 +505,7 @@ int nm_mpi_request_start(struct nm_mpi_request_s *r)
     return MPI_ERR_COMM;
   if (!d)
     return MPI_ERR_TYPE;
-  free(r->tmp); /* NULL unless a persistent request's last completion was never processed */
-  r->tmp = NULL;
-  return nm_mpi_request_post(r, c, d);
+  return nm_mpi_request_post(r, c, d); /* r->tmp is NULL: a completion frees it, and only inactive requests start */
 }
 
 NM_MPI_ALIAS(Start)

@@ -82,9 +82,6 @@ static inline void nm_mpi_p2p_setup(struct nm_mpi_request_s *r, int kind, const 
   r->mode = mode;
 }
 
-/** A free request object with only its kind and handle set (nm_mpi_request_new() without the defaults: the
- *  caller sets every field it reads). @return handle, or MPI_REQUEST_NULL (out of memory) with *out NULL. */
-MPI_Request nm_mpi_request_claim(int kind, struct nm_mpi_request_s **out);
 
 
 /** Buffered send (MPI-3.1 3.6): copy the data and send the copy from a detached request accounted against the
