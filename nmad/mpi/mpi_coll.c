@@ -114,7 +114,7 @@ static int nm_coll_check_type(MPI_Datatype dt, int count, struct nm_mpi_datatype
   if (count < 0)
     return MPI_ERR_COUNT;
   *d = nm_mpi_datatype_get(dt);
-  if (!*d || !((*d)->committed || (*d)->predefined))
+  if (!*d || !(*d)->committed) /* predefined types are committed */
     return MPI_ERR_TYPE;
   return MPI_SUCCESS;
 }

@@ -66,21 +66,33 @@ static void nm_mpi_comm_destroy(struct nm_mpi_comm_s *c)
   free(c->world);
   free(c->remote_world);
   free(c->rank_of_world);
+  free(c->peer_gates);
   free(c->dims);
   free(c->periods);
   free(c);
 }
 
-/** Fill rank_of_world from the group receives come from (the remote one for intercommunicators). */
-static void nm_mpi_comm_map_ranks(struct nm_mpi_comm_s *c)
+/** Fill the point-to-point view of @p c from the group sends go to and receives come from (the remote one for
+ *  intercommunicators): peer_size, peer_gates and rank_of_world. @return 0 or -1 (no memory). */
+static int nm_mpi_comm_map_ranks(struct nm_mpi_comm_s *c)
 {
   const int *from = c->is_inter ? c->remote_world : c->world;
   int n = c->is_inter ? c->remote_size : c->size;
+  nm_gate_t *gates = malloc(sizeof(nm_gate_t) * (size_t)(n > 0 ? n : 1));
+  if (!gates)
+    return -1;
+  free(c->peer_gates);
+  c->peer_gates = gates;
+  c->peer_size = n;
   for (int w = 0; w < nm_mpi.world_size; w++)
     c->rank_of_world[w] = -1;
-  for (int i = 0; i < n; i++)
-    if (from[i] >= 0 && from[i] < nm_mpi.world_size)
+  for (int i = 0; i < n; i++) {
+    int valid = from[i] >= 0 && from[i] < nm_mpi.world_size;
+    gates[i] = valid ? nm_mpi.gates[from[i]] : NULL;
+    if (valid)
       c->rank_of_world[from[i]] = i;
+  }
+  return 0;
 }
 
 static struct nm_mpi_comm_s *nm_mpi_comm_alloc(uint32_t context, int size, const int *world, int rank)
@@ -104,7 +116,10 @@ static struct nm_mpi_comm_s *nm_mpi_comm_alloc(uint32_t context, int size, const
         c->rank = i;
   c->errhandler = MPI_ERRORS_ARE_FATAL;
   c->topo = MPI_UNDEFINED;
-  nm_mpi_comm_map_ranks(c);
+  if (nm_mpi_comm_map_ranks(c)) {
+    nm_mpi_comm_destroy(c);
+    return NULL;
+  }
   return c;
 }
 
@@ -117,8 +132,7 @@ static int nm_mpi_comm_set_remote(struct nm_mpi_comm_s *c, int remote_size, cons
   memcpy(c->remote_world, remote_world, sizeof(int) * (size_t)remote_size);
   c->remote_size = remote_size;
   c->is_inter = 1;
-  nm_mpi_comm_map_ranks(c);
-  return 0;
+  return nm_mpi_comm_map_ranks(c);
 }
 
 static MPI_Comm nm_mpi_comm_register(struct nm_mpi_comm_s *c)

@@ -29,35 +29,40 @@ static int nm_mpi_probe_check(MPI_Comm comm, int source, int tag)
   return nm_mpi_p2p_check(comm, 0, MPI_BYTE, source, tag, 1);
 }
 
-/* A request on the stack for the blocking calls: no handle, no allocation. */
+/* A request on the stack for the blocking calls: no handle, no allocation; field by field rather than a memset of
+ * the whole object (nreq, tmp and the state belong to the post, nm_mpi_transfer_post()). */
 static void nm_mpi_stack_request(struct nm_mpi_request_s *r, int kind, const void *buf, int count,
                                  MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, int mode)
 {
-  /* Field by field rather than a memset of the whole object: nreq is initialised by nm_mpi_request_post(). */
   nm_mpi_p2p_setup(r, kind, buf, count, datatype, peer, tag, comm, mode);
   r->handle = 0;
   r->persistent = 0;
   r->user_freed = 0;
-  r->tmp = NULL;
   r->prio = 0;
   r->progress = NULL;
   r->release = NULL;
   r->state = NULL; /* r->status is written at completion */
-  r->plain = 0;     /* set once posted (nm_mpi_blocking) */
+  r->plain = 0;
 }
 
 /* ---------------------------------------------------------------- blocking sends and receives */
 
-/* Start and wait a stack request; its status goes to @p status (MPI_STATUS_IGNORE for sends).
- * @return the MPI code of the operation. */
-static int nm_mpi_blocking(struct nm_mpi_request_s *r, const struct nm_mpi_comm_s *c,
-                           const struct nm_mpi_datatype_s *d, MPI_Status *status)
+/* Post a blocking send or receive on a stack request and wait for it; its status goes to @p status
+ * (MPI_STATUS_IGNORE for sends). @return the MPI code of the operation. */
+static inline __attribute__((always_inline)) int nm_mpi_blocking(int kind, const void *buf, int count,
+                                                                 MPI_Datatype datatype, int peer, int tag,
+                                                                 MPI_Comm comm, int mode,
+                                                                 const struct nm_mpi_comm_s *c,
+                                                                 const struct nm_mpi_datatype_s *d,
+                                                                 MPI_Status *status)
 {
-  int err = nm_mpi_request_post(r, c, d);
+  struct nm_mpi_request_s r;
+  int err = nm_mpi_transfer_post(&r, c, d, kind, buf, count, peer, tag, mode, 0);
   if (err)
     return err;
-  r->plain = r->tmp == NULL;
-  return nm_mpi_request_wait_status(r, status);
+  nm_mpi_stack_request(&r, kind, buf, count, datatype, peer, tag, comm, mode); /* once the transfer is under way */
+  nm_mpi_request_mark_plain(&r);
+  return nm_mpi_request_wait_status(&r, status);
 }
 
 static int nm_mpi_send_mode(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
@@ -70,9 +75,7 @@ static int nm_mpi_send_mode(const void *buf, int count, MPI_Datatype datatype, i
     return nm_mpi_error(comm, err, fn);
   if (dest == MPI_PROC_NULL)
     return MPI_SUCCESS;
-  struct nm_mpi_request_s r;
-  nm_mpi_stack_request(&r, NM_MPI_REQ_SEND, buf, count, datatype, dest, tag, comm, mode);
-  err = nm_mpi_blocking(&r, c, d, MPI_STATUS_IGNORE);
+  err = nm_mpi_blocking(NM_MPI_REQ_SEND, buf, count, datatype, dest, tag, comm, mode, c, d, MPI_STATUS_IGNORE);
   return err ? nm_mpi_error(comm, err, fn) : MPI_SUCCESS;
 }
 
@@ -108,9 +111,7 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
     nm_mpi_status_out(status, &st, 0); /* MPI_ERROR left alone (3.2.5) */
     return MPI_SUCCESS;
   }
-  struct nm_mpi_request_s r;
-  nm_mpi_stack_request(&r, NM_MPI_REQ_RECV, buf, count, datatype, source, tag, comm, 0);
-  err = nm_mpi_blocking(&r, c, d, status);
+  err = nm_mpi_blocking(NM_MPI_REQ_RECV, buf, count, datatype, source, tag, comm, 0, c, d, status);
   return err ? nm_mpi_error(comm, err, __func__) : MPI_SUCCESS;
 }
 
@@ -558,7 +559,7 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *messag
   struct nm_mpi_datatype_s *d = nm_mpi_datatype_get(datatype);
   if (count < 0)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_COUNT, __func__);
-  if (!d || !(d->committed || d->predefined))
+  if (!d || !d->committed) /* predefined types are committed */
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_TYPE, __func__);
   struct nm_mpi_request_s *r;
   if (*message == MPI_MESSAGE_NO_PROC) {

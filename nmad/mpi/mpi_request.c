@@ -208,6 +208,7 @@ static inline __attribute__((always_inline)) void nm_mpi_request_complete(struct
     r->tmp = NULL;
   }
   r->completed = 1;
+  r->plain = 0;
 }
 
 /* The latency path of the waits: a point-to-point request that holds nothing but its transfer (not persistent, no
@@ -215,7 +216,7 @@ static inline __attribute__((always_inline)) void nm_mpi_request_complete(struct
  * succeeds, its status goes straight to the application (nm_mpi_plain_status) and the request is released. */
 static inline int nm_mpi_request_is_plain(const struct nm_mpi_request_s *r)
 {
-  return !nm_mpi.n_coll_reqs && r->plain && !r->completed;
+  return !nm_mpi.n_coll_reqs && r->plain;
 }
 
 /* Wait for the transfer of a plain request. @return 1 when it succeeded (the plain completion applies). */
@@ -236,6 +237,16 @@ static inline __attribute__((always_inline)) void nm_mpi_plain_status(struct nm_
     nm_mpi_transfer_status(r, st);
     st->MPI_ERROR = err;
   }
+}
+
+/* The object of handle @p h when it is a plain request (no check of the handle beyond that: other requests, and
+ * invalid handles, go the general way, which checks them). The caller has seen no collective to drive. */
+static inline __attribute__((always_inline)) struct nm_mpi_request_s *nm_mpi_plain_lookup(MPI_Request h)
+{
+  if (h < NM_MPI_FIRST_REQUEST || h >= nm_mpi.requests.n)
+    return NULL;
+  struct nm_mpi_request_s *r = nm_mpi_request_slot(h);
+  return r && r->plain ? r : NULL;
 }
 
 /* Release a plain request after nm_mpi_plain_status(): it holds a datatype reference at most. */
@@ -577,18 +588,19 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 {
   if (!request)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  struct nm_mpi_request_s *r = nm_mpi.n_coll_reqs ? NULL : nm_mpi_plain_lookup(*request);
+  if (r && nm_mpi_plain_wait(r)) { /* the latency path */
+    nm_mpi_plain_status(r, status);
+    nm_mpi_plain_release(request, r);
+    return MPI_SUCCESS;
+  }
   int bad = 0;
-  struct nm_mpi_request_s *r = nm_mpi_request_entry(*request, &bad);
+  r = nm_mpi_request_entry(*request, &bad);
   if (bad)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, __func__);
   if (!r) {
     if (status != MPI_STATUS_IGNORE)
       nm_mpi_status_empty(status);
-    return MPI_SUCCESS;
-  }
-  if (nm_mpi_request_is_plain(r) && nm_mpi_plain_wait(r)) { /* the latency path */
-    nm_mpi_plain_status(r, status);
-    nm_mpi_plain_release(request, r);
     return MPI_SUCCESS;
   }
   nm_mpi_request_wait_inline(r);
@@ -756,28 +768,31 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
    * by every wait. Small arrays (the latency path: a receive and a send) need no bookkeeping arrays. */
   if (count <= NM_MPI_SMALL_ARRAY) {
     struct nm_mpi_request_s *rs[NM_MPI_SMALL_ARRAY];
+    /* The latency path: plain requests only, whose transfers all succeed; their statuses are written straight
+     * from the transfers. Anything else (or a failure) goes the general way below, which checks every handle. */
+    if (!nm_mpi.n_coll_reqs) {
+      int i = 0;
+      while (i < count && (rs[i] = nm_mpi_plain_lookup(array_of_requests[i])))
+        i++;
+      if (i == count) {
+        int ok = 1;
+        for (i = 0; i < count; i++)
+          ok &= nm_mpi_plain_wait(rs[i]);
+        if (ok) {
+          for (i = 0; i < count; i++) {
+            nm_mpi_plain_status(rs[i], array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
+                                                                               : &array_of_statuses[i]);
+            nm_mpi_plain_release(&array_of_requests[i], rs[i]);
+          }
+          return MPI_SUCCESS;
+        }
+      }
+    }
     int bad = 0;
     for (int i = 0; i < count; i++)
       rs[i] = nm_mpi_request_entry(array_of_requests[i], &bad);
     if (bad)
       return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, __func__);
-    /* The latency path: active plain requests only, whose transfers all succeed; their statuses are written
-     * straight from the transfers. */
-    int plain = 1;
-    for (int i = 0; i < count && plain; i++)
-      plain = rs[i] && nm_mpi_request_is_plain(rs[i]);
-    if (plain) {
-      for (int i = 0; i < count; i++)
-        plain &= nm_mpi_plain_wait(rs[i]);
-      if (plain) {
-        for (int i = 0; i < count; i++) {
-          nm_mpi_plain_status(rs[i], array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
-                                                                             : &array_of_statuses[i]);
-          nm_mpi_plain_release(&array_of_requests[i], rs[i]);
-        }
-        return MPI_SUCCESS;
-      }
-    }
     for (int i = 0; i < count; i++)
       if (rs[i])
         nm_mpi_request_wait_inline(rs[i]);

@@ -44,12 +44,11 @@ static inline int nm_mpi_p2p_check_get(MPI_Comm comm, int count, MPI_Datatype da
   if (count < 0)
     return MPI_ERR_COUNT;
   struct nm_mpi_datatype_s *d = nm_mpi_datatype_get(datatype);
-  if (!d || !(d->committed || d->predefined))
+  if (!d || !d->committed) /* predefined types are committed */
     return MPI_ERR_TYPE;
-  int size = c->is_inter ? c->remote_size : c->size;
   /* One unsigned comparison each for the common case (a rank of the group, a tag in [0, TAG_UB]); the special
    * values (negative) are looked at only when it fails. */
-  if (__builtin_expect((unsigned)peer >= (unsigned)size, 0) && peer != MPI_PROC_NULL &&
+  if (__builtin_expect((unsigned)peer >= (unsigned)c->peer_size, 0) && peer != MPI_PROC_NULL &&
       !(is_recv && peer == MPI_ANY_SOURCE))
     return MPI_ERR_RANK;
   if (__builtin_expect((unsigned)tag > (unsigned)NM_MPI_TAG_UB, 0) && !(is_recv && tag == MPI_ANY_TAG))
@@ -137,62 +136,66 @@ void nm_mpi_message_free(void *message);
 /** Rank in @p comm's source group of a gate; falls back to the world rank when the communicator is gone. */
 int nm_mpi_source_rank(MPI_Comm comm, nm_gate_t gate);
 
-/** nm_mpi_request_start() of a point-to-point request whose communicator and datatype objects are known (the
- *  fields of nm_mpi_p2p_setup() are set, r->tmp is NULL): post its nmad send or receive. Contiguous data goes straight from or to
- *  the application's buffer; non-contiguous data (and buffered sends) through a packed temporary r->tmp, unpacked
- *  and freed at completion. No monitor is attached here: the latency path does without one, and
- *  nm_mpi_request_watch() adds it to the requests that need it. Inline: the blocking and non-blocking calls
- *  both start here.
+/** Post the nmad send or receive of point-to-point request @p r, whose communicator and datatype objects are known;
+ *  the operation comes as values (what nm_mpi_p2p_setup() stores), so that the caller can store them after the
+ *  post, off the latency path: a send leaves before its request is filled in. Contiguous data goes straight from
+ *  or to the application's buffer; non-contiguous data (and buffered sends) through a packed temporary r->tmp,
+ *  unpacked and freed at completion. Sets r->active, r->completed, r->tmp (and r->status for MPI_PROC_NULL). No
+ *  monitor is attached here: the latency path does without one, and nm_mpi_request_watch() adds it to the
+ *  requests that need it. Inline: the blocking and non-blocking calls all start here.
  *  @return MPI_SUCCESS (also when the nmad request failed at once: it then completes with its error),
  *          MPI_ERR_RANK, MPI_ERR_NO_MEM, or the class of an nmad error when nothing was posted (r inactive). */
-static inline __attribute__((always_inline)) int nm_mpi_request_post(struct nm_mpi_request_s *r,
-                                                                     const struct nm_mpi_comm_s *c,
-                                                                     const struct nm_mpi_datatype_s *d)
+static inline __attribute__((always_inline)) int nm_mpi_transfer_post(struct nm_mpi_request_s *r,
+                                                                      const struct nm_mpi_comm_s *c,
+                                                                      const struct nm_mpi_datatype_s *d, int kind,
+                                                                      const void *buf, int count, int peer,
+                                                                      int tag, int mode, int prio)
 {
   r->active = 1;
   r->completed = 0; /* the status is filled at completion (nm_mpi_request_complete) */
-  if (r->peer == MPI_PROC_NULL) {
+  r->tmp = NULL;
+  if (peer == MPI_PROC_NULL) {
     nm_mpi_status_proc_null(&r->status);
     r->completed = 1;
     return MPI_SUCCESS;
   }
-  nm_len_t len = (nm_len_t)nm_mpi_datatype_packed_size(d, r->count);
-  void *ptr = len ? nm_mpi_datatype_contig_ptr(d, r->buf) : NULL;
+  nm_len_t len = (nm_len_t)nm_mpi_datatype_packed_size(d, count);
+  void *ptr = len ? nm_mpi_datatype_contig_ptr(d, buf) : NULL;
   int err;
-  if (r->kind == NM_MPI_REQ_SEND) {
-    nm_gate_t gate = nm_mpi_comm_gate(c, r->peer);
+  if (kind == NM_MPI_REQ_SEND) {
+    nm_gate_t gate = nm_mpi_comm_gate(c, peer);
     if (!gate)
       return MPI_ERR_RANK;
-    if (len && (!d->contiguous || r->mode == NM_MPI_MODE_BUFFERED)) {
+    if (len && (!d->contiguous || mode == NM_MPI_MODE_BUFFERED)) {
       if (!(r->tmp = malloc(len)))
         return MPI_ERR_NO_MEM;
-      nm_mpi_datatype_pack(d, r->buf, r->count, r->tmp);
+      nm_mpi_datatype_pack(d, buf, count, r->tmp);
       ptr = r->tmp;
     }
-    nm_tag_t tag = nm_mpi_p2p_tag(c, r->tag);
-    if (__builtin_expect(!r->prio && r->mode != NM_MPI_MODE_SYNC, 1)) {
-      err = nm_sr_isend(nm_mpi.session, gate, tag, ptr, len, &r->nreq); /* init and post in one call */
+    nm_tag_t ntag = nm_mpi_p2p_tag(c, tag);
+    if (__builtin_expect(!prio && mode != NM_MPI_MODE_SYNC, 1)) {
+      err = nm_sr_isend(nm_mpi.session, gate, ntag, ptr, len, &r->nreq); /* init and post in one call */
     } else {
       nm_sr_send_init(nm_mpi.session, &r->nreq);
-      if (r->prio)
-        nm_sr_send_set_priority(nm_mpi.session, &r->nreq, r->prio);
-      if (r->mode == NM_MPI_MODE_SYNC)
-        err = nm_sr_send_issend(nm_mpi.session, &r->nreq, gate, tag, ptr, len);
+      if (prio)
+        nm_sr_send_set_priority(nm_mpi.session, &r->nreq, prio);
+      if (mode == NM_MPI_MODE_SYNC)
+        err = nm_sr_send_issend(nm_mpi.session, &r->nreq, gate, ntag, ptr, len);
       else
-        err = nm_sr_send_isend(nm_mpi.session, &r->nreq, gate, tag, ptr, len);
+        err = nm_sr_send_isend(nm_mpi.session, &r->nreq, gate, ntag, ptr, len);
     }
   } else {
     nm_gate_t gate = NM_ANY_GATE;
-    if (r->peer != MPI_ANY_SOURCE && !(gate = nm_mpi_comm_gate(c, r->peer)))
+    if (peer != MPI_ANY_SOURCE && !(gate = nm_mpi_comm_gate(c, peer)))
       return MPI_ERR_RANK;
-    nm_tag_t tag = nm_mpi_p2p_tag(c, r->tag == MPI_ANY_TAG ? 0 : r->tag);
-    nm_tag_t mask = r->tag == MPI_ANY_TAG ? NM_MPI_TAG_MASK_ANY : NM_TAG_MASK_FULL;
+    nm_tag_t ntag = nm_mpi_p2p_tag(c, tag == MPI_ANY_TAG ? 0 : tag);
+    nm_tag_t mask = tag == MPI_ANY_TAG ? NM_MPI_TAG_MASK_ANY : NM_TAG_MASK_FULL;
     if (len && !d->contiguous) {
       if (!(r->tmp = malloc(len)))
         return MPI_ERR_NO_MEM;
       ptr = r->tmp; /* unpacked in nm_mpi_request_complete() */
     }
-    err = nm_sr_irecv_mask(nm_mpi.session, gate, tag, mask, ptr, len, &r->nreq); /* init and post */
+    err = nm_sr_irecv_mask(nm_mpi.session, gate, ntag, mask, ptr, len, &r->nreq); /* init and post */
   }
   if (err && !r->nreq.completed) { /* not posted at all */
     free(r->tmp);
@@ -201,6 +204,20 @@ static inline __attribute__((always_inline)) int nm_mpi_request_post(struct nm_m
     return nm_mpi_from_nm_err(err);
   }
   return MPI_SUCCESS; /* failures after posting complete the request with their status */
+}
+
+/** nm_mpi_transfer_post() of a request whose fields (nm_mpi_p2p_setup(), prio) are set: MPI_Start, collectives. */
+static inline int nm_mpi_request_post(struct nm_mpi_request_s *r, const struct nm_mpi_comm_s *c,
+                                      const struct nm_mpi_datatype_s *d)
+{
+  return nm_mpi_transfer_post(r, c, d, r->kind, r->buf, r->count, r->peer, r->tag, r->mode, r->prio);
+}
+
+/** After a successful nm_mpi_request_post() of a non-persistent request: it takes the waits' latency path when it
+ *  is still in flight with nothing to unpack at completion (not MPI_PROC_NULL, no packed temporary). */
+static inline void nm_mpi_request_mark_plain(struct nm_mpi_request_s *r)
+{
+  r->plain = !r->completed && r->tmp == NULL;
 }
 
 /** A free request object of @p kind, from the free list (last freed first: its cache lines are warm) or newly
@@ -230,6 +247,7 @@ static inline __attribute__((always_inline)) struct nm_mpi_request_s *nm_mpi_req
 static inline void nm_mpi_request_recycle(struct nm_mpi_request_s *r)
 {
   r->kind = 0;
+  r->plain = 0; /* a stale handle never takes the waits' latency path */
   r->next_free = nm_mpi.request_free;
   nm_mpi.request_free = r;
 }
@@ -251,20 +269,17 @@ static inline __attribute__((always_inline)) int nm_mpi_p2p_post(int kind, const
   struct nm_mpi_request_s *r = nm_mpi_request_take(kind);
   if (!r)
     return MPI_ERR_NO_MEM;
-  /* What a point-to-point request reads; nm_mpi_request_post() sets the state (active, completed, status). */
-  nm_mpi_p2p_setup(r, kind, buf, count, datatype, peer, tag, comm, mode);
-  r->prio = prio;
-  r->persistent = 0;
-  r->user_freed = 0;
-  r->tmp = NULL;
-  /* Posted straight after the stores above, with no call in between: the compiler knows every field the post
-   * reads (kind, mode, peer...) and keeps only this call's branch. */
-  err = nm_mpi_request_post(r, c, d);
+  err = nm_mpi_transfer_post(r, c, d, kind, buf, count, peer, tag, mode, prio);
   if (err) {
     nm_mpi_request_recycle(r); /* nothing was posted, r->tmp is NULL */
     return err;
   }
-  r->plain = r->tmp == NULL; /* nothing to unpack at completion: the waits' latency path applies */
+  /* The rest of the request is filled in once the transfer is under way (nothing reads it before a wait). */
+  nm_mpi_p2p_setup(r, kind, buf, count, datatype, peer, tag, comm, mode);
+  r->prio = prio;
+  r->persistent = 0;
+  r->user_freed = 0;
+  nm_mpi_request_mark_plain(r);
   if (!d->predefined) /* held until the request is released (predefined types are not counted) */
     nm_mpi_datatype_ref(datatype);
   *request = r->handle;

@@ -77,7 +77,7 @@ struct nm_mpi_block_s {
 
 struct nm_mpi_datatype_s {
   int refcount;
-  int committed;
+  int committed;                /* usable in communication (predefined types are, from MPI_Init) */
   int predefined;
   int combiner;                 /* MPI_COMBINER_* */
   MPI_Count size;               /* bytes of data in one element */
@@ -168,6 +168,9 @@ struct nm_mpi_comm_s {
   int *remote_world;          /* intercommunicators: world rank of each remote member */
   int *rank_of_world;         /* world rank -> rank in the group receives come from (remote group for
                                  intercommunicators), -1 if not a member; world_size entries */
+  /* The point-to-point peers, resolved once (the latency path reads no group): */
+  int peer_size;              /* size of the group sends go to (remote_size for intercommunicators) */
+  nm_gate_t *peer_gates;      /* gate of each rank of that group */
   MPI_Errhandler errhandler;
   char name[MPI_MAX_OBJECT_NAME];
   struct nm_mpi_attr_s *attrs;
@@ -208,10 +211,15 @@ struct nm_mpi_request_s {
   int kind;                   /* 0: free object, in nm_mpi.request_free */
   int handle;                 /* its MPI_Request in the table */
   struct nm_mpi_request_s *next_free; /* link of nm_mpi.request_free while free */
-  int persistent;
-  int active;                 /* started and not yet completed by wait/test */
-  int user_freed;             /* MPI_Request_free while active: release on completion */
-  int mode;                   /* send: 0 standard, 1 synchronous, 2 buffered, 3 ready */
+  /* The state, one byte each and side by side: a post sets them all with one store. */
+  uint8_t persistent;
+  uint8_t active;             /* started and not yet completed by wait/test */
+  uint8_t user_freed;         /* MPI_Request_free while active: release on completion */
+  uint8_t completed;          /* the MPI-level completion was processed (status filled) */
+  uint8_t plain;              /* posted point-to-point request holding nothing but its transfer, not complete: not
+                                 persistent, no packed temporary (the latency path of the waits; set by
+                                 nm_mpi_p2p_post and the blocking calls, cleared by completion and recycling) */
+  uint8_t mode;               /* send: 0 standard, 1 synchronous, 2 buffered, 3 ready */
   nm_sr_request_t nreq;       /* the nmad request (send or receive) */
   MPI_Comm comm;
   MPI_Datatype datatype;
@@ -220,10 +228,6 @@ struct nm_mpi_request_s {
   void *tmp;                  /* packed copy for non-contiguous data (freed on completion) */
   int peer, tag, prio;
   MPI_Status status;          /* filled at completion */
-  int completed;
-  int plain;                  /* posted point-to-point request holding nothing but its transfer: not persistent,
-                                 no packed temporary (the latency path of the waits; set by nm_mpi_p2p_post and
-                                 the blocking calls, 0 otherwise) */
   /* non-blocking collectives */
   int (*progress)(struct nm_mpi_request_s *r); /* 1 when finished, 0 not yet, <0 error (MPI_ERR_*) */
   void (*release)(struct nm_mpi_request_s *r);
@@ -294,9 +298,7 @@ static inline struct nm_mpi_comm_s *nm_mpi_comm_get(MPI_Comm comm)
 /** Gate of @p rank (in the remote group for intercommunicators). NULL if out of range. */
 static inline nm_gate_t nm_mpi_comm_gate(const struct nm_mpi_comm_s *c, int rank)
 {
-  if (c->is_inter)
-    return (rank >= 0 && rank < c->remote_size) ? nm_mpi.gates[c->remote_world[rank]] : NULL;
-  return (rank >= 0 && rank < c->size) ? nm_mpi.gates[c->world[rank]] : NULL;
+  return (unsigned)rank < (unsigned)c->peer_size ? c->peer_gates[rank] : NULL;
 }
 
 /** @return the datatype object or NULL if the handle is invalid (the table holds mpi_datatype.c's objects,
