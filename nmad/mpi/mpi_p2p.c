@@ -42,7 +42,6 @@ static void nm_mpi_stack_request(struct nm_mpi_request_s *r, int kind, const voi
   r->progress = NULL;
   r->release = NULL;
   r->state = NULL; /* r->status is written at completion */
-  r->plain = 0;
 }
 
 /* ---------------------------------------------------------------- blocking sends and receives */
@@ -57,11 +56,10 @@ static inline __attribute__((always_inline)) int nm_mpi_blocking(int kind, const
                                                                  MPI_Status *status)
 {
   struct nm_mpi_request_s r;
-  int err = nm_mpi_transfer_post(&r, c, d, kind, buf, count, peer, tag, mode, 0);
+  int err = nm_mpi_transfer_post(&r, c, d, kind, buf, count, peer, tag, mode, 0, 1);
   if (err)
     return err;
   nm_mpi_stack_request(&r, kind, buf, count, datatype, peer, tag, comm, mode); /* once the transfer is under way */
-  nm_mpi_request_mark_plain(&r);
   return nm_mpi_request_wait_status(&r, status);
 }
 

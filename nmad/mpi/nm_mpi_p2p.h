@@ -140,8 +140,9 @@ int nm_mpi_source_rank(MPI_Comm comm, nm_gate_t gate);
  *  the operation comes as values (what nm_mpi_p2p_setup() stores), so that the caller can store them after the
  *  post, off the latency path: a send leaves before its request is filled in. Contiguous data goes straight from
  *  or to the application's buffer; non-contiguous data (and buffered sends) through a packed temporary r->tmp,
- *  unpacked and freed at completion. Sets r->active, r->completed, r->tmp (and r->status for MPI_PROC_NULL). No
- *  monitor is attached here: the latency path does without one, and nm_mpi_request_watch() adds it to the
+ *  unpacked and freed at completion. Sets r->active, r->completed, r->tmp (and r->status for MPI_PROC_NULL), and
+ *  r->plain: with @p plain (a non-persistent request: Isend, Irecv, Send, Recv), a request in flight with nothing
+ *  to unpack at completion takes the waits' latency path. No monitor is attached here: the latency path does without one, and nm_mpi_request_watch() adds it to the
  *  requests that need it. Inline: the blocking and non-blocking calls all start here.
  *  @return MPI_SUCCESS (also when the nmad request failed at once: it then completes with its error),
  *          MPI_ERR_RANK, MPI_ERR_NO_MEM, or the class of an nmad error when nothing was posted (r inactive). */
@@ -149,10 +150,11 @@ static inline __attribute__((always_inline)) int nm_mpi_transfer_post(struct nm_
                                                                       const struct nm_mpi_comm_s *c,
                                                                       const struct nm_mpi_datatype_s *d, int kind,
                                                                       const void *buf, int count, int peer,
-                                                                      int tag, int mode, int prio)
+                                                                      int tag, int mode, int prio, int plain)
 {
   r->active = 1;
   r->completed = 0; /* the status is filled at completion (nm_mpi_request_complete) */
+  r->plain = 0;
   r->tmp = NULL;
   if (peer == MPI_PROC_NULL) {
     nm_mpi_status_proc_null(&r->status);
@@ -173,6 +175,7 @@ static inline __attribute__((always_inline)) int nm_mpi_transfer_post(struct nm_
       ptr = r->tmp;
     }
     nm_tag_t ntag = nm_mpi_p2p_tag(c, tag);
+    r->plain = plain && !r->tmp; /* set before the post: nothing reads it until a wait */
     if (__builtin_expect(!prio && mode != NM_MPI_MODE_SYNC, 1)) {
       err = nm_sr_isend(nm_mpi.session, gate, ntag, ptr, len, &r->nreq); /* init and post in one call */
     } else {
@@ -195,6 +198,7 @@ static inline __attribute__((always_inline)) int nm_mpi_transfer_post(struct nm_
         return MPI_ERR_NO_MEM;
       ptr = r->tmp; /* unpacked in nm_mpi_request_complete() */
     }
+    r->plain = plain && !r->tmp;
     err = nm_sr_irecv_mask(nm_mpi.session, gate, ntag, mask, ptr, len, &r->nreq); /* init and post */
   }
   if (err && !r->nreq.completed) { /* not posted at all */
@@ -210,14 +214,7 @@ static inline __attribute__((always_inline)) int nm_mpi_transfer_post(struct nm_
 static inline int nm_mpi_request_post(struct nm_mpi_request_s *r, const struct nm_mpi_comm_s *c,
                                       const struct nm_mpi_datatype_s *d)
 {
-  return nm_mpi_transfer_post(r, c, d, r->kind, r->buf, r->count, r->peer, r->tag, r->mode, r->prio);
-}
-
-/** After a successful nm_mpi_request_post() of a non-persistent request: it takes the waits' latency path when it
- *  is still in flight with nothing to unpack at completion (not MPI_PROC_NULL, no packed temporary). */
-static inline void nm_mpi_request_mark_plain(struct nm_mpi_request_s *r)
-{
-  r->plain = !r->completed && r->tmp == NULL;
+  return nm_mpi_transfer_post(r, c, d, r->kind, r->buf, r->count, r->peer, r->tag, r->mode, r->prio, 0);
 }
 
 /** A free request object of @p kind, from the free list (last freed first: its cache lines are warm) or newly
@@ -252,6 +249,16 @@ static inline void nm_mpi_request_recycle(struct nm_mpi_request_s *r)
   nm_mpi.request_free = r;
 }
 
+/** nm_mpi_p2p_setup() of a new non-persistent request, with its priority. */
+static inline void nm_mpi_p2p_fill(struct nm_mpi_request_s *r, int kind, const void *buf, int count,
+                                   MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, int mode, int prio)
+{
+  nm_mpi_p2p_setup(r, kind, buf, count, datatype, peer, tag, comm, mode);
+  r->prio = prio;
+  r->persistent = 0;
+  r->user_freed = 0;
+}
+
 /** Create, fill and start a non-blocking point-to-point request: the arguments are checked here (MPI_ERR_COMM,
  *  _COUNT, _TYPE, _RANK, _TAG), then the request is posted (nm_mpi_request_post()). Inline, so that Isend, Irecv
  *  and their variants each get a copy specialised for their kind and mode (the latency path).
@@ -269,18 +276,18 @@ static inline __attribute__((always_inline)) int nm_mpi_p2p_post(int kind, const
   struct nm_mpi_request_s *r = nm_mpi_request_take(kind);
   if (!r)
     return MPI_ERR_NO_MEM;
-  err = nm_mpi_transfer_post(r, c, d, kind, buf, count, peer, tag, mode, prio);
+  /* A send leaves before its request is filled in (the rest is done while the message travels); a receive is
+   * filled in first, so that fewer values stay live across the post. Nothing reads these fields before a wait. */
+  if (kind == NM_MPI_REQ_RECV)
+    nm_mpi_p2p_fill(r, kind, buf, count, datatype, peer, tag, comm, mode, prio);
+  err = nm_mpi_transfer_post(r, c, d, kind, buf, count, peer, tag, mode, prio, 1);
   if (err) {
     nm_mpi_request_recycle(r); /* nothing was posted, r->tmp is NULL */
     return err;
   }
-  /* The rest of the request is filled in once the transfer is under way (nothing reads it before a wait). */
-  nm_mpi_p2p_setup(r, kind, buf, count, datatype, peer, tag, comm, mode);
-  r->prio = prio;
-  r->persistent = 0;
-  r->user_freed = 0;
-  nm_mpi_request_mark_plain(r);
-  if (!d->predefined) /* held until the request is released (predefined types are not counted) */
+  if (kind != NM_MPI_REQ_RECV)
+    nm_mpi_p2p_fill(r, kind, buf, count, datatype, peer, tag, comm, mode, prio);
+  if (datatype >= NM_MPI_PREDEFINED_TYPES) /* held until the request is released (predefined types are not counted) */
     nm_mpi_datatype_ref(datatype);
   *request = r->handle;
   return MPI_SUCCESS;
