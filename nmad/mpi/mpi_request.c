@@ -734,8 +734,9 @@ static void nm_mpi_reqs_put(struct nm_mpi_reqs_s *a)
 /* Hand back every entry of a completed Waitall/Testall. MPI_ERR_IN_STATUS semantics (MPI-3.1 3.7.5): when no
  * request failed, the MPI_ERROR fields are left alone (as for single statuses); when one did, every status
  * carries its own code (all entries completed: none is MPI_ERR_PENDING). */
-static inline __attribute__((always_inline)) int nm_mpi_complete_all(int count, MPI_Request *reqs, struct nm_mpi_request_s **rs, MPI_Status *statuses,
-                               const char *fn)
+static inline __attribute__((always_inline)) int nm_mpi_complete_all(int count, MPI_Request *reqs,
+                                                                    struct nm_mpi_request_s **rs,
+                                                                    MPI_Status *statuses, const char *fn)
 {
   MPI_Comm err_comm = MPI_COMM_NULL;
   for (int i = 0; i < count; i++)

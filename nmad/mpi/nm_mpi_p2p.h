@@ -9,9 +9,12 @@
  *  - `completed`: the MPI-level completion was processed (status filled, data unpacked, temporaries freed);
  *  - `user_freed`: nobody will wait for it (MPI_Request_free while active, buffered sends): the nmad request
  *    monitor destroys it when the transfer completes.
- * Point-to-point requests carry a monitor on their nmad request (nm_sr_request_set_monitor) that also wakes
- * multi-request waits: MPI_Waitany/Waitsome store the address of a flag in the nmad request's user_ref and
- * block in nm_core_wait_flag() on it, so that they spin/yield/block exactly like single waits.
+ * A point-to-point request gets a monitor on its nmad request (nm_sr_request_set_monitor, nm_mpi_request_watch)
+ * only when it needs one: when it is freed while active, and when a multi-request wait sleeps on it
+ * (MPI_Waitany/Waitsome store the address of a flag in the nmad request's user_ref and block in
+ * nm_core_wait_flag() on it, so that they spin/yield/block exactly like single waits). Single waits sleep on the
+ * nmad request's own completion flag, and a "plain" request (struct nm_mpi_request_s::plain) is completed and
+ * released in one step.
  */
 #ifndef NM_MPI_P2P_H
 #define NM_MPI_P2P_H
@@ -142,8 +145,9 @@ int nm_mpi_source_rank(MPI_Comm comm, nm_gate_t gate);
  *  or to the application's buffer; non-contiguous data (and buffered sends) through a packed temporary r->tmp,
  *  unpacked and freed at completion. Sets r->active, r->completed, r->tmp (and r->status for MPI_PROC_NULL), and
  *  r->plain: with @p plain (a non-persistent request: Isend, Irecv, Send, Recv), a request in flight with nothing
- *  to unpack at completion takes the waits' latency path. No monitor is attached here: the latency path does without one, and nm_mpi_request_watch() adds it to the
- *  requests that need it. Inline: the blocking and non-blocking calls all start here.
+ *  to unpack at completion takes the waits' latency path. No monitor is attached here: the latency path does
+ *  without one, and nm_mpi_request_watch() adds it to the requests that need it. Inline: the blocking and
+ *  non-blocking calls all start here.
  *  @return MPI_SUCCESS (also when the nmad request failed at once: it then completes with its error),
  *          MPI_ERR_RANK, MPI_ERR_NO_MEM, or the class of an nmad error when nothing was posted (r inactive). */
 static inline __attribute__((always_inline)) int nm_mpi_transfer_post(struct nm_mpi_request_s *r,
