@@ -643,7 +643,9 @@ NM_MPI_ALIAS(Bsend_init)
 int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                     MPI_Request *request)
 {
-  return nm_mpi_persistent(NM_MPI_REQ_SEND, buf, count, datatype, dest, tag, comm, NM_MPI_MODE_BUFFERED, request,
+  /* Each start copies the data to a detached transfer linked with this request, which therefore behaves as
+   * MPI_Ibsend's (kind DONE: complete once the data is buffered, MPI_Cancel withdraws the linked transfer). */
+  return nm_mpi_persistent(NM_MPI_REQ_DONE, buf, count, datatype, dest, tag, comm, NM_MPI_MODE_BUFFERED, request,
                            __func__);
 }
 

@@ -130,7 +130,9 @@ static inline __attribute__((always_inline)) void nm_mpi_request_destroy(struct 
     r->release(r);
     r->release = NULL; /* a recycled object never carries a stale one */
   }
-  if (nm_mpi_request_is_p2p(r) && r->datatype >= NM_MPI_PREDEFINED_TYPES) /* predefined types are not counted */
+  /* Point-to-point and persistent requests (MPI_Bsend_init's is of kind DONE) hold a reference on a derived
+   * datatype; predefined types are not counted. */
+  if ((nm_mpi_request_is_p2p(r) || r->persistent) && r->datatype >= NM_MPI_PREDEFINED_TYPES)
     nm_mpi_datatype_unref(r->datatype);
   if (r->tmp) {
     free(r->tmp);
@@ -528,9 +530,15 @@ int PMPI_Start(MPI_Request *request)
   if (!r || !r->persistent || r->active)
     return nm_mpi_error(r ? r->comm : MPI_COMM_WORLD, MPI_ERR_REQUEST, __func__);
   int err;
-  if (r->kind == NM_MPI_REQ_SEND && r->mode == NM_MPI_MODE_BUFFERED) {
-    /* The copy travels on a detached request: this one completes as soon as the data is buffered. */
-    err = nm_mpi_bsend_post(r->buf, r->count, r->datatype, r->peer, r->tag, r->comm, NULL);
+  if (r->kind == NM_MPI_REQ_DONE && r->mode == NM_MPI_MODE_BUFFERED) { /* MPI_Bsend_init */
+    /* The copy travels on a detached request linked with this one (for MPI_Cancel), which completes as soon as
+     * the data is buffered. The previous start's transfer, if still linked, is let go first. */
+    if (r->release) {
+      r->release(r);
+      r->release = NULL;
+    }
+    r->progress = NULL;
+    err = nm_mpi_bsend_post(r->buf, r->count, r->datatype, r->peer, r->tag, r->comm, r);
     if (err == MPI_SUCCESS) {
       r->active = 1;
       nm_mpi_status_empty(&r->status);

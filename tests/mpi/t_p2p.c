@@ -749,20 +749,30 @@ static void t_cancel(void)
   CHECK(!flag && got == peer + 5, "a completed receive is not cancelled (got %d)", got);
   /* Sends nobody received yet: eager, rendezvous-sized, synchronous. Portable rule (MPI-3.1 3.8.4): the wait
    * returns, and either the send was withdrawn (the receiver never gets it) or it completed (the receiver gets
-   * it); for a buffered send, the request is that of MPI_Ibsend. The outcome goes to the receiver on another tag.
+   * it); for a buffered send, the request is that of MPI_Ibsend or MPI_Bsend_init. The outcome goes to the receiver
+   * on another tag.
    * nmad withdraws every send no receive matched yet. */
   static char sbig[100000], rbig[100000];
-  static const char *kinds[] = {"eager", "rendezvous", "synchronous", "buffered"};
+  static const char *kinds[] = {"eager", "rendezvous", "synchronous", "buffered", "persistent buffered",
+                                "restarted persistent buffered"};
+  const int tags[] = {82, 83, 84, 85, 88, 88}; /* the persistent request's tag is fixed by MPI_Bsend_init */
   char *bsend_buf = malloc(64 + MPI_BSEND_OVERHEAD);
   MPI_Buffer_attach(bsend_buf, 64 + MPI_BSEND_OVERHEAD);
-  for (int k = 0; k < 4; k++) {
-    int n = k == 1 ? (int)sizeof(sbig) : 4, tag = 82 + k, peer_flag = 0;
-    if (k == 2)
+  MPI_Request prq = MPI_REQUEST_NULL;
+  for (int k = 0; k < 6; k++) {
+    int n = k == 1 ? (int)sizeof(sbig) : 4, tag = tags[k], peer_flag = 0;
+    if (k == 2) {
       MPI_Issend(sbig, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &rq);
-    else if (k == 3)
+    } else if (k == 3) {
       MPI_Ibsend(sbig, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &rq);
-    else
+    } else if (k >= 4) { /* one MPI_Bsend_init request, started, cancelled and waited for twice */
+      if (k == 4)
+        MPI_Bsend_init(sbig, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &prq);
+      MPI_Start(&prq);
+      rq = prq;
+    } else {
       MPI_Isend(sbig, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &rq);
+    }
     MPI_Cancel(&rq);
     MPI_Wait(&rq, &st);
     flag = 0;
@@ -770,6 +780,8 @@ static void t_cancel(void)
 #ifdef NMAD_MPI
     CHECK(flag, "unmatched %s send not withdrawn", kinds[k]);
 #endif
+    if (k >= 4)
+      CHECK(rq == prq && rq != MPI_REQUEST_NULL, "%s send: the wait kept the persistent request", kinds[k]);
     MPI_Sendrecv(&flag, 1, MPI_INT, peer, 90, &peer_flag, 1, MPI_INT, peer, 90, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
     if (!peer_flag)
@@ -778,7 +790,9 @@ static void t_cancel(void)
     int pending = 1;
     MPI_Iprobe(peer, tag, MPI_COMM_WORLD, &pending, MPI_STATUS_IGNORE);
     CHECK(!pending, "a withdrawn %s send was still delivered", kinds[k]);
+    ctl_barrier(); /* both probed before the persistent request sends on the same tag again */
   }
+  MPI_Request_free(&prq);
   /* A buffered send's request freed while its transfer is being withdrawn: detaching the buffer still returns
    * (the transfer completes either way), with the buffer; a message that was not withdrawn is received. */
   MPI_Ibsend(sbig, 4, MPI_BYTE, peer, 87, MPI_COMM_WORLD, &rq);
