@@ -10,6 +10,15 @@
  * new to every member, so two communicators that share a process never share a context on that process: tags
  * (context << 32 | tag) of different communicators never match (the isolation MPI requires).
  *
+ * MPI_Comm_idup needs no agreement: the members compute its context alike, from the parent's context and the
+ * number of idups already made of the parent (every member calls them in the same order, MPI-3.1 5.12): idup
+ * number s of a communicator of context p gets NM_MPI_IDUP_SPACE + 2 (p / 2 * NM_MPI_IDUP_PER_COMM + s). The
+ * agreed contexts stay below NM_MPI_IDUP_SPACE, and different (p, s) give different contexts, so this context too
+ * is new to every member. So an idup never waits for the other members: idups of overlapping communicators,
+ * started in different orders on different processes, cannot deadlock. A communicator that has no such context
+ * left (it comes from an idup itself, its context is too large, or it already made NM_MPI_IDUP_PER_COMM idups)
+ * is duplicated with the agreement of MPI_Comm_dup, which waits for the members (doc/mpi.md).
+ *
  * Internal exchanges. The agreements (and the (color, key) lists of split) travel on the parent's collective
  * context (context + 1) with reserved tags, so they never match the application's receives, and never the
  * collectives of mpi_coll.c, which keep their tags below 0x80000000:
@@ -724,6 +733,43 @@ static int nm_mpi_comm_build(MPI_Comm parent, struct nm_mpi_comm_s *pc, uint32_t
   return nm_mpi_comm_finish(parent, pc, nc, newcomm, fn);
 }
 
+/** The duplicate of @p c (groups, topology, attributes through their copy callbacks, MPI-3.1 6.4.2) with context
+ *  @p ctx, in *newcomm. @return MPI code (through @p comm's error handler). */
+static int nm_mpi_comm_dup_ctx(MPI_Comm comm, struct nm_mpi_comm_s *c, uint32_t ctx, MPI_Comm *newcomm,
+                               const char *fn)
+{
+  struct nm_mpi_comm_s *nc = nm_mpi_comm_alloc(ctx, c->size, c->world, c->rank);
+  if (!nc || (c->is_inter && nm_mpi_comm_set_remote(nc, c->remote_size, c->remote_world))) {
+    nm_mpi_comm_destroy(nc);
+    return nm_mpi_error(comm, MPI_ERR_NO_MEM, fn);
+  }
+  if (c->topo == MPI_CART) { /* the topology is duplicated too (MPI-3.1 6.4.2) */
+    size_t nd = (size_t)(c->ndims > 0 ? c->ndims : 1);
+    nc->dims = malloc(sizeof(int) * nd);
+    nc->periods = malloc(sizeof(int) * nd);
+    if (!nc->dims || !nc->periods) {
+      nm_mpi_comm_destroy(nc);
+      return nm_mpi_error(comm, MPI_ERR_NO_MEM, fn);
+    }
+    memcpy(nc->dims, c->dims, sizeof(int) * (size_t)c->ndims);
+    memcpy(nc->periods, c->periods, sizeof(int) * (size_t)c->ndims);
+    nc->topo = MPI_CART;
+    nc->ndims = c->ndims;
+  }
+  int rc = nm_mpi_attr_copy_all(comm, c, nc);
+  if (rc != MPI_SUCCESS) {
+    /* A copy callback failed: the new communicator is dropped; values already copied are deleted. */
+    MPI_Comm h = nm_mpi_comm_register(nc);
+    if (h != MPI_COMM_NULL) {
+      nm_mpi_attr_delete_all(h, nc);
+      nm_mpi_table_remove(&nm_mpi.comms, h);
+      nm_mpi_comm_destroy(nc);
+    }
+    return nm_mpi_error(comm, rc, fn);
+  }
+  return nm_mpi_comm_finish(comm, c, nc, newcomm, fn);
+}
+
 NM_MPI_ALIAS(Comm_dup)
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
@@ -736,46 +782,30 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     return nm_mpi_error(comm, rc, __func__);
   uint32_t ctx = nm_mpi_comm_agree(all, n, 1, 0);
   free(all);
+  return nm_mpi_comm_dup_ctx(comm, c, ctx, newcomm, __func__);
+}
 
-  struct nm_mpi_comm_s *nc = nm_mpi_comm_alloc(ctx, c->size, c->world, c->rank);
-  if (!nc || (c->is_inter && nm_mpi_comm_set_remote(nc, c->remote_size, c->remote_world))) {
-    nm_mpi_comm_destroy(nc);
-    return nm_mpi_error(comm, MPI_ERR_NO_MEM, __func__);
-  }
-  if (c->topo == MPI_CART) { /* the topology is duplicated too (MPI-3.1 6.4.2) */
-    size_t nd = (size_t)(c->ndims > 0 ? c->ndims : 1);
-    nc->dims = malloc(sizeof(int) * nd);
-    nc->periods = malloc(sizeof(int) * nd);
-    if (!nc->dims || !nc->periods) {
-      nm_mpi_comm_destroy(nc);
-      return nm_mpi_error(comm, MPI_ERR_NO_MEM, __func__);
-    }
-    memcpy(nc->dims, c->dims, sizeof(int) * (size_t)c->ndims);
-    memcpy(nc->periods, c->periods, sizeof(int) * (size_t)c->ndims);
-    nc->topo = MPI_CART;
-    nc->ndims = c->ndims;
-  }
-  rc = nm_mpi_attr_copy_all(comm, c, nc);
-  if (rc != MPI_SUCCESS) {
-    /* A copy callback failed: the new communicator is dropped; values already copied are deleted. */
-    MPI_Comm h = nm_mpi_comm_register(nc);
-    if (h != MPI_COMM_NULL) {
-      nm_mpi_attr_delete_all(h, nc);
-      nm_mpi_table_remove(&nm_mpi.comms, h);
-      nm_mpi_comm_destroy(nc);
-    }
-    return nm_mpi_error(comm, rc, __func__);
-  }
-  return nm_mpi_comm_finish(comm, c, nc, newcomm, __func__);
+/** The context of the next MPI_Comm_idup of @p c, the same on every member (see the top of this file), or 0 when
+ *  @p c has none left. Counts the idup either way, as every member does. */
+static uint32_t nm_mpi_comm_idup_context(struct nm_mpi_comm_s *c)
+{
+  unsigned seq = c->idup_seq++;
+  uint64_t slot = (uint64_t)(c->context / 2) * NM_MPI_IDUP_PER_COMM + seq;
+  if (c->context >= NM_MPI_IDUP_SPACE || seq >= NM_MPI_IDUP_PER_COMM || slot >= NM_MPI_IDUP_SPACE / 2)
+    return 0;
+  return NM_MPI_IDUP_SPACE + 2 * (uint32_t)slot;
 }
 
 NM_MPI_ALIAS(Comm_idup)
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
-  /* Done as a blocking dup (allowed: it only has to start); the request is complete at once. */
-  if (!request)
+  NM_MPI_COMM_GET_OR_FAIL(c, comm);
+  if (!newcomm || !request)
     return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
-  int rc = PMPI_Comm_dup(comm, newcomm);
+  /* No exchange with the other members (a context computed alike by all), so the duplicate exists at once and
+   * the request is complete at creation; without such a context left, the agreement of MPI_Comm_dup. */
+  uint32_t ctx = nm_mpi_comm_idup_context(c);
+  int rc = ctx ? nm_mpi_comm_dup_ctx(comm, c, ctx, newcomm, __func__) : PMPI_Comm_dup(comm, newcomm);
   if (rc != MPI_SUCCESS)
     return rc;
   struct nm_mpi_request_s *r = NULL;

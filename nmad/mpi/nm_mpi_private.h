@@ -178,10 +178,15 @@ struct nm_mpi_comm_s {
   int ndims;
   int *dims, *periods;
   unsigned coll_seq;          /* collectives started on this communicator (same order everywhere) */
+  unsigned idup_seq;          /* MPI_Comm_idup calls made on it (same order everywhere): mpi_comm.c */
 };
 /* nm_mpi_comm_get(), nm_mpi_comm_gate(): with the global state, at the end of this file. */
 /** Rank (in the group messages come from) of a gate, or -1. */
 int nm_mpi_comm_rank_of_gate(const struct nm_mpi_comm_s *c, nm_gate_t gate);
+/** Contexts from NM_MPI_IDUP_SPACE up belong to communicators made by MPI_Comm_idup, NM_MPI_IDUP_PER_COMM per
+ *  parent (mpi_comm.c); the agreed ones stay below. */
+#define NM_MPI_IDUP_SPACE 0x80000000u
+#define NM_MPI_IDUP_PER_COMM 1024u
 /** nmad tag of an application message. */
 static inline nm_tag_t nm_mpi_p2p_tag(const struct nm_mpi_comm_s *c, int tag)
 {

@@ -138,6 +138,79 @@ static void test_dup_isolation(void)
   report("comm_dup_isolation");
 }
 
+/* Comm_idup of overlapping communicators, started in different orders: rank r idups the pair {r, r+1} first and
+ * the pair {r-1, r} second, so each pair is idup'ed first by one member and second by the other, around the ring.
+ * A dup that waited for the other members would deadlock; the idups complete, and their communicators are
+ * isolated from their parents and from each other. Then an idup of an idup'ed communicator and more idups of one
+ * communicator than the shim has idup contexts for it (its fallback, doc/mpi.md), in the same order everywhere. */
+static void test_idup_overlap(void)
+{
+  if (size < 2) {
+    report("comm_idup_overlap");
+    return;
+  }
+  MPI_Comm pair[2] = { MPI_COMM_NULL, MPI_COMM_NULL }, dup[2], tmp;
+  for (int i = 0; i < size; i++) { /* pair[0] = {rank, rank+1}, pair[1] = {rank-1, rank} */
+    int in_pair = rank == i || rank == (i + 1) % size;
+    MPI_Comm_split(MPI_COMM_WORLD, in_pair ? 0 : MPI_UNDEFINED, rank == i ? 0 : 1, &tmp);
+    if (rank == i)
+      pair[0] = tmp;
+    else if (rank == (i + 1) % size)
+      pair[1] = tmp;
+  }
+  MPI_Request rq[2];
+  MPI_Comm_idup(pair[0], &dup[0], &rq[0]);
+  MPI_Comm_idup(pair[1], &dup[1], &rq[1]);
+  MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+  for (int k = 0; k < 2; k++) {
+    CHECK(ccompare(dup[k], pair[k]) == MPI_CONGRUENT);
+    CHECK(crank(dup[k]) == k); /* first in pair[0] (key 0), second in pair[1] */
+  }
+  /* Isolation: the same tag to the same partner on each pair and on its duplicate. The duplicate's receive is
+   * posted first and the pair's message sent first: were their contexts alike, it would take that message. */
+  int out[2][2], in[2][2];
+  MPI_Request q[8];
+  for (int k = 0; k < 2; k++) {
+    int partner = 1 - k; /* rank in pair[k] and dup[k]: 0 in pair[0] (key 0), 1 in pair[1] */
+    in[k][0] = in[k][1] = -1;
+    out[k][0] = 10 * rank + 1;
+    out[k][1] = 10 * rank + 2;
+    MPI_Irecv(&in[k][1], 1, MPI_INT, MPI_ANY_SOURCE, 7, dup[k], &q[4 * k]);
+    MPI_Irecv(&in[k][0], 1, MPI_INT, MPI_ANY_SOURCE, 7, pair[k], &q[4 * k + 1]);
+    MPI_Isend(&out[k][0], 1, MPI_INT, partner, 7, pair[k], &q[4 * k + 2]);
+    MPI_Isend(&out[k][1], 1, MPI_INT, partner, 7, dup[k], &q[4 * k + 3]);
+  }
+  MPI_Waitall(8, q, MPI_STATUSES_IGNORE);
+  for (int k = 0; k < 2; k++) {
+    int who = world_of(pair[k], 1 - k);
+    CHECK(in[k][0] == 10 * who + 1 && in[k][1] == 10 * who + 2);
+  }
+  /* An idup of an idup'ed communicator (WORLD's, which every rank idups in the same order) */
+  MPI_Comm w1, dd;
+  MPI_Request r;
+  MPI_Comm_idup(MPI_COMM_WORLD, &w1, &r);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  MPI_Comm_idup(w1, &dd, &r);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  CHECK(ccompare(dd, MPI_COMM_WORLD) == MPI_CONGRUENT);
+  ring(dd, 9);
+  MPI_Comm_free(&dd);
+  MPI_Comm_free(&w1);
+  for (int i = 0; i < 1100; i++) {
+    MPI_Comm w;
+    MPI_Comm_idup(MPI_COMM_WORLD, &w, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    if (i % 100 == 0 || i >= 1020)
+      ring(w, 30 + i % 7);
+    MPI_Comm_free(&w);
+  }
+  for (int k = 0; k < 2; k++) {
+    MPI_Comm_free(&dup[k]);
+    MPI_Comm_free(&pair[k]);
+  }
+  report("comm_idup_overlap");
+}
+
 static void test_split(void)
 {
   /* Two colors, ranks reversed by the key. */
@@ -689,6 +762,7 @@ int main(int argc, char **argv)
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   test_world_self();
   test_dup_isolation();
+  test_idup_overlap();
   test_split();
   test_split_type();
   test_create();
