@@ -18,6 +18,12 @@
  * not see delivered; more than this is a peer misbehaving (DESIGN.md rule 5: bounded memory for network input). */
 #define NM_CANCEL_MAX_TOMBSTONES 4096
 
+/* A stored message or a tombstone is message (session, tag, seq) of its gate. */
+static int nm_unexp_is(const struct nm_unexp_s *u, uint32_t session, nm_tag_t tag, nm_seq_t seq)
+{
+  return u->session_id == session && u->tag == tag && u->seq == seq;
+}
+
 static int nm_req_list_has(const struct nm_req_list_s *l, const struct nm_req_s *req)
 {
   for (const struct nm_req_s *r = l->head; r; r = r->next)
@@ -156,14 +162,15 @@ int nm_cancel_handle_reply(struct nm_gate_s *gate, const struct nm_wire_chunk_s 
   return NM_ESUCCESS;
 }
 
-/* Drop a stored message (session, tag, seq) of @p gate from a list of unexpected messages. @return 1 if found. */
+/* Drop message (session, tag, seq) of @p gate from a list of stored messages or tombstones (@p tail NULL when
+ * the list keeps none). @return 1 if found. */
 static int nm_unexp_withdraw(struct nm_core_s *core, struct nm_unexp_s **head, struct nm_unexp_s **tail,
-                             const struct nm_gate_s *gate, const struct nm_wire_chunk_s *c)
+                             const struct nm_gate_s *gate, uint32_t session, nm_tag_t tag, nm_seq_t seq)
 {
   struct nm_unexp_s *prev = NULL;
   for (struct nm_unexp_s **pp = head; *pp; prev = *pp, pp = &(*pp)->next) {
     struct nm_unexp_s *u = *pp;
-    if (u->gate == gate && u->session_id == c->session && u->tag == c->tag && u->seq == c->seq) {
+    if (u->gate == gate && nm_unexp_is(u, session, tag, seq)) {
       *pp = u->next;
       if (tail && *tail == u)
         *tail = prev;
@@ -183,7 +190,7 @@ int nm_cancel_handle_request(struct nm_gate_s *gate, const struct nm_wire_chunk_
   int withdrawn;
   if ((int32_t)(c->seq - s->next_recv) >= 0) { /* not delivered in order yet */
     for (struct nm_unexp_s *t = gate->tombstones; t; t = t->next)
-      if (t->session_id == c->session && t->tag == c->tag && t->seq == c->seq)
+      if (nm_unexp_is(t, c->session, c->tag, c->seq))
         return -NM_EPROTO; /* withdrawn twice */
     if (gate->n_tombstones >= NM_CANCEL_MAX_TOMBSTONES)
       return -NM_EPROTO;
@@ -197,24 +204,19 @@ int nm_cancel_handle_request(struct nm_gate_s *gate, const struct nm_wire_chunk_
     withdrawn = 1;
   } else {
     struct nm_session_s *session = nm_core_find_session(core, c->session);
-    withdrawn = session ? nm_unexp_withdraw(core, &session->unexp_head, &session->unexp_tail, gate, c)
-                        : nm_unexp_withdraw(core, &core->orphans, NULL, gate, c);
+    withdrawn = session ? nm_unexp_withdraw(core, &session->unexp_head, &session->unexp_tail, gate, c->session,
+                                            c->tag, c->seq)
+                        : nm_unexp_withdraw(core, &core->orphans, NULL, gate, c->session, c->tag, c->seq);
   }
   return nm_cancel_queue(gate, NM_WIRE_CANCEL_REPLY, (uint8_t)withdrawn, c->session, c->tag, c->seq);
 }
 
 int nm_cancel_take_tombstone(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag, nm_seq_t seq)
 {
-  for (struct nm_unexp_s **pp = &gate->tombstones; *pp; pp = &(*pp)->next) {
-    struct nm_unexp_s *t = *pp;
-    if (t->session_id == session && t->tag == tag && t->seq == seq) {
-      *pp = t->next;
-      gate->n_tombstones--;
-      nm_unexp_free(gate->core, t);
-      return 1;
-    }
-  }
-  return 0;
+  if (!nm_unexp_withdraw(gate->core, &gate->tombstones, NULL, gate, session, tag, seq))
+    return 0;
+  gate->n_tombstones--;
+  return 1;
 }
 
 void nm_cancel_gate_fail(struct nm_gate_s *gate, int err)

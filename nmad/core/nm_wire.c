@@ -78,6 +78,16 @@ size_t nm_wire_put_cancel(uint8_t *buf, uint8_t type, uint8_t result, uint32_t s
   return NM_WIRE_CANCEL_LEN;
 }
 
+/* The reader of put_msg_hdr()'s layout (the caller checked the length and the reserved bytes 2-3). */
+static void get_msg_hdr(const uint8_t *p, struct nm_wire_chunk_s *c)
+{
+  c->flags = p[1];
+  c->session = nm_get32(p + 4);
+  c->tag = nm_get64(p + 8);
+  c->seq = nm_get32(p + 16);
+  c->len = nm_get32(p + 20);
+}
+
 int nm_wire_parse_pkt(const uint8_t *buf, size_t len, struct nm_wire_pkt_s *pkt)
 {
   if (len < NM_WIRE_PKT_HDR_LEN || buf[0] != NM_WIRE_MAGIC || buf[1] != NM_WIRE_VERSION)
@@ -104,11 +114,7 @@ int nm_wire_next_chunk(const uint8_t *buf, size_t len, size_t *off, struct nm_wi
   case NM_WIRE_RDV: {
     if (left < NM_WIRE_MSG_HDR_LEN || nm_get16(p + 2) != 0)
       return -NM_EPROTO;
-    c->flags = p[1];
-    c->session = nm_get32(p + 4);
-    c->tag = nm_get64(p + 8);
-    c->seq = nm_get32(p + 16);
-    c->len = nm_get32(p + 20);
+    get_msg_hdr(p, c);
     size_t used = NM_WIRE_MSG_HDR_LEN;
     if (c->type == NM_WIRE_RDV) {
       if (c->flags != 0 || left < NM_WIRE_RDV_LEN)
@@ -169,14 +175,13 @@ int nm_wire_next_chunk(const uint8_t *buf, size_t len, size_t *off, struct nm_wi
     return NM_ESUCCESS;
   case NM_WIRE_CANCEL:
   case NM_WIRE_CANCEL_REPLY:
-    if (left < NM_WIRE_CANCEL_LEN || nm_get16(p + 2) != 0 || nm_get32(p + 20) != 0)
+    if (left < NM_WIRE_CANCEL_LEN || nm_get16(p + 2) != 0)
       return -NM_EPROTO;
-    c->result = p[1];
-    if (c->result > (c->type == NM_WIRE_CANCEL_REPLY ? 1 : 0))
+    get_msg_hdr(p, c); /* the result travels in the flags byte, the length is 0 */
+    c->result = c->flags;
+    c->flags = 0;
+    if (c->len != 0 || c->result > (c->type == NM_WIRE_CANCEL_REPLY ? 1 : 0))
       return -NM_EPROTO;
-    c->session = nm_get32(p + 4);
-    c->tag = nm_get64(p + 8);
-    c->seq = nm_get32(p + 16);
     *off += NM_WIRE_CANCEL_LEN;
     return NM_ESUCCESS;
   default:

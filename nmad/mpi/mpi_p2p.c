@@ -34,11 +34,8 @@ static int nm_mpi_probe_check(MPI_Comm comm, int source, int tag)
 static void nm_mpi_stack_request(struct nm_mpi_request_s *r, int kind, const void *buf, int count,
                                  MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, int mode)
 {
-  nm_mpi_p2p_setup(r, kind, buf, count, datatype, peer, tag, comm, mode);
+  nm_mpi_p2p_fill(r, kind, buf, count, datatype, peer, tag, comm, mode, 0);
   r->handle = 0;
-  r->persistent = 0;
-  r->user_freed = 0;
-  r->prio = 0;
   r->progress = NULL;
   r->release = NULL;
   r->state = NULL; /* r->status is written at completion */

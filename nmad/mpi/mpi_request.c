@@ -119,6 +119,15 @@ static int nm_mpi_bsend_is_linked(const struct nm_mpi_request_s *t)
   return t->kind == NM_MPI_REQ_SEND && t->mode == NM_MPI_MODE_BUFFERED && u && u->state == t;
 }
 
+/* Release what a request holds besides its transfer (r->release: a buffered send's link), once. */
+static inline void nm_mpi_request_let_go(struct nm_mpi_request_s *r)
+{
+  if (r->release) {
+    r->release(r);
+    r->release = NULL; /* never run twice, and a recycled object never carries a stale one */
+  }
+}
+
 /* Give a request object back (no nmad request refers to it any more). */
 static inline __attribute__((always_inline)) void nm_mpi_request_destroy(struct nm_mpi_request_s *r)
 {
@@ -126,10 +135,7 @@ static inline __attribute__((always_inline)) void nm_mpi_request_destroy(struct 
     nm_mpi.n_coll_reqs--;
   if (r->mode == NM_MPI_MODE_BUFFERED && nm_mpi_bsend_is_linked(r))
     ((struct nm_mpi_request_s *)r->state)->state = NULL; /* finalize: its application request goes after it */
-  if (r->release) {
-    r->release(r);
-    r->release = NULL; /* a recycled object never carries a stale one */
-  }
+  nm_mpi_request_let_go(r);
   /* Point-to-point and persistent requests (MPI_Bsend_init's is of kind DONE) hold a reference on a derived
    * datatype; predefined types are not counted. */
   if ((nm_mpi_request_is_p2p(r) || r->persistent) && r->datatype >= NM_MPI_PREDEFINED_TYPES)
@@ -533,10 +539,7 @@ int PMPI_Start(MPI_Request *request)
   if (r->kind == NM_MPI_REQ_DONE && r->mode == NM_MPI_MODE_BUFFERED) { /* MPI_Bsend_init */
     /* The copy travels on a detached request linked with this one (for MPI_Cancel), which completes as soon as
      * the data is buffered. The previous start's transfer, if still linked, is let go first. */
-    if (r->release) {
-      r->release(r);
-      r->release = NULL;
-    }
+    nm_mpi_request_let_go(r);
     r->progress = NULL;
     err = nm_mpi_bsend_post(r->buf, r->count, r->datatype, r->peer, r->tag, r->comm, r);
     if (err == MPI_SUCCESS) {
