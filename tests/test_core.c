@@ -1,12 +1,15 @@
 /* Unit tests of the core through a fake driver: tag matching (order, any-source, masks, unexpected messages),
  * malformed input, rendezvous and synchronous-send protocols, gate failure, self sends, monitors, and what the
  * strategies put into packets (aggreg packs N messages in one packet, prio order). */
+#define _GNU_SOURCE /* CPU_SET */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "fake_driver.h"
 #include <nmad/nm_sendrecv.h>
+#include <unistd.h>
+#include "nmad/launcher/nm_progress_place.h"
 
 static nm_core_t core;
 static struct fake_drv_s *fake;
@@ -736,6 +739,81 @@ START_TEST(test_bad_arguments)
 }
 END_TEST
 
+
+/* The progress thread completes transfers without any nmad call from the application, and runs monitors on its
+ * own thread (the schedules of the MPI shim's non-blocking collectives advance from there). Self transfers
+ * complete only in the self driver's progress, so nothing here can complete without the thread. */
+static pthread_t monitor_thread;
+static void monitor_record_thread(struct nm_req_s *req, unsigned event, void *ref)
+{
+  monitor_thread = pthread_self();
+  *(int *)ref = 1;
+}
+
+START_TEST(test_progress_thread)
+{
+  static char big[3000], got[3000];
+  static volatile int monitored; /* written by the monitor, on the progress thread */
+  nm_sr_request_t s, r;
+  for (size_t i = 0; i < sizeof(big); i++)
+    big[i] = (char)(i * 7);
+  monitored = 0;
+  ck_assert_int_eq(nm_core_progress_thread_running(core), 0);
+  ck_assert_int_eq(nm_core_progress_thread_start(core, NULL, 0), 0);
+  ck_assert_int_eq(nm_core_progress_thread_start(core, NULL, 0), -NM_EALREADY);
+  ck_assert_int_eq(nm_core_progress_thread_running(core), 1);
+  nm_core_lock(core); /* recursive: the interfaces below take it again */
+  nm_sr_recv_init(sess, &r);
+  ck_assert_int_eq(nm_sr_request_set_monitor(sess, &r, NM_EVENT_RECV_COMPLETED, monitor_record_thread,
+                                             (void *)&monitored), 0);
+  ck_assert_int_eq(nm_sr_recv_irecv(sess, &r, gate(0), 5, NM_TAG_MASK_FULL, got, sizeof(got)), 0);
+  ck_assert_int_eq(nm_sr_isend(sess, gate(0), 5, big, sizeof(big), &s), 0); /* rendezvous: 3000 B > 1024 B */
+  nm_core_unlock(core);
+  /* no nmad call until both completed: only the progress thread can move them (the deadline only bounds a
+   * failure) */
+  uint64_t deadline = nm_core_time_ns() + 30ULL * 1000000000ULL;
+  int done = 0;
+  while (!done && nm_core_time_ns() < deadline) {
+    sched_yield();
+    nm_core_lock(core); /* reading the completion fields under the lock orders them after the thread's writes */
+    done = s.completed && r.completed && monitored;
+    nm_core_unlock(core);
+  }
+  nm_core_progress_thread_stop(core);
+  ck_assert_int_eq(nm_core_progress_thread_running(core), 0);
+  ck_assert_int_eq(done, 1);
+  ck_assert_int_eq(s.status, 0);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_mem_eq(big, got, sizeof(big));
+  ck_assert(!pthread_equal(monitor_thread, pthread_self()));
+  nm_core_progress_thread_stop(core); /* stopping twice is harmless */
+}
+END_TEST
+
+/* Placement of the progress thread (NMAD_BIND): idle processors are those no local rank's mask holds. */
+START_TEST(test_progress_place)
+{
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+    return; /* one processor: no placement is possible, nothing to check */
+  cpu_set_t own, used;
+  CPU_ZERO(&own);
+  CPU_SET(0, &own);
+  used = own;
+  int cpu = -1;
+  ck_assert_int_eq(nm_progress_place(NM_BIND_BIND, 0, &own, &used, &cpu), 0); /* bind: the rank's own cores */
+  ck_assert_int_eq(nm_progress_place(NM_BIND_ODD_EVEN, 0, &own, &used, &cpu), 1);
+  ck_assert_int_eq(cpu, 1); /* processor 1 is the only idle one on two, the first idle one on more */
+  ck_assert_int_eq(nm_progress_place(NM_BIND_ODD_EVEN, 2, &own, &used, &cpu), 1);
+  ck_assert(cpu >= 1 && CPU_ISSET(cpu, &used) == 0);
+  ck_assert_int_eq(nm_progress_place(NM_BIND_NUMA, 0, &own, &used, &cpu), 1);
+  ck_assert(cpu >= 1);
+  for (int c = 0; c < sysconf(_SC_NPROCESSORS_ONLN) && c < CPU_SETSIZE; c++)
+    CPU_SET(c, &used); /* every processor holds a rank: all policies fall back to the rank's own */
+  ck_assert_int_eq(nm_progress_place(NM_BIND_ODD_EVEN, 1, &own, &used, &cpu), 0);
+  ck_assert_int_eq(nm_progress_place(NM_BIND_NUMA, 1, &own, &used, &cpu), 0);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("core");
@@ -776,6 +854,8 @@ int main(void)
   tcase_add_test(tp, test_cancel_reply_unknown);
   tcase_add_test(tp, test_gate_failure_completes_requests);
   tcase_add_test(tp, test_self_send);
+  tcase_add_test(tp, test_progress_thread);
+  tcase_add_test(tp, test_progress_place);
   suite_add_tcase(s, tp);
   TCase *ts = tcase_create("strategies");
   tcase_add_checked_fixture(ts, setup, teardown);

@@ -25,6 +25,38 @@ int nm_config_parse_size(const char *s, uint64_t *out)
   return NM_ESUCCESS;
 }
 
+/* NMAD_PROGRESS and NMAD_BIND (the progress thread and its placement, nm_progress_thread.c). The default
+ * placement is odd-even: it is the paper's best for overlap (section 5.3), and it falls back to the rank's own
+ * cores when no core is idle, as the other two do. */
+static int nm_config_load_progress(struct nm_config_s *cfg)
+{
+  const char *s = getenv("NMAD_PROGRESS");
+  if (!s || !*s || strcmp(s, "poll") == 0)
+    cfg->progress_thread = 0;
+  else if (strcmp(s, "thread") == 0)
+    cfg->progress_thread = 1;
+  else {
+    fprintf(stderr, "nmad: NMAD_PROGRESS='%s' is invalid; accepted values: poll, thread\n", s);
+    return -NM_EINVAL;
+  }
+  static const char *const names[] = {[NM_BIND_BIND] = "bind", [NM_BIND_NUMA] = "numa", [NM_BIND_ODD_EVEN] = "odd-even"};
+  s = getenv("NMAD_BIND");
+  cfg->bind = NM_BIND_ODD_EVEN;
+  if (s && *s) {
+    int found = 0;
+    for (int i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++)
+      if (strcmp(s, names[i]) == 0) {
+        cfg->bind = (enum nm_bind_e)i;
+        found = 1;
+      }
+    if (!found) {
+      fprintf(stderr, "nmad: NMAD_BIND='%s' is invalid; accepted values: bind, numa, odd-even\n", s);
+      return -NM_EINVAL;
+    }
+  }
+  return NM_ESUCCESS;
+}
+
 int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed)
 {
   const char *s = getenv("NMAD_STRATEGY");
@@ -55,5 +87,5 @@ int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed
     return -NM_EINVAL;
   }
   cfg->yield_ns = v * 1000;
-  return NM_ESUCCESS;
+  return nm_config_load_progress(cfg);
 }

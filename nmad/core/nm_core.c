@@ -114,6 +114,8 @@ int nm_core_create(int rank, int size, nm_core_t *out)
   core->next_cookie = 1;
   core->next_rtag = 1;
   core->fault.fd = -1;
+  core->pthread.wake_fd = -1;
+  nm_core_lock_init(core);
   *out = core;
   return NM_ESUCCESS;
 }
@@ -168,7 +170,7 @@ static void nm_core_check_faults(nm_core_t core)
   }
 }
 
-int nm_core_progress(nm_core_t core)
+int nm_core_progress_drivers(struct nm_core_s *core)
 {
   int n = 0;
   for (int i = 0; i < core->n_drvs; i++) {
@@ -177,37 +179,55 @@ int nm_core_progress(nm_core_t core)
   }
   if (core->work_head)
     n += nm_core_schedule(core);
+  return n;
+}
+
+int nm_core_progress(nm_core_t core)
+{
+  NM_CORE_LOCKED(core);
+  int n = nm_core_progress_drivers(core);
   if (core->fault.poll && ++core->last_fault_check_ns % NM_FAULT_CHECK_EVERY == 0)
     nm_core_check_faults(core);
   return n;
 }
 
-/* Block until a driver or the fault source has news, or the deadline. Drivers without a wait fd make us
- * sleep with an exponential back-off so idle ranks leave the cores to busy ones. */
-static void nm_core_block(nm_core_t core, uint64_t deadline_ns, uint64_t *backoff_ns)
+int nm_core_block_fds(struct nm_core_s *core, struct pollfd *fds, int faults, int *fd_less)
 {
-  struct pollfd fds[NM_MAX_RAILS + 2];
-  int nfds = 0, have_fd_less = 0;
+  int nfds = 0;
+  *fd_less = 0;
   for (int i = 0; i < core->n_drvs; i++) {
     struct nm_drv_s *drv = &core->drvs[i];
     if (drv->ops->trywait(drv) != 0)
-      return; /* events are already pending: go back to progress */
+      return -1; /* events are already pending: go back to progress */
     int fd = drv->ops->wait_fd(drv);
     if (fd == NM_DRV_NO_EVENTS)
       continue;
     if (fd < 0) {
-      have_fd_less = 1;
+      *fd_less = 1;
       continue;
     }
     fds[nfds].fd = fd;
     fds[nfds].events = POLLIN;
     nfds++;
   }
-  if (core->fault.fd >= 0) {
+  if (faults && core->fault.fd >= 0) {
     fds[nfds].fd = core->fault.fd;
     fds[nfds].events = POLLIN;
     nfds++;
   }
+  return nfds;
+}
+
+/* Block until a driver or the fault source has news, or the deadline. Drivers without a wait fd make us
+ * sleep with an exponential back-off so idle ranks leave the cores to busy ones. The core lock is released
+ * meanwhile (DESIGN.md rule 3): the progress thread, if any, runs while we sleep. */
+static void nm_core_block(nm_core_t core, uint64_t deadline_ns, uint64_t *backoff_ns)
+{
+  struct pollfd fds[NM_CORE_MAX_FDS];
+  int have_fd_less;
+  int nfds = nm_core_block_fds(core, fds, 1, &have_fd_less);
+  if (nfds < 0)
+    return;
   uint64_t now = nm_core_time_ns();
   uint64_t wait_ns = NM_BLOCK_MAX_NS;
   if (have_fd_less) {
@@ -219,13 +239,15 @@ static void nm_core_block(nm_core_t core, uint64_t deadline_ns, uint64_t *backof
   if (deadline_ns && deadline_ns - now < wait_ns)
     wait_ns = deadline_ns > now ? deadline_ns - now : 0;
   struct timespec ts = {(time_t)(wait_ns / 1000000000ULL), (long)(wait_ns % 1000000000ULL)};
-  if (nfds == 0 && wait_ns < 20000) {
+  unsigned held = nm_core_lock_release_all(core);
+  int rc = 0;
+  if (nfds == 0 && wait_ns < 20000)
     sched_yield();
-  } else {
-    int rc = ppoll(fds, (nfds_t)nfds, &ts, NULL);
-    if (rc > 0 && core->fault.fd >= 0 && (fds[nfds - 1].revents & (POLLIN | POLLHUP | POLLERR)))
-      nm_core_check_faults(core);
-  }
+  else
+    rc = ppoll(fds, (nfds_t)nfds, &ts, NULL);
+  nm_core_lock_reacquire(core, held);
+  if (rc > 0 && core->fault.fd >= 0 && (fds[nfds - 1].revents & (POLLIN | POLLHUP | POLLERR)))
+    nm_core_check_faults(core);
 }
 
 /* Three phases when nothing happens: spin (lowest latency), then spin with sched_yield (as fast when a core is
@@ -233,6 +255,7 @@ static void nm_core_block(nm_core_t core, uint64_t deadline_ns, uint64_t *backof
  * move (manual progress), so while one is in flight we never go past the yield phase. */
 int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
 {
+  NM_CORE_LOCKED(core);
   uint64_t idle_since = 0, backoff = 0;
   unsigned idle_passes = 0;
   /* No spin phase (ranks outnumber cores): yield from the first idle pass, not after NM_CLOCK_EVERY passes
@@ -285,6 +308,7 @@ void nm_core_idle(nm_core_t core)
 
 int nm_core_wait(nm_core_t core, uint64_t deadline_ns)
 {
+  NM_CORE_LOCKED(core);
   uint64_t backoff = 0;
   for (;;) {
     if (nm_core_progress(core) > 0)
@@ -317,6 +341,7 @@ static int nm_core_has_pending_sends(nm_core_t core, int all)
 
 int nm_core_flush(nm_core_t core, int all, uint64_t deadline_ns)
 {
+  NM_CORE_LOCKED(core);
   while (nm_core_has_pending_sends(core, all)) {
     int err = nm_core_wait(core, deadline_ns);
     if (err)
@@ -327,6 +352,7 @@ int nm_core_flush(nm_core_t core, int all, uint64_t deadline_ns)
 
 void nm_core_destroy(nm_core_t core)
 {
+  nm_core_progress_thread_stop(core);
   for (int i = 0; i < core->size; i++)
     nm_gate_fail(&core->gates[i], -NM_ECLOSED);
   /* User sessions first: each closes the internal sessions it owns. */
@@ -350,5 +376,6 @@ void nm_core_destroy(nm_core_t core)
   nm_pool_destroy(&core->ctrl_pool);
   nm_pool_destroy(&core->large_pool);
   nm_pool_destroy(&core->unexp_pool);
+  nm_core_lock_destroy(core);
   free(core);
 }

@@ -15,6 +15,9 @@
 #include "strategies/nm_strategy.h"
 #include "nm_wire.h"
 #include "nm_pool.h"
+#include <pthread.h>
+#include <poll.h>
+#include <sched.h>
 
 #define NM_MAX_RAILS 4
 #define NM_RAIL_MAX_INFLIGHT 4 /* packets in flight per (gate, rail) before the strategy must wait */
@@ -171,11 +174,40 @@ struct nm_fault_source_s {
   void *ref;
 };
 
+/** NMAD_BIND: progress-thread placement (progress-threads-split-tree-denis-2019, sections 4 and 5.2). */
+enum nm_bind_e {
+  NM_BIND_BIND = 0, /* on the rank's own cores ("bind", section 4) */
+  NM_BIND_NUMA,     /* on the idle core of the rank's NUMA node nearest to it ("numa", section 4) */
+  NM_BIND_ODD_EVEN  /* local rank r on idle core r mod (idle cores): neighbours never share one (section 5.2) */
+};
+
 struct nm_config_s {
   const struct nm_strategy_ops_s *strategy;
   size_t rdv_threshold; /* bytes: larger messages go by rendezvous */
   uint64_t spin_ns;     /* busy-poll time before yielding */
   uint64_t yield_ns;    /* busy-poll-and-yield time before blocking */
+  int progress_thread;  /* NMAD_PROGRESS=thread */
+  enum nm_bind_e bind;  /* NMAD_BIND: where the progress thread runs */
+};
+
+/** The core lock (nm_lock.c): the thread-safety layer around the core (DESIGN.md rule 3). Taken only while a
+ *  progress thread runs (`threaded`); otherwise every lock call is one predictable branch. Recursive, because a
+ *  monitor that runs inside progress may call the interfaces again; released whole in every driver wait. */
+struct nm_core_lock_s {
+  pthread_mutex_t mutex;  /* PTHREAD_MUTEX_RECURSIVE */
+  unsigned depth;         /* how many times the holder took it (read and written by the holder only) */
+  int threaded;           /* changes only while no second thread exists (progress thread start/stop) */
+};
+
+/** The progress thread (nm_progress_thread.c). */
+struct nm_progress_thread_s {
+  pthread_t thread;
+  int running;
+  int wake_fd;            /* eventfd: nm_core_progress_thread_stop() wakes it from its driver wait */
+  volatile int stop;
+  cpu_set_t cpus;         /* where it runs (nm_launcher computes it from NMAD_BIND) */
+  int bound;              /* cpus is set: bind to it; otherwise inherit the rank's affinity */
+  uint64_t passes, busy;  /* progress passes it made; those it skipped because the application held the lock */
 };
 
 struct nm_core_s {
@@ -194,7 +226,32 @@ struct nm_core_s {
   int n_large;          /* large transfers posted to drivers and not completed */
   struct nm_fault_source_s fault;
   uint64_t last_fault_check_ns;
+  struct nm_core_lock_s lock;
+  struct nm_progress_thread_s pthread;
 };
+
+/* ---- core/nm_lock.c ---- */
+void nm_core_lock_init(struct nm_core_s *core);
+void nm_core_lock_destroy(struct nm_core_s *core);
+/** Take the lock if no other thread holds it. @return 1 taken, 0 busy (always 1 when not threaded). */
+int nm_core_trylock(struct nm_core_s *core);
+/** Release every level the calling thread holds, before a driver wait. @return the levels to take back. */
+unsigned nm_core_lock_release_all(struct nm_core_s *core);
+/** Take back the levels nm_core_lock_release_all() released. */
+void nm_core_lock_reacquire(struct nm_core_s *core, unsigned depth);
+static inline void nm_core_lock_scope_exit(struct nm_core_s **core) { nm_core_unlock(*core); }
+/** Hold the core lock until the end of the enclosing block (every return path releases it). */
+#define NM_CORE_LOCKED(c)                                                                                      \
+  struct nm_core_s *nm_locked_core_ __attribute__((cleanup(nm_core_lock_scope_exit), unused)) = (c);          \
+  nm_core_lock(nm_locked_core_)
+
+/* ---- core/nm_core.c: the pieces of waiting the progress thread shares ---- */
+/** One progress pass over the drivers and the packet scheduler, without looking at the fault source. */
+int nm_core_progress_drivers(struct nm_core_s *core);
+/** Collect the wait fds of the drivers (and the fault source with @p faults) after fi_trywait().
+ *  @return the number of fds, or -1 when events are already pending; *fd_less when a driver has none. */
+int nm_core_block_fds(struct nm_core_s *core, struct pollfd *fds, int faults, int *fd_less);
+#define NM_CORE_MAX_FDS (NM_MAX_RAILS + 3)
 
 /* ---- core/nm_core.c ---- */
 /** Create a core for @p size ranks; drivers are added with nm_core_add_driver(). */
@@ -211,8 +268,8 @@ void nm_core_set_fault_source(nm_core_t core, int fd, int (*poll)(void *, int *)
 void nm_req_complete(struct nm_req_s *req, int status);
 
 /* ---- core/nm_config.c ---- */
-/** Read NMAD_STRATEGY, NMAD_RDV_THRESHOLD, NMAD_SPIN_US, NMAD_YIELD_US; @p oversubscribed (more ranks on this
- *  host than usable cores) makes the default spin 0. @return 0 or -NM_EINVAL (message printed). */
+/** Read NMAD_STRATEGY, NMAD_RDV_THRESHOLD, NMAD_SPIN_US, NMAD_YIELD_US, NMAD_PROGRESS, NMAD_BIND;
+ *  @p oversubscribed (more ranks on this host than usable cores) makes the default spin 0. @return 0 or -NM_EINVAL (message printed). */
 int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed);
 /** Parse a byte size with optional K/M/G suffix. @return 0 or -NM_EINVAL. */
 int nm_config_parse_size(const char *s, uint64_t *out);

@@ -16,6 +16,7 @@ int nm_session_open(nm_core_t core, const char *name, nm_session_t *out)
 {
   if (!core || !name || !out || !name[0] || strlen(name) >= NM_SESSION_NAME_MAX)
     return -NM_EINVAL;
+  NM_CORE_LOCKED(core);
   uint32_t id = nm_session_hash(name);
   struct nm_session_s *s = nm_core_find_session(core, id);
   if (s)
@@ -53,6 +54,7 @@ int nm_session_close(nm_session_t s)
   if (!s)
     return -NM_EINVAL;
   struct nm_core_s *core = s->core;
+  NM_CORE_LOCKED(core);
   if (nm_session_has_sends(s))
     return -NM_EBUSY;
   if (s->rpc_close) {

@@ -3,6 +3,7 @@
 #include <sched.h>
 #include "nmad/core/nm_core_private.h"
 #include "nm_bootstrap.h"
+#include "nm_progress_place.h"
 #include <nmad/nm_launcher.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,9 @@ struct nm_launcher_s {
   nm_core_t core;
   int n_net;                           /* network rails (drivers other than self) */
   struct nm_drv_s *net[NM_MAX_RAILS];
+  /* where the ranks of this host run, for the progress thread's placement (nm_progress_place.c) */
+  int local_index;                     /* this rank's position among them */
+  cpu_set_t own_cpus, local_cpus;      /* its affinity mask, the union of theirs */
 };
 
 /* One allgather record per rank and rail: address length, then the address. */
@@ -60,10 +64,14 @@ static int nm_launcher_all_local(struct nm_launcher_s *l, int *all_local, int *l
       *all_local = 0;
       continue;
     }
+    if (r < l->bs.rank)
+      l->local_index++;
     (*local_ranks)++;
     CPU_OR(&cpus, &cpus, &all[r].cpus);
   }
   free(all);
+  l->own_cpus = me.cpus;
+  l->local_cpus = cpus;
   *local_cpus = CPU_COUNT(&cpus);
   if (*local_cpus == 0) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -138,9 +146,26 @@ static void nm_launcher_build_gates(struct nm_launcher_s *l, struct nm_drv_s *se
   }
 }
 
+/* NMAD_PROGRESS=thread: start the progress thread where NMAD_BIND places it. */
+static int nm_launcher_start_progress(struct nm_launcher_s *l)
+{
+  if (!l->core->cfg.progress_thread)
+    return NM_ESUCCESS;
+  int cpu;
+  int placed = nm_progress_place(l->core->cfg.bind, l->local_index, &l->own_cpus, &l->local_cpus, &cpu);
+  int err = nm_core_progress_thread_start(l->core, placed ? &cpu : NULL, placed);
+  if (err)
+    fprintf(stderr, "nmad: rank %d: NMAD_PROGRESS=thread: cannot start the progress thread (%s)\n", l->bs.rank,
+            nm_strerror(err));
+  return err;
+}
+
 static int nm_launcher_setup(struct nm_launcher_s *l)
 {
   int all_local = 1, local_ranks = 1, local_cpus = 1;
+  if (sched_getaffinity(0, sizeof(l->own_cpus), &l->own_cpus) != 0)
+    CPU_ZERO(&l->own_cpus);
+  l->local_cpus = l->own_cpus; /* alone on the host until nm_launcher_all_local() says otherwise */
   int err = nm_core_create(l->bs.rank, l->bs.size, &l->core);
   if (!err && l->bs.size > 1)
     err = nm_launcher_all_local(l, &all_local, &local_ranks, &local_cpus);
@@ -163,7 +188,7 @@ static int nm_launcher_setup(struct nm_launcher_s *l)
     return err;
   int fd = l->bs.ops->fault_fd(&l->bs);
   nm_core_set_fault_source(l->core, fd, nm_launcher_poll_fault, &l->bs);
-  return NM_ESUCCESS;
+  return nm_launcher_start_progress(l);
 }
 
 int nm_launcher_init(nm_launcher_t *out, int *argc, char ***argv)
@@ -192,6 +217,8 @@ int nm_launcher_init(nm_launcher_t *out, int *argc, char ***argv)
 
 int nm_launcher_exit(nm_launcher_t l)
 {
+  /* The exit runs on the application thread alone: the bootstrap's barrier is not the core's to lock. */
+  nm_core_progress_thread_stop(l->core);
   /* Everything we sent must have left before the peers close their endpoints. */
   int err = nm_core_flush(l->core, 1, nm_core_time_ns() + NM_EXIT_FLUSH_NS);
   if (err)

@@ -489,12 +489,14 @@ static int nm_coll_barrier(MPI_Comm comm, MPI_Request *req, int nb, const char *
 NM_MPI_ALIAS(Barrier)
 int PMPI_Barrier(MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   return nm_coll_barrier(comm, NULL, 0, __func__);
 }
 
 NM_MPI_ALIAS(Ibarrier)
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_coll_barrier(comm, request, 1, __func__);
 }
 
@@ -540,12 +542,14 @@ static int nm_coll_bcast(void *buf, int count, MPI_Datatype datatype, int root, 
 NM_MPI_ALIAS(Bcast)
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   return nm_coll_bcast(buffer, count, datatype, root, comm, NULL, 0, __func__);
 }
 
 NM_MPI_ALIAS(Ibcast)
 int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_coll_bcast(buffer, count, datatype, root, comm, request, 1, __func__);
 }
 
@@ -620,6 +624,7 @@ NM_MPI_ALIAS(Gather)
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   return nm_coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0, __func__);
 }
 
@@ -627,6 +632,7 @@ NM_MPI_ALIAS(Igather)
 int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                  MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1,
                         __func__);
 }
@@ -687,6 +693,7 @@ NM_MPI_ALIAS(Gatherv)
 int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                  const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   return nm_coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, NULL, 0,
                          __func__);
 }
@@ -695,6 +702,7 @@ NM_MPI_ALIAS(Igatherv)
 int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                   const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request,
                          1, __func__);
 }
@@ -768,6 +776,7 @@ NM_MPI_ALIAS(Scatter)
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                  MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   return nm_coll_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0,
                          __func__);
 }
@@ -776,6 +785,7 @@ NM_MPI_ALIAS(Iscatter)
 int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_coll_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1,
                          __func__);
 }
@@ -836,6 +846,7 @@ NM_MPI_ALIAS(Scatterv)
 int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   return nm_coll_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0,
                           __func__);
 }
@@ -845,6 +856,7 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
                    void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                    MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_coll_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
                           1, __func__);
 }
@@ -947,6 +959,7 @@ NM_MPI_ALIAS(Allgather)
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                    MPI_Datatype recvtype, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   return nm_coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm, NULL, 0,
                             __func__);
 }
@@ -955,6 +968,7 @@ NM_MPI_ALIAS(Iallgather)
 int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm, request,
                             1, __func__);
 }
@@ -963,6 +977,7 @@ NM_MPI_ALIAS(Allgatherv)
 int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   if (!recvcounts)
     return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
   return nm_coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, comm, NULL, 0,
@@ -974,6 +989,7 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
                      MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   if (!recvcounts)
     return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
   return nm_coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, comm, request,
@@ -1086,6 +1102,7 @@ NM_MPI_ALIAS(Alltoall)
 int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   return nm_coll_alltoallv(sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm,
                            NULL, 0, __func__);
 }
@@ -1094,6 +1111,7 @@ NM_MPI_ALIAS(Ialltoall)
 int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_coll_alltoallv(sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm,
                            request, 1, __func__);
 }
@@ -1102,6 +1120,7 @@ NM_MPI_ALIAS(Alltoallv)
 int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                    void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   if (!recvcounts)
     return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
   return nm_coll_alltoallv(sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts, rdispls, 0, recvtype,
@@ -1113,6 +1132,7 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
                     void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                     MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   if (!recvcounts)
     return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
   return nm_coll_alltoallv(sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts, rdispls, 0, recvtype,
@@ -1202,6 +1222,7 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
                    MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   return nm_coll_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
                            NULL, 0, __func__);
 }
@@ -1211,6 +1232,7 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
                     void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
                     MPI_Comm comm, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_coll_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
                            request, 1, __func__);
 }
@@ -1261,6 +1283,7 @@ NM_MPI_ALIAS(Reduce)
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                 MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   return nm_coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, NULL, 0, __func__);
 }
 
@@ -1268,6 +1291,7 @@ NM_MPI_ALIAS(Ireduce)
 int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                  MPI_Comm comm, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, 1, __func__);
 }
 
@@ -1300,6 +1324,7 @@ static int nm_coll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
 NM_MPI_ALIAS(Allreduce)
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   return nm_coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, NULL, 0, __func__);
 }
 
@@ -1307,6 +1332,7 @@ NM_MPI_ALIAS(Iallreduce)
 int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                     MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, request, 1, __func__);
 }
 
@@ -1389,6 +1415,7 @@ NM_MPI_ALIAS(Reduce_scatter)
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
                         MPI_Op op, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   if (!recvcounts)
     return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
   return nm_coll_reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, NULL, 0, __func__);
@@ -1398,6 +1425,7 @@ NM_MPI_ALIAS(Ireduce_scatter)
 int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
                          MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   if (!recvcounts)
     return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
   return nm_coll_reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, request, 1, __func__);
@@ -1407,6 +1435,7 @@ NM_MPI_ALIAS(Reduce_scatter_block)
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
                               MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   return nm_coll_reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, NULL, 0, __func__);
 }
 
@@ -1414,6 +1443,7 @@ NM_MPI_ALIAS(Ireduce_scatter_block)
 int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
                                MPI_Comm comm, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_coll_reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, request, 1, __func__);
 }
 
@@ -1465,6 +1495,7 @@ static int nm_coll_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datat
 NM_MPI_ALIAS(Scan)
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   return nm_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, 0, NULL, 0, __func__);
 }
 
@@ -1472,12 +1503,14 @@ NM_MPI_ALIAS(Iscan)
 int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, 0, request, 1, __func__);
 }
 
 NM_MPI_ALIAS(Exscan)
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   return nm_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, 1, NULL, 0, __func__);
 }
 
@@ -1485,5 +1518,6 @@ NM_MPI_ALIAS(Iexscan)
 int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                  MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, 1, request, 1, __func__);
 }

@@ -397,6 +397,7 @@ NM_MPI_ALIAS(Comm_create_keyval)
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn,
                             int *keyval, void *extra_state)
 {
+  NM_MPI_LOCKED();
   if (!keyval)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   struct nm_mpi_keyval_s *k = malloc(sizeof(*k));
@@ -419,6 +420,7 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delet
 NM_MPI_ALIAS(Comm_free_keyval)
 int PMPI_Comm_free_keyval(int *keyval)
 {
+  NM_MPI_LOCKED();
   if (!keyval)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   struct nm_mpi_keyval_s *k = nm_mpi_keyval_get_alive(*keyval);
@@ -450,6 +452,7 @@ static void *nm_mpi_attr_predefined(int keyval)
 NM_MPI_ALIAS(Comm_set_attr)
 int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *attribute_val)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
   struct nm_mpi_keyval_s *k = nm_mpi_keyval_get(keyval);
   if (!k) /* unknown, freed, or predefined (read-only) */
@@ -476,6 +479,7 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *attribute_val)
 NM_MPI_ALIAS(Comm_get_attr)
 int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
   if (!attribute_val || !flag)
     return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
@@ -500,6 +504,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag
 NM_MPI_ALIAS(Comm_delete_attr)
 int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
   if (!nm_mpi_keyval_get_alive(keyval))
     return nm_mpi_error(comm, MPI_ERR_KEYVAL, __func__);
@@ -522,6 +527,7 @@ int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval)
 NM_MPI_ALIAS(Comm_set_name)
 int PMPI_Comm_set_name(MPI_Comm comm, const char *name)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
   if (!name)
     return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
@@ -533,6 +539,7 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *name)
 NM_MPI_ALIAS(Comm_get_name)
 int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
   if (!name || !resultlen)
     return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
@@ -548,6 +555,7 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
 NM_MPI_ALIAS(Comm_size)
 int PMPI_Comm_size(MPI_Comm comm, int *size)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
   if (!size)
     return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
@@ -558,6 +566,7 @@ int PMPI_Comm_size(MPI_Comm comm, int *size)
 NM_MPI_ALIAS(Comm_rank)
 int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
   if (!rank)
     return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
@@ -568,6 +577,7 @@ int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 NM_MPI_ALIAS(Comm_test_inter)
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
   if (!flag)
     return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
@@ -578,6 +588,7 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 NM_MPI_ALIAS(Comm_remote_size)
 int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
   if (!c->is_inter)
     return nm_mpi_error(comm, MPI_ERR_COMM, __func__);
@@ -590,6 +601,7 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 NM_MPI_ALIAS(Comm_group)
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
   if (!group)
     return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
@@ -603,6 +615,7 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 NM_MPI_ALIAS(Comm_remote_group)
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
   if (!c->is_inter)
     return nm_mpi_error(comm, MPI_ERR_COMM, __func__);
@@ -638,6 +651,7 @@ static int nm_mpi_comm_compare_lists(const int *a, int na, const int *b, int nb)
 NM_MPI_ALIAS(Comm_compare)
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_comm_s *c1 = nm_mpi_comm_get(comm1), *c2 = nm_mpi_comm_get(comm2);
   if (!c1 || !c2)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, __func__);
@@ -773,6 +787,7 @@ static int nm_mpi_comm_dup_ctx(MPI_Comm comm, struct nm_mpi_comm_s *c, uint32_t 
 NM_MPI_ALIAS(Comm_dup)
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
   if (!newcomm)
     return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
@@ -799,6 +814,7 @@ static uint32_t nm_mpi_comm_idup_context(struct nm_mpi_comm_s *c)
 NM_MPI_ALIAS(Comm_idup)
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
   if (!newcomm || !request)
     return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
@@ -820,6 +836,7 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 NM_MPI_ALIAS(Comm_split)
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
   if (!newcomm)
     return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
@@ -857,6 +874,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 NM_MPI_ALIAS(Comm_split_type)
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
+  NM_MPI_LOCKED();
   (void)info;
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
   if (c->is_inter)
@@ -894,6 +912,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 NM_MPI_ALIAS(Comm_create)
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
   struct nm_mpi_group_s *g = nm_mpi_group_get(group);
   if (!g)
@@ -950,6 +969,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 NM_MPI_ALIAS(Comm_create_group)
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
   if (c->is_inter)
     return nm_mpi_error(comm, MPI_ERR_COMM, __func__);
@@ -989,6 +1009,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 NM_MPI_ALIAS(Comm_free)
 int PMPI_Comm_free(MPI_Comm *comm)
 {
+  NM_MPI_LOCKED();
   if (!comm)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   struct nm_mpi_comm_s *c = nm_mpi_comm_get(*comm);
@@ -1007,6 +1028,7 @@ NM_MPI_ALIAS(Intercomm_create)
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
                           MPI_Comm *newintercomm)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(lc, local_comm);
   if (lc->is_inter)
     return nm_mpi_error(local_comm, MPI_ERR_COMM, __func__);
@@ -1111,6 +1133,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 NM_MPI_ALIAS(Intercomm_merge)
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(c, intercomm);
   if (!c->is_inter)
     return nm_mpi_error(intercomm, MPI_ERR_COMM, __func__);
@@ -1200,6 +1223,7 @@ void nm_mpi_comm_finalize(void)
 NM_MPI_ALIAS(Keyval_create)
 int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state)
 {
+  NM_MPI_LOCKED();
   /* Same prototypes as MPI_Comm_copy/delete_attr_function, and MPI_NULL_COPY_FN / MPI_DUP_FN have the values
    * of MPI_COMM_NULL_COPY_FN / MPI_COMM_DUP_FN. */
   return PMPI_Comm_create_keyval((MPI_Comm_copy_attr_function *)copy_fn,
@@ -1209,24 +1233,28 @@ int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_f
 NM_MPI_ALIAS(Keyval_free)
 int PMPI_Keyval_free(int *keyval)
 {
+  NM_MPI_LOCKED();
   return PMPI_Comm_free_keyval(keyval);
 }
 
 NM_MPI_ALIAS(Attr_put)
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 {
+  NM_MPI_LOCKED();
   return PMPI_Comm_set_attr(comm, keyval, attribute_val);
 }
 
 NM_MPI_ALIAS(Attr_get)
 int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
+  NM_MPI_LOCKED();
   return PMPI_Comm_get_attr(comm, keyval, attribute_val, flag);
 }
 
 NM_MPI_ALIAS(Attr_delete)
 int PMPI_Attr_delete(MPI_Comm comm, int keyval)
 {
+  NM_MPI_LOCKED();
   return PMPI_Comm_delete_attr(comm, keyval);
 }
 
@@ -1235,6 +1263,7 @@ int PMPI_Attr_delete(MPI_Comm comm, int keyval)
 NM_MPI_ALIAS(Comm_get_parent)
 int PMPI_Comm_get_parent(MPI_Comm *parent)
 {
+  NM_MPI_LOCKED();
   if (!parent)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   *parent = MPI_COMM_NULL; /* never started by MPI_Comm_spawn (MPI-3.1 10.3.2) */
@@ -1250,6 +1279,7 @@ static int nm_mpi_comm_info_ok(MPI_Info info)
 NM_MPI_ALIAS(Comm_dup_with_info)
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
   (void)c;
   if (!nm_mpi_comm_info_ok(info))
@@ -1261,6 +1291,7 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 NM_MPI_ALIAS(Comm_set_info)
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
   (void)c;
   if (!nm_mpi_comm_info_ok(info))
@@ -1271,6 +1302,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 NM_MPI_ALIAS(Comm_get_info)
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
+  NM_MPI_LOCKED();
   NM_MPI_COMM_GET_OR_FAIL(c, comm);
   (void)c;
   if (!info_used)

@@ -532,6 +532,7 @@ static struct nm_mpi_piece_s *nm_mpi_pieces(int n)
 NM_MPI_ALIAS(Type_contiguous)
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+  NM_MPI_LOCKED();
   if (count < 0)
     return NM_MPI_DT_ERR(MPI_ERR_COUNT);
   if (nm_mpi_check_old(oldtype))
@@ -574,6 +575,7 @@ static int nm_mpi_vector(int count, int blocklength, MPI_Aint stride, int in_ext
 NM_MPI_ALIAS(Type_vector)
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+  NM_MPI_LOCKED();
   const int ints[3] = {count, blocklength, stride};
   return nm_mpi_vector(count, blocklength, stride, 1, MPI_COMBINER_VECTOR, ints, 3, NULL, 0, oldtype, newtype,
                        __func__);
@@ -583,6 +585,7 @@ NM_MPI_ALIAS(Type_create_hvector)
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                              MPI_Datatype *newtype)
 {
+  NM_MPI_LOCKED();
   const int ints[2] = {count, blocklength};
   return nm_mpi_vector(count, blocklength, stride, 0, MPI_COMBINER_HVECTOR, ints, 2, &stride, 1, oldtype, newtype,
                        __func__);
@@ -591,6 +594,7 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Da
 NM_MPI_ALIAS(Type_hvector)
 int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+  NM_MPI_LOCKED();
   return PMPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype);
 }
 
@@ -647,6 +651,7 @@ NM_MPI_ALIAS(Type_indexed)
 int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
                       MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+  NM_MPI_LOCKED();
   if (count > 0 && !array_of_blocklengths)
     return NM_MPI_DT_ERR(MPI_ERR_ARG);
   return nm_mpi_indexed(count, array_of_blocklengths, 0, array_of_displacements, NULL, oldtype, newtype,
@@ -657,6 +662,7 @@ NM_MPI_ALIAS(Type_create_hindexed)
 int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                               const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+  NM_MPI_LOCKED();
   if (count > 0 && !array_of_blocklengths)
     return NM_MPI_DT_ERR(MPI_ERR_ARG);
   return nm_mpi_indexed(count, array_of_blocklengths, 0, NULL, array_of_displacements, oldtype, newtype,
@@ -667,6 +673,7 @@ NM_MPI_ALIAS(Type_hindexed)
 int PMPI_Type_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
                        MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+  NM_MPI_LOCKED();
   return PMPI_Type_create_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
 }
 
@@ -674,6 +681,7 @@ NM_MPI_ALIAS(Type_create_indexed_block)
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
                                    MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+  NM_MPI_LOCKED();
   return nm_mpi_indexed(count, NULL, blocklength, array_of_displacements, NULL, oldtype, newtype,
                         MPI_COMBINER_INDEXED_BLOCK, __func__);
 }
@@ -682,6 +690,7 @@ NM_MPI_ALIAS(Type_create_hindexed_block)
 int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[],
                                     MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+  NM_MPI_LOCKED();
   return nm_mpi_indexed(count, NULL, blocklength, NULL, array_of_displacements, oldtype, newtype,
                         MPI_COMBINER_HINDEXED_BLOCK, __func__);
 }
@@ -690,6 +699,7 @@ NM_MPI_ALIAS(Type_create_struct)
 int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
                             const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
+  NM_MPI_LOCKED();
   if (count < 0)
     return NM_MPI_DT_ERR(MPI_ERR_COUNT);
   if (!newtype || (count > 0 && (!array_of_blocklengths || !array_of_displacements || !array_of_types)))
@@ -722,12 +732,14 @@ NM_MPI_ALIAS(Type_struct)
 int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
                      MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
+  NM_MPI_LOCKED();
   return PMPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
 }
 
 NM_MPI_ALIAS(Type_create_resized)
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 {
+  NM_MPI_LOCKED();
   const struct nm_mpi_dtype_s *o = nm_mpi_dtype_user(oldtype);
   if (!o)
     return NM_MPI_DT_ERR(MPI_ERR_TYPE);
@@ -749,6 +761,7 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
 NM_MPI_ALIAS(Type_dup)
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+  NM_MPI_LOCKED();
   const struct nm_mpi_dtype_s *o = nm_mpi_dtype_user(oldtype);
   if (!o)
     return NM_MPI_DT_ERR(MPI_ERR_TYPE);
@@ -764,6 +777,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 NM_MPI_ALIAS(Type_commit)
 int PMPI_Type_commit(MPI_Datatype *datatype)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_dtype_s *t = datatype ? nm_mpi_dtype_user(*datatype) : NULL;
   if (!t)
     return NM_MPI_DT_ERR(MPI_ERR_TYPE);
@@ -774,6 +788,7 @@ int PMPI_Type_commit(MPI_Datatype *datatype)
 NM_MPI_ALIAS(Type_free)
 int PMPI_Type_free(MPI_Datatype *datatype)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_dtype_s *t = datatype ? nm_mpi_dtype_user(*datatype) : NULL;
   if (!t || t->d.predefined)
     return NM_MPI_DT_ERR(MPI_ERR_TYPE);
@@ -789,6 +804,7 @@ int PMPI_Type_free(MPI_Datatype *datatype)
 NM_MPI_ALIAS(Type_size_x)
 int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
+  NM_MPI_LOCKED();
   const struct nm_mpi_dtype_s *t = nm_mpi_dtype_user(datatype);
   if (!t)
     return NM_MPI_DT_ERR(MPI_ERR_TYPE);
@@ -801,6 +817,7 @@ int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 NM_MPI_ALIAS(Type_size)
 int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
+  NM_MPI_LOCKED();
   MPI_Count s = 0;
   int err = PMPI_Type_size_x(datatype, &s);
   if (err == MPI_SUCCESS) {
@@ -814,6 +831,7 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size)
 NM_MPI_ALIAS(Type_get_extent)
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
+  NM_MPI_LOCKED();
   const struct nm_mpi_dtype_s *t = nm_mpi_dtype_user(datatype);
   if (!t)
     return NM_MPI_DT_ERR(MPI_ERR_TYPE);
@@ -827,6 +845,7 @@ int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 NM_MPI_ALIAS(Type_get_extent_x)
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
+  NM_MPI_LOCKED();
   MPI_Aint l = 0, e = 0;
   int err = PMPI_Type_get_extent(datatype, &l, &e);
   if (err == MPI_SUCCESS) {
@@ -841,6 +860,7 @@ int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
 NM_MPI_ALIAS(Type_get_true_extent)
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
+  NM_MPI_LOCKED();
   const struct nm_mpi_dtype_s *t = nm_mpi_dtype_user(datatype);
   if (!t)
     return NM_MPI_DT_ERR(MPI_ERR_TYPE);
@@ -854,6 +874,7 @@ int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint
 NM_MPI_ALIAS(Type_get_true_extent_x)
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
+  NM_MPI_LOCKED();
   MPI_Aint l = 0, e = 0;
   int err = PMPI_Type_get_true_extent(datatype, &l, &e);
   if (err == MPI_SUCCESS) {
@@ -868,6 +889,7 @@ int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_C
 NM_MPI_ALIAS(Type_extent)
 int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
 {
+  NM_MPI_LOCKED();
   MPI_Aint lb = 0;
   return PMPI_Type_get_extent(datatype, &lb, extent);
 }
@@ -875,6 +897,7 @@ int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
 NM_MPI_ALIAS(Type_lb)
 int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
 {
+  NM_MPI_LOCKED();
   MPI_Aint extent = 0;
   return PMPI_Type_get_extent(datatype, displacement, &extent);
 }
@@ -882,6 +905,7 @@ int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
 NM_MPI_ALIAS(Type_ub)
 int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
 {
+  NM_MPI_LOCKED();
   MPI_Aint lb = 0, extent = 0;
   int err = PMPI_Type_get_extent(datatype, &lb, &extent);
   if (err == MPI_SUCCESS) {
@@ -895,6 +919,7 @@ int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
 NM_MPI_ALIAS(Type_get_name)
 int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
+  NM_MPI_LOCKED();
   const struct nm_mpi_dtype_s *t = nm_mpi_dtype_user(datatype);
   if (!t)
     return NM_MPI_DT_ERR(MPI_ERR_TYPE);
@@ -908,6 +933,7 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 NM_MPI_ALIAS(Type_set_name)
 int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_dtype_s *t = nm_mpi_dtype_user(datatype);
   if (!t)
     return NM_MPI_DT_ERR(MPI_ERR_TYPE);
@@ -922,6 +948,7 @@ NM_MPI_ALIAS(Type_get_envelope)
 int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes,
                            int *combiner)
 {
+  NM_MPI_LOCKED();
   const struct nm_mpi_dtype_s *t = nm_mpi_dtype_user(datatype);
   if (!t)
     return NM_MPI_DT_ERR(MPI_ERR_TYPE);
@@ -939,6 +966,7 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
                            int array_of_integers[], MPI_Aint array_of_addresses[],
                            MPI_Datatype array_of_datatypes[])
 {
+  NM_MPI_LOCKED();
   const struct nm_mpi_dtype_s *t = nm_mpi_dtype_user(datatype);
   if (!t || t->d.combiner == MPI_COMBINER_NAMED)
     return NM_MPI_DT_ERR(MPI_ERR_TYPE);
@@ -965,6 +993,7 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
 NM_MPI_ALIAS(Get_address)
 int PMPI_Get_address(const void *location, MPI_Aint *address)
 {
+  NM_MPI_LOCKED();
   if (!address)
     return NM_MPI_DT_ERR(MPI_ERR_ARG);
   *address = (MPI_Aint)(uintptr_t)location;
@@ -974,6 +1003,7 @@ int PMPI_Get_address(const void *location, MPI_Aint *address)
 NM_MPI_ALIAS(Address)
 int PMPI_Address(void *location, MPI_Aint *address)
 {
+  NM_MPI_LOCKED();
   return PMPI_Get_address(location, address);
 }
 
@@ -999,6 +1029,7 @@ NM_MPI_ALIAS(Pack)
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
               MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   const struct nm_mpi_dtype_s *t = NULL;
   MPI_Comm ec;
   int err = nm_mpi_pack_check(comm, datatype, incount, &t, &ec);
@@ -1021,6 +1052,7 @@ NM_MPI_ALIAS(Unpack)
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype,
                 MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   const struct nm_mpi_dtype_s *t = NULL;
   MPI_Comm ec;
   int err = nm_mpi_pack_check(comm, datatype, outcount, &t, &ec);
@@ -1042,6 +1074,7 @@ int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int 
 NM_MPI_ALIAS(Pack_size)
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
+  NM_MPI_LOCKED();
   const struct nm_mpi_dtype_s *t = NULL;
   MPI_Comm ec;
   int err = nm_mpi_pack_check(comm, datatype, incount, &t, &ec);
@@ -1089,6 +1122,7 @@ static MPI_Count nm_mpi_sig_bytes(const struct nm_mpi_dtype_s *t, MPI_Count elem
 NM_MPI_ALIAS(Get_count)
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
+  NM_MPI_LOCKED();
   const struct nm_mpi_dtype_s *t = nm_mpi_dtype_user(datatype);
   if (!t)
     return NM_MPI_DT_ERR(MPI_ERR_TYPE);
@@ -1107,6 +1141,7 @@ int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 NM_MPI_ALIAS(Get_elements_x)
 int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
+  NM_MPI_LOCKED();
   const struct nm_mpi_dtype_s *t = nm_mpi_dtype_user(datatype);
   if (!t)
     return NM_MPI_DT_ERR(MPI_ERR_TYPE);
@@ -1125,6 +1160,7 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 NM_MPI_ALIAS(Get_elements)
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
+  NM_MPI_LOCKED();
   MPI_Count c = 0;
   int err = PMPI_Get_elements_x(status, datatype, &c);
   if (err == MPI_SUCCESS) {
@@ -1160,6 +1196,7 @@ static int nm_mpi_status_set_elements(MPI_Status *status, MPI_Datatype datatype,
 NM_MPI_ALIAS(Status_set_elements)
 int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
 {
+  NM_MPI_LOCKED();
   int err = nm_mpi_status_set_elements(status, datatype, count);
   return err ? NM_MPI_DT_ERR(err) : MPI_SUCCESS;
 }
@@ -1178,6 +1215,7 @@ NM_MPI_ALIAS(Type_create_subarray)
 int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
                               const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+  NM_MPI_LOCKED();
   const struct nm_mpi_dtype_s *o = nm_mpi_dtype_user(oldtype);
   if (!o)
     return NM_MPI_DT_ERR(MPI_ERR_TYPE);
@@ -1241,6 +1279,7 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
 NM_MPI_ALIAS(Status_set_elements_x)
 int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
+  NM_MPI_LOCKED();
   int err = nm_mpi_status_set_elements(status, datatype, count);
   return err ? NM_MPI_DT_ERR(err) : MPI_SUCCESS;
 }

@@ -103,6 +103,7 @@ static const char *nm_mpi_error_text(int code)
 NM_MPI_ALIAS(Error_string)
 int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
+  NM_MPI_LOCKED();
   const char *s = nm_mpi_error_text(errorcode);
   if (!string || !resultlen)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
@@ -119,6 +120,7 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 NM_MPI_ALIAS(Error_class)
 int PMPI_Error_class(int errorcode, int *errorclass)
 {
+  NM_MPI_LOCKED();
   if (!errorclass || errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   /* Every code the shim produces is already its own class; reserved codes above the last class are "other". */
@@ -188,6 +190,7 @@ int nm_mpi_error(MPI_Comm comm, int code, const char *fn)
 NM_MPI_ALIAS(Comm_create_errhandler)
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
+  NM_MPI_LOCKED();
   if (!fn || !errhandler)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   struct nm_mpi_errhandler_s *e = calloc(1, sizeof(*e));
@@ -208,6 +211,7 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler
 NM_MPI_ALIAS(Comm_set_errhandler)
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_comm_s *c = nm_mpi_comm_get(comm);
   if (!c)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, __func__);
@@ -222,6 +226,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 NM_MPI_ALIAS(Comm_get_errhandler)
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_comm_s *c = nm_mpi_comm_get(comm);
   if (!c)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, __func__);
@@ -237,6 +242,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 NM_MPI_ALIAS(Comm_call_errhandler)
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
+  NM_MPI_LOCKED();
   if (!nm_mpi_comm_get(comm))
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, __func__);
   nm_mpi_error(comm, errorcode, __func__);
@@ -246,6 +252,7 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 NM_MPI_ALIAS(Errhandler_free)
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
+  NM_MPI_LOCKED();
   if (!errhandler)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   struct nm_mpi_errhandler_s *e = nm_mpi_errhandler_get(*errhandler);
@@ -336,6 +343,7 @@ static int nm_mpi_info_put(struct nm_mpi_info_s *in, const char *key, const char
 NM_MPI_ALIAS(Info_create)
 int PMPI_Info_create(MPI_Info *info)
 {
+  NM_MPI_LOCKED();
   if (!info)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   struct nm_mpi_info_s *in = calloc(1, sizeof(*in));
@@ -351,6 +359,7 @@ int PMPI_Info_create(MPI_Info *info)
 NM_MPI_ALIAS(Info_free)
 int PMPI_Info_free(MPI_Info *info)
 {
+  NM_MPI_LOCKED();
   if (!info || *info < NM_MPI_FIRST_INFO || !nm_mpi_info_get(*info))
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_INFO, __func__);
   struct nm_mpi_info_s *in = nm_mpi_info_get(*info);
@@ -364,6 +373,7 @@ int PMPI_Info_free(MPI_Info *info)
 NM_MPI_ALIAS(Info_set)
 int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_info_s *in = info >= NM_MPI_FIRST_INFO ? nm_mpi_info_get(info) : NULL;
   if (!in)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_INFO, __func__);
@@ -377,6 +387,7 @@ int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 NM_MPI_ALIAS(Info_get)
 int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_info_s *in = nm_mpi_info_get(info);
   if (!in)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_INFO, __func__);
@@ -445,6 +456,9 @@ static int nm_mpi_do_init(int *argc, char ***argv)
   nm_launcher_get_rank(nm_mpi.launcher, &nm_mpi.world_rank);
   nm_launcher_get_size(nm_mpi.launcher, &nm_mpi.world_size);
   nm_mpi.core = nm_launcher_get_core(nm_mpi.launcher);
+  /* NMAD_PROGRESS=thread: the launcher started the progress thread; from here on the shim holds the lock */
+  nm_mpi.threaded = nm_core_progress_thread_running(nm_mpi.core);
+  NM_MPI_LOCKED();
   err = nm_session_open(nm_mpi.core, "mpi", &nm_mpi.session);
   if (err)
     return nm_mpi_init_fail("nm_session_open(\"mpi\")", err);
@@ -484,8 +498,8 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     fflush(NULL);
     _exit(1);
   }
-  /* The core is not thread-safe yet (DESIGN.md rule 3: thread safety is a layer still to come): the application
-   * serializes its calls at most. */
+  /* The lock layer (DESIGN.md rule 3) serves the progress thread; several application threads inside MPI at once
+   * are not supported: the application serializes its calls at most. */
   int level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE : required;
   if (level > MPI_THREAD_SERIALIZED)
     level = MPI_THREAD_SERIALIZED;
@@ -525,6 +539,9 @@ int PMPI_Finalize(void)
 {
   if (!nm_mpi.initialized || nm_mpi.finalized)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_OTHER, __func__);
+  /* Finalizing runs on the application thread alone (the launcher's barrier and exit are not the core's to lock) */
+  nm_core_progress_thread_stop(nm_mpi.core);
+  nm_mpi.threaded = 0;
   /* Requests the application freed while active and buffered sends still in flight must reach their peers
    * first: nm_mpi_request_finalize() waits for them. It runs before the barrier so that every rank has
    * delivered its messages before any rank closes its session. */
@@ -611,6 +628,7 @@ double PMPI_Wtick(void)
 NM_MPI_ALIAS(Get_processor_name)
 int PMPI_Get_processor_name(char *name, int *resultlen)
 {
+  NM_MPI_LOCKED();
   if (!name || !resultlen)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   if (gethostname(name, MPI_MAX_PROCESSOR_NAME) != 0)
@@ -651,6 +669,7 @@ int PMPI_Get_library_version(char *version, int *resultlen)
 NM_MPI_ALIAS(Alloc_mem)
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
+  NM_MPI_LOCKED();
   if (size < 0 || !baseptr)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   if (info != MPI_INFO_NULL && !nm_mpi_info_get(info))
@@ -665,6 +684,7 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 NM_MPI_ALIAS(Free_mem)
 int PMPI_Free_mem(void *base)
 {
+  NM_MPI_LOCKED();
   free(base);
   return MPI_SUCCESS;
 }
@@ -672,6 +692,7 @@ int PMPI_Free_mem(void *base)
 NM_MPI_ALIAS(Pcontrol)
 int PMPI_Pcontrol(const int level, ...)
 {
+  NM_MPI_LOCKED();
   (void)level; /* no profiling library of our own: MPI-3.1 14.2.4 allows ignoring it */
   return MPI_SUCCESS;
 }
@@ -692,6 +713,7 @@ static int nm_mpi_info_key_ok(const char *key)
 NM_MPI_ALIAS(Info_delete)
 int PMPI_Info_delete(MPI_Info info, const char *key)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_info_s *in = nm_mpi_info_get_user(info);
   if (!in)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_INFO, __func__);
@@ -712,6 +734,7 @@ int PMPI_Info_delete(MPI_Info info, const char *key)
 NM_MPI_ALIAS(Info_dup)
 int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_info_s *in = nm_mpi_info_get(info);
   if (!in)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_INFO, __func__);
@@ -734,6 +757,7 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 NM_MPI_ALIAS(Info_get_nkeys)
 int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_info_s *in = nm_mpi_info_get(info);
   if (!in)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_INFO, __func__);
@@ -749,6 +773,7 @@ int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 NM_MPI_ALIAS(Info_get_nthkey)
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_info_s *in = nm_mpi_info_get(info);
   if (!in)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_INFO, __func__);
@@ -766,6 +791,7 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 NM_MPI_ALIAS(Info_get_valuelen)
 int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_info_s *in = nm_mpi_info_get(info);
   if (!in)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_INFO, __func__);
@@ -788,6 +814,7 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *f
 NM_MPI_ALIAS(Aint_add)
 MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
 {
+  NM_MPI_LOCKED();
   /* Addresses are byte addresses in one flat space here, so plain (wrapping) integer arithmetic is exact. */
   return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
 }
@@ -795,6 +822,7 @@ MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
 NM_MPI_ALIAS(Aint_diff)
 MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
 {
+  NM_MPI_LOCKED();
   return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
 }
 
@@ -824,17 +852,20 @@ NM_MPI_HANDLE_CONV(Message, MPI_Message)
 NM_MPI_ALIAS(Errhandler_create)
 int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler)
 {
+  NM_MPI_LOCKED();
   return PMPI_Comm_create_errhandler(function, errhandler);
 }
 
 NM_MPI_ALIAS(Errhandler_set)
 int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
 {
+  NM_MPI_LOCKED();
   return PMPI_Comm_set_errhandler(comm, errhandler);
 }
 
 NM_MPI_ALIAS(Errhandler_get)
 int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
+  NM_MPI_LOCKED();
   return PMPI_Comm_get_errhandler(comm, errhandler);
 }

@@ -9,6 +9,7 @@
 NM_MPIX_ALIAS(Comm_get_nmad)
 int PMPIX_Comm_get_nmad(MPI_Comm comm, int rank, void **session, void **gate)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_comm_s *c = nm_mpi_comm_get(comm);
   if (!c)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, __func__);

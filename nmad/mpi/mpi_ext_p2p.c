@@ -17,6 +17,7 @@ NM_MPIX_ALIAS(Isend_prio)
 int PMPIX_Isend_prio(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, int prio, MPI_Comm comm,
                       MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   int err = nm_mpi_p2p_check(comm, count, datatype, dest, tag, 0);
   if (!err && !request)
     err = MPI_ERR_ARG;
@@ -77,6 +78,7 @@ NM_MPIX_ALIAS(Dynamic_bcast)
 int PMPIX_Dynamic_bcast(const void *buf, int count, MPI_Datatype datatype, const int dests[], const int prios[],
                          int ndests, int tag, MPI_Comm comm, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_comm_s *c = nm_mpi_comm_get(comm);
   if (!c)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, __func__);

@@ -86,6 +86,7 @@ static int *nm_mpi_group_map(const struct nm_mpi_group_s *g)
 NM_MPI_ALIAS(Group_size)
 int PMPI_Group_size(MPI_Group group, int *size)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_group_s *g = nm_mpi_group_get(group);
   if (!g)
     return nm_mpi_group_err(MPI_ERR_GROUP, __func__);
@@ -98,6 +99,7 @@ int PMPI_Group_size(MPI_Group group, int *size)
 NM_MPI_ALIAS(Group_rank)
 int PMPI_Group_rank(MPI_Group group, int *rank)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_group_s *g = nm_mpi_group_get(group);
   if (!g)
     return nm_mpi_group_err(MPI_ERR_GROUP, __func__);
@@ -115,6 +117,7 @@ int PMPI_Group_rank(MPI_Group group, int *rank)
 NM_MPI_ALIAS(Group_incl)
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_group_s *g = nm_mpi_group_get(group);
   if (!g)
     return nm_mpi_group_err(MPI_ERR_GROUP, __func__);
@@ -151,6 +154,7 @@ int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgro
 NM_MPI_ALIAS(Group_excl)
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_group_s *g = nm_mpi_group_get(group);
   if (!g)
     return nm_mpi_group_err(MPI_ERR_GROUP, __func__);
@@ -225,6 +229,7 @@ static int nm_mpi_group_expand_ranges(int size, int n, int ranges[][3], int **ou
 NM_MPI_ALIAS(Group_range_incl)
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_group_s *g = nm_mpi_group_get(group);
   if (!g)
     return nm_mpi_group_err(MPI_ERR_GROUP, __func__);
@@ -244,6 +249,7 @@ int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *ne
 NM_MPI_ALIAS(Group_range_excl)
 int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_group_s *g = nm_mpi_group_get(group);
   if (!g)
     return nm_mpi_group_err(MPI_ERR_GROUP, __func__);
@@ -317,24 +323,28 @@ static int nm_mpi_group_setop(MPI_Group group1, MPI_Group group2, MPI_Group *new
 NM_MPI_ALIAS(Group_union)
 int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+  NM_MPI_LOCKED();
   return nm_mpi_group_setop(group1, group2, newgroup, NM_MPI_GROUP_UNION, __func__);
 }
 
 NM_MPI_ALIAS(Group_intersection)
 int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+  NM_MPI_LOCKED();
   return nm_mpi_group_setop(group1, group2, newgroup, NM_MPI_GROUP_INTERSECTION, __func__);
 }
 
 NM_MPI_ALIAS(Group_difference)
 int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+  NM_MPI_LOCKED();
   return nm_mpi_group_setop(group1, group2, newgroup, NM_MPI_GROUP_DIFFERENCE, __func__);
 }
 
 NM_MPI_ALIAS(Group_translate_ranks)
 int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[])
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_group_s *g1 = nm_mpi_group_get(group1), *g2 = nm_mpi_group_get(group2);
   if (!g1 || !g2)
     return nm_mpi_group_err(MPI_ERR_GROUP, __func__);
@@ -361,6 +371,7 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
 NM_MPI_ALIAS(Group_compare)
 int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_group_s *g1 = nm_mpi_group_get(group1), *g2 = nm_mpi_group_get(group2);
   if (!g1 || !g2)
     return nm_mpi_group_err(MPI_ERR_GROUP, __func__);
@@ -392,6 +403,7 @@ int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 NM_MPI_ALIAS(Group_free)
 int PMPI_Group_free(MPI_Group *group)
 {
+  NM_MPI_LOCKED();
   if (!group)
     return nm_mpi_group_err(MPI_ERR_ARG, __func__);
   if (*group == MPI_GROUP_EMPTY) { /* predefined: returned by operations with an empty result */

@@ -248,6 +248,7 @@ int nm_mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datat
 NM_MPI_ALIAS(Op_create)
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
+  NM_MPI_LOCKED();
   if (!user_fn || !op)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   struct nm_mpi_op_s *o = calloc(1, sizeof(*o));
@@ -265,6 +266,7 @@ int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 NM_MPI_ALIAS(Op_free)
 int PMPI_Op_free(MPI_Op *op)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_op_s *o = op ? nm_mpi_op_get(*op) : NULL;
   if (!o || o->predefined)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_OP, __func__);
@@ -280,6 +282,7 @@ int PMPI_Op_free(MPI_Op *op)
 NM_MPI_ALIAS(Op_commutative)
 int PMPI_Op_commutative(MPI_Op op, int *commute)
 {
+  NM_MPI_LOCKED();
   const struct nm_mpi_op_s *o = nm_mpi_op_get(op);
   if (!o)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_OP, __func__);
@@ -292,6 +295,7 @@ int PMPI_Op_commutative(MPI_Op op, int *commute)
 NM_MPI_ALIAS(Reduce_local)
 int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
 {
+  NM_MPI_LOCKED();
   const struct nm_mpi_datatype_s *d = nm_mpi_datatype_get(datatype);
   if (!nm_mpi_op_get(op) || op == MPI_REPLACE || op == MPI_NO_OP) /* §11.3.4: for accumulate functions only */
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_OP, __func__);

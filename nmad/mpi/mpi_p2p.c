@@ -77,24 +77,28 @@ static int nm_mpi_send_mode(const void *buf, int count, MPI_Datatype datatype, i
 NM_MPI_ALIAS(Send)
 int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   return nm_mpi_send_mode(buf, count, datatype, dest, tag, comm, NM_MPI_MODE_STANDARD, __func__);
 }
 
 NM_MPI_ALIAS(Ssend)
 int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   return nm_mpi_send_mode(buf, count, datatype, dest, tag, comm, NM_MPI_MODE_SYNC, __func__);
 }
 
 NM_MPI_ALIAS(Rsend)
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   return nm_mpi_send_mode(buf, count, datatype, dest, tag, comm, NM_MPI_MODE_READY, __func__);
 }
 
 NM_MPI_ALIAS(Recv)
 int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *d;
   int err = nm_mpi_p2p_check_get(comm, count, datatype, source, tag, 1, &c, &d);
@@ -126,6 +130,7 @@ NM_MPI_ALIAS(Isend)
 int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_mpi_isend_mode(buf, count, datatype, dest, tag, comm, NM_MPI_MODE_STANDARD, request, __func__);
 }
 
@@ -133,6 +138,7 @@ NM_MPI_ALIAS(Issend)
 int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                 MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_mpi_isend_mode(buf, count, datatype, dest, tag, comm, NM_MPI_MODE_SYNC, request, __func__);
 }
 
@@ -140,6 +146,7 @@ NM_MPI_ALIAS(Irsend)
 int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                 MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_mpi_isend_mode(buf, count, datatype, dest, tag, comm, NM_MPI_MODE_READY, request, __func__);
 }
 
@@ -147,6 +154,7 @@ NM_MPI_ALIAS(Irecv)
 int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   int err = request ? nm_mpi_p2p_post(NM_MPI_REQ_RECV, buf, count, datatype, source, tag, comm, 0, 0, request)
                     : MPI_ERR_ARG;
   return err ? nm_mpi_error(comm, err, __func__) : MPI_SUCCESS;
@@ -206,6 +214,7 @@ void nm_mpi_bsend_drain(void)
 NM_MPI_ALIAS(Bsend)
 int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   int err = nm_mpi_p2p_check(comm, count, datatype, dest, tag, 0);
   if (!err)
     err = nm_mpi_bsend_post(buf, count, datatype, dest, tag, comm, NULL);
@@ -216,6 +225,7 @@ NM_MPI_ALIAS(Ibsend)
 int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                 MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   int err = nm_mpi_p2p_check(comm, count, datatype, dest, tag, 0);
   if (!err && !request)
     err = MPI_ERR_ARG;
@@ -240,6 +250,7 @@ int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
 NM_MPI_ALIAS(Buffer_attach)
 int PMPI_Buffer_attach(void *buffer, int size)
 {
+  NM_MPI_LOCKED();
   if (size < 0 || (size > 0 && !buffer))
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   if (nm_mpi.bsend_buf)
@@ -253,6 +264,7 @@ int PMPI_Buffer_attach(void *buffer, int size)
 NM_MPI_ALIAS(Buffer_detach)
 int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
+  NM_MPI_LOCKED();
   if (!buffer_addr || !size)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   nm_mpi_bsend_drain(); /* blocks until every buffered message is sent (MPI-3.1 3.6.1) */
@@ -270,6 +282,7 @@ NM_MPI_ALIAS(Sendrecv)
 int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+  NM_MPI_LOCKED();
   int err = nm_mpi_p2p_check(comm, sendcount, sendtype, dest, sendtag, 0);
   if (!err)
     err = nm_mpi_p2p_check(comm, recvcount, recvtype, source, recvtag, 1);
@@ -299,6 +312,7 @@ NM_MPI_ALIAS(Sendrecv_replace)
 int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
                           int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+  NM_MPI_LOCKED();
   int err = nm_mpi_p2p_check(comm, count, datatype, dest, sendtag, 0);
   if (!err)
     err = nm_mpi_p2p_check(comm, count, datatype, source, recvtag, 1);
@@ -365,6 +379,7 @@ static int nm_mpi_iprobe(MPI_Comm comm, int source, int tag, MPI_Status *st, nm_
 NM_MPI_ALIAS(Iprobe)
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
+  NM_MPI_LOCKED();
   int err = nm_mpi_probe_check(comm, source, tag);
   if (!err && !flag)
     err = MPI_ERR_ARG;
@@ -391,6 +406,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
 NM_MPI_ALIAS(Probe)
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+  NM_MPI_LOCKED();
   int err = nm_mpi_probe_check(comm, source, tag);
   if (err)
     return nm_mpi_error(comm, err, __func__);
@@ -471,6 +487,7 @@ static int nm_mpi_improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Mes
 NM_MPI_ALIAS(Improbe)
 int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
 {
+  NM_MPI_LOCKED();
   int err = nm_mpi_probe_check(comm, source, tag);
   if (!err && (!flag || !message))
     err = MPI_ERR_ARG;
@@ -494,6 +511,7 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mes
 NM_MPI_ALIAS(Mprobe)
 int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
+  NM_MPI_LOCKED();
   int err = nm_mpi_probe_check(comm, source, tag);
   if (!err && !message)
     err = MPI_ERR_ARG;
@@ -549,6 +567,7 @@ static void nm_mpi_mrecv_release(struct nm_mpi_request_s *r)
 NM_MPI_ALIAS(Imrecv)
 int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   if (!message || !request)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   struct nm_mpi_datatype_s *d = nm_mpi_datatype_get(datatype);
@@ -591,6 +610,7 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *messag
 NM_MPI_ALIAS(Mrecv)
 int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
+  NM_MPI_LOCKED();
   MPI_Request req = MPI_REQUEST_NULL;
   int err = PMPI_Imrecv(buf, count, datatype, message, &req);
   if (err)
@@ -624,6 +644,7 @@ NM_MPI_ALIAS(Send_init)
 int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                    MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_mpi_persistent(NM_MPI_REQ_SEND, buf, count, datatype, dest, tag, comm, NM_MPI_MODE_STANDARD, request,
                            __func__);
 }
@@ -632,6 +653,7 @@ NM_MPI_ALIAS(Ssend_init)
 int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                     MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_mpi_persistent(NM_MPI_REQ_SEND, buf, count, datatype, dest, tag, comm, NM_MPI_MODE_SYNC, request,
                            __func__);
 }
@@ -640,6 +662,7 @@ NM_MPI_ALIAS(Bsend_init)
 int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                     MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   /* Each start copies the data to a detached transfer linked with this request, which therefore behaves as
    * MPI_Ibsend's (kind DONE: complete once the data is buffered, MPI_Cancel withdraws the linked transfer). */
   return nm_mpi_persistent(NM_MPI_REQ_DONE, buf, count, datatype, dest, tag, comm, NM_MPI_MODE_BUFFERED, request,
@@ -650,6 +673,7 @@ NM_MPI_ALIAS(Rsend_init)
 int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                     MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_mpi_persistent(NM_MPI_REQ_SEND, buf, count, datatype, dest, tag, comm, NM_MPI_MODE_READY, request,
                            __func__);
 }
@@ -658,5 +682,6 @@ NM_MPI_ALIAS(Recv_init)
 int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                    MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   return nm_mpi_persistent(NM_MPI_REQ_RECV, buf, count, datatype, source, tag, comm, 0, request, __func__);
 }

@@ -530,6 +530,7 @@ int nm_mpi_request_start(struct nm_mpi_request_s *r)
 NM_MPI_ALIAS(Start)
 int PMPI_Start(MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   if (!request)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   struct nm_mpi_request_s *r = nm_mpi_request_get(*request);
@@ -556,6 +557,7 @@ int PMPI_Start(MPI_Request *request)
 NM_MPI_ALIAS(Startall)
 int PMPI_Startall(int count, MPI_Request array_of_requests[])
 {
+  NM_MPI_LOCKED();
   if (count < 0 || (count && !array_of_requests))
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   for (int i = 0; i < count; i++) {
@@ -597,6 +599,7 @@ static inline __attribute__((always_inline)) struct nm_mpi_request_s *nm_mpi_req
 NM_MPI_ALIAS(Wait)
 int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 {
+  NM_MPI_LOCKED();
   if (!request)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   struct nm_mpi_request_s *r = nm_mpi.n_coll_reqs ? NULL : nm_mpi_plain_lookup(*request);
@@ -621,6 +624,7 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 NM_MPI_ALIAS(Test)
 int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
+  NM_MPI_LOCKED();
   if (!request || !flag)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   int bad = 0;
@@ -645,6 +649,7 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 NM_MPI_ALIAS(Request_get_status)
 int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
+  NM_MPI_LOCKED();
   if (!flag)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   int bad = 0;
@@ -773,6 +778,7 @@ static inline __attribute__((always_inline)) int nm_mpi_complete_all(int count, 
 NM_MPI_ALIAS(Waitall)
 int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
+  NM_MPI_LOCKED();
   int err = nm_mpi_array_args(count, array_of_requests, __func__);
   if (err)
     return err;
@@ -828,6 +834,7 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
 NM_MPI_ALIAS(Testall)
 int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
+  NM_MPI_LOCKED();
   int err = nm_mpi_array_args(count, array_of_requests, __func__);
   if (err)
     return err;
@@ -910,12 +917,14 @@ static int nm_mpi_any(int count, MPI_Request reqs[], int *indx, int *flag, MPI_S
 NM_MPI_ALIAS(Waitany)
 int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
 {
+  NM_MPI_LOCKED();
   return nm_mpi_any(count, array_of_requests, indx, NULL, status, 1, __func__);
 }
 
 NM_MPI_ALIAS(Testany)
 int PMPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status)
 {
+  NM_MPI_LOCKED();
   return nm_mpi_any(count, array_of_requests, indx, flag, status, 0, __func__);
 }
 
@@ -982,6 +991,7 @@ NM_MPI_ALIAS(Waitsome)
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                   MPI_Status array_of_statuses[])
 {
+  NM_MPI_LOCKED();
   return nm_mpi_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, 1, __func__);
 }
 
@@ -989,6 +999,7 @@ NM_MPI_ALIAS(Testsome)
 int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                   MPI_Status array_of_statuses[])
 {
+  NM_MPI_LOCKED();
   return nm_mpi_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, 0, __func__);
 }
 
@@ -997,6 +1008,7 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, i
 NM_MPI_ALIAS(Request_free)
 int PMPI_Request_free(MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   if (!request)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   struct nm_mpi_request_s *r = nm_mpi_request_get(*request);
@@ -1012,6 +1024,7 @@ int PMPI_Request_free(MPI_Request *request)
 NM_MPI_ALIAS(Cancel)
 int PMPI_Cancel(MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   if (!request)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   struct nm_mpi_request_s *r = nm_mpi_request_get(*request);
@@ -1035,6 +1048,7 @@ int PMPI_Cancel(MPI_Request *request)
 NM_MPI_ALIAS(Test_cancelled)
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
+  NM_MPI_LOCKED();
   if (!status || !flag)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   *flag = status->nm_cancelled != 0;
@@ -1044,6 +1058,7 @@ int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 NM_MPI_ALIAS(Status_set_cancelled)
 int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
+  NM_MPI_LOCKED();
   if (!status)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   status->nm_cancelled = flag != 0;

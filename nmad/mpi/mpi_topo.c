@@ -167,6 +167,7 @@ static void nm_mpi_dims_greedy(struct nm_mpi_dims_search_s *s, int rest)
 NM_MPI_ALIAS(Dims_create)
 int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 {
+  NM_MPI_LOCKED();
   if (ndims < 0 || (ndims > 0 && !dims))
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_DIMS, __func__);
   if (nnodes <= 0)
@@ -251,6 +252,7 @@ NM_MPI_ALIAS(Cart_create)
 int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
                      MPI_Comm *comm_cart)
 {
+  NM_MPI_LOCKED();
   (void)reorder; /* a hint; ranks are kept */
   struct nm_mpi_comm_s *c = nm_mpi_comm_get(comm_old);
   if (!c)
@@ -283,6 +285,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
 NM_MPI_ALIAS(Cart_map)
 int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
+  NM_MPI_LOCKED();
   (void)periods;
   struct nm_mpi_comm_s *c = nm_mpi_comm_get(comm);
   if (!c)
@@ -302,6 +305,7 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
 NM_MPI_ALIAS(Cart_sub)
 int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
+  NM_MPI_LOCKED();
   NM_MPI_CART_GET_OR_FAIL(c, comm);
   if ((c->ndims > 0 && !remain_dims) || !newcomm)
     return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
@@ -350,6 +354,7 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 NM_MPI_ALIAS(Topo_test)
 int PMPI_Topo_test(MPI_Comm comm, int *status)
 {
+  NM_MPI_LOCKED();
   struct nm_mpi_comm_s *c = nm_mpi_comm_get(comm);
   if (!c)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, __func__);
@@ -362,6 +367,7 @@ int PMPI_Topo_test(MPI_Comm comm, int *status)
 NM_MPI_ALIAS(Cartdim_get)
 int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
+  NM_MPI_LOCKED();
   NM_MPI_CART_GET_OR_FAIL(c, comm);
   if (!ndims)
     return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
@@ -372,6 +378,7 @@ int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
 NM_MPI_ALIAS(Cart_get)
 int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
+  NM_MPI_LOCKED();
   NM_MPI_CART_GET_OR_FAIL(c, comm);
   if (maxdims < c->ndims || (c->ndims > 0 && (!dims || !periods || !coords)))
     return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
@@ -386,6 +393,7 @@ int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coo
 NM_MPI_ALIAS(Cart_coords)
 int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
+  NM_MPI_LOCKED();
   NM_MPI_CART_GET_OR_FAIL(c, comm);
   if (rank < 0 || rank >= c->size)
     return nm_mpi_error(comm, MPI_ERR_RANK, __func__);
@@ -398,6 +406,7 @@ int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 NM_MPI_ALIAS(Cart_rank)
 int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
+  NM_MPI_LOCKED();
   NM_MPI_CART_GET_OR_FAIL(c, comm);
   if ((c->ndims > 0 && !coords) || !rank)
     return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
@@ -433,6 +442,7 @@ static int nm_mpi_cart_neighbor(const struct nm_mpi_comm_s *c, int *coords, int 
 NM_MPI_ALIAS(Cart_shift)
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
+  NM_MPI_LOCKED();
   NM_MPI_CART_GET_OR_FAIL(c, comm);
   if (direction < 0 || direction >= c->ndims)
     return nm_mpi_error(comm, MPI_ERR_DIMS, __func__);

@@ -17,6 +17,7 @@
 NM_MPI_ALIAS(Win_create)
 int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+  NM_MPI_LOCKED();
   (void)base, (void)size, (void)disp_unit, (void)info;
   if (win)
     *win = MPI_WIN_NULL;
@@ -26,6 +27,7 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
 NM_MPI_ALIAS(Win_allocate)
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
+  NM_MPI_LOCKED();
   (void)size, (void)disp_unit, (void)info;
   if (baseptr)
     *(void **)baseptr = NULL;
@@ -37,6 +39,7 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
 NM_MPI_ALIAS(Win_create_dynamic)
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+  NM_MPI_LOCKED();
   (void)info;
   if (win)
     *win = MPI_WIN_NULL;
@@ -46,6 +49,7 @@ int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 NM_MPI_ALIAS(Win_attach)
 int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
+  NM_MPI_LOCKED();
   (void)win, (void)base, (void)size;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -53,6 +57,7 @@ int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 NM_MPI_ALIAS(Win_detach)
 int PMPI_Win_detach(MPI_Win win, const void *base)
 {
+  NM_MPI_LOCKED();
   (void)win, (void)base;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -60,6 +65,7 @@ int PMPI_Win_detach(MPI_Win win, const void *base)
 NM_MPI_ALIAS(Win_free)
 int PMPI_Win_free(MPI_Win *win)
 {
+  NM_MPI_LOCKED();
   if (win)
     *win = MPI_WIN_NULL;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
@@ -68,6 +74,7 @@ int PMPI_Win_free(MPI_Win *win)
 NM_MPI_ALIAS(Win_fence)
 int PMPI_Win_fence(int assert, MPI_Win win)
 {
+  NM_MPI_LOCKED();
   (void)assert, (void)win;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -75,6 +82,7 @@ int PMPI_Win_fence(int assert, MPI_Win win)
 NM_MPI_ALIAS(Win_lock)
 int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
+  NM_MPI_LOCKED();
   (void)lock_type, (void)rank, (void)assert, (void)win;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -82,6 +90,7 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 NM_MPI_ALIAS(Win_unlock)
 int PMPI_Win_unlock(int rank, MPI_Win win)
 {
+  NM_MPI_LOCKED();
   (void)rank, (void)win;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -90,6 +99,7 @@ NM_MPI_ALIAS(Put)
 int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
+  NM_MPI_LOCKED();
   (void)origin_addr, (void)origin_count, (void)origin_datatype, (void)target_rank, (void)target_disp;
   (void)target_count, (void)target_datatype, (void)win;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
@@ -99,6 +109,7 @@ NM_MPI_ALIAS(Get)
 int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
+  NM_MPI_LOCKED();
   (void)origin_addr, (void)origin_count, (void)origin_datatype, (void)target_rank, (void)target_disp;
   (void)target_count, (void)target_datatype, (void)win;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
@@ -108,6 +119,7 @@ NM_MPI_ALIAS(Accumulate)
 int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+  NM_MPI_LOCKED();
   (void)origin_addr, (void)origin_count, (void)origin_datatype, (void)target_rank, (void)target_disp;
   (void)target_count, (void)target_datatype, (void)op, (void)win;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
@@ -120,6 +132,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
                            const int destinations[], const int weights[], MPI_Info info, int reorder,
                            MPI_Comm *comm_dist_graph)
 {
+  NM_MPI_LOCKED();
   (void)n, (void)sources, (void)degrees, (void)destinations, (void)weights, (void)info, (void)reorder;
   if (comm_dist_graph)
     *comm_dist_graph = MPI_COMM_NULL;
@@ -131,6 +144,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
                                     int outdegree, const int destinations[], const int destweights[], MPI_Info info,
                                     int reorder, MPI_Comm *comm_dist_graph)
 {
+  NM_MPI_LOCKED();
   (void)indegree, (void)sources, (void)sourceweights, (void)outdegree, (void)destinations, (void)destweights;
   (void)info, (void)reorder;
   if (comm_dist_graph)
@@ -141,6 +155,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
 NM_MPI_ALIAS(Dist_graph_neighbors_count)
 int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
+  NM_MPI_LOCKED();
   (void)indegree, (void)outdegree, (void)weighted;
   return NM_MPI_UNSUPPORTED(comm);
 }
@@ -149,6 +164,7 @@ NM_MPI_ALIAS(Dist_graph_neighbors)
 int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree,
                               int destinations[], int destweights[])
 {
+  NM_MPI_LOCKED();
   (void)maxindegree, (void)sources, (void)sourceweights, (void)maxoutdegree, (void)destinations,
     (void)destweights;
   return NM_MPI_UNSUPPORTED(comm);
@@ -159,6 +175,7 @@ int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int
 NM_MPI_ALIAS(File_open)
 int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
+  NM_MPI_LOCKED();
   (void)comm, (void)filename, (void)amode, (void)info;
   if (fh)
     *fh = MPI_FILE_NULL;
@@ -168,6 +185,7 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
 NM_MPI_ALIAS(File_close)
 int PMPI_File_close(MPI_File *fh)
 {
+  NM_MPI_LOCKED();
   if (fh)
     *fh = MPI_FILE_NULL;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
@@ -176,6 +194,7 @@ int PMPI_File_close(MPI_File *fh)
 NM_MPI_ALIAS(File_delete)
 int PMPI_File_delete(const char *filename, MPI_Info info)
 {
+  NM_MPI_LOCKED();
   (void)filename, (void)info;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -183,6 +202,7 @@ int PMPI_File_delete(const char *filename, MPI_Info info)
 NM_MPI_ALIAS(File_read)
 int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+  NM_MPI_LOCKED();
   (void)fh, (void)buf, (void)count, (void)datatype, (void)status;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -190,6 +210,7 @@ int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI
 NM_MPI_ALIAS(File_write)
 int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+  NM_MPI_LOCKED();
   (void)fh, (void)buf, (void)count, (void)datatype, (void)status;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -198,6 +219,7 @@ NM_MPI_ALIAS(File_read_at)
 int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
                       MPI_Status *status)
 {
+  NM_MPI_LOCKED();
   (void)fh, (void)offset, (void)buf, (void)count, (void)datatype, (void)status;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -206,6 +228,7 @@ NM_MPI_ALIAS(File_write_at)
 int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,
                        MPI_Status *status)
 {
+  NM_MPI_LOCKED();
   (void)fh, (void)offset, (void)buf, (void)count, (void)datatype, (void)status;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -214,6 +237,7 @@ NM_MPI_ALIAS(File_set_view)
 int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep,
                        MPI_Info info)
 {
+  NM_MPI_LOCKED();
   (void)fh, (void)disp, (void)etype, (void)filetype, (void)datarep, (void)info;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -221,6 +245,7 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
 NM_MPI_ALIAS(File_get_size)
 int PMPI_File_get_size(MPI_File fh, MPI_Offset *size)
 {
+  NM_MPI_LOCKED();
   (void)fh, (void)size;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -235,6 +260,7 @@ int PMPI_File_get_size(MPI_File fh, MPI_Offset *size)
 NM_MPI_ALIAS(Win_allocate_shared)
 int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
+  NM_MPI_LOCKED();
   (void)size, (void)disp_unit, (void)info, (void)baseptr, (void)win;
   if (baseptr)
     *(void **)baseptr = NULL;
@@ -246,6 +272,7 @@ int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Co
 NM_MPI_ALIAS(Win_shared_query)
 int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
+  NM_MPI_LOCKED();
   (void)win, (void)rank, (void)size, (void)disp_unit, (void)baseptr;
   if (baseptr)
     *(void **)baseptr = NULL;
@@ -255,6 +282,7 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
 NM_MPI_ALIAS(Win_get_group)
 int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
+  NM_MPI_LOCKED();
   (void)win, (void)group;
   if (group)
     *group = MPI_GROUP_NULL;
@@ -264,6 +292,7 @@ int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 NM_MPI_ALIAS(Win_post)
 int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
+  NM_MPI_LOCKED();
   (void)group, (void)assert, (void)win;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -271,6 +300,7 @@ int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 NM_MPI_ALIAS(Win_start)
 int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
+  NM_MPI_LOCKED();
   (void)group, (void)assert, (void)win;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -278,6 +308,7 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 NM_MPI_ALIAS(Win_complete)
 int PMPI_Win_complete(MPI_Win win)
 {
+  NM_MPI_LOCKED();
   (void)win;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -285,6 +316,7 @@ int PMPI_Win_complete(MPI_Win win)
 NM_MPI_ALIAS(Win_wait)
 int PMPI_Win_wait(MPI_Win win)
 {
+  NM_MPI_LOCKED();
   (void)win;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -292,6 +324,7 @@ int PMPI_Win_wait(MPI_Win win)
 NM_MPI_ALIAS(Win_test)
 int PMPI_Win_test(MPI_Win win, int *flag)
 {
+  NM_MPI_LOCKED();
   (void)win, (void)flag;
   if (flag)
     *flag = 0;
@@ -301,6 +334,7 @@ int PMPI_Win_test(MPI_Win win, int *flag)
 NM_MPI_ALIAS(Win_lock_all)
 int PMPI_Win_lock_all(int assert, MPI_Win win)
 {
+  NM_MPI_LOCKED();
   (void)assert, (void)win;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -308,6 +342,7 @@ int PMPI_Win_lock_all(int assert, MPI_Win win)
 NM_MPI_ALIAS(Win_unlock_all)
 int PMPI_Win_unlock_all(MPI_Win win)
 {
+  NM_MPI_LOCKED();
   (void)win;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -315,6 +350,7 @@ int PMPI_Win_unlock_all(MPI_Win win)
 NM_MPI_ALIAS(Win_flush)
 int PMPI_Win_flush(int rank, MPI_Win win)
 {
+  NM_MPI_LOCKED();
   (void)rank, (void)win;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -322,6 +358,7 @@ int PMPI_Win_flush(int rank, MPI_Win win)
 NM_MPI_ALIAS(Win_flush_all)
 int PMPI_Win_flush_all(MPI_Win win)
 {
+  NM_MPI_LOCKED();
   (void)win;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -329,6 +366,7 @@ int PMPI_Win_flush_all(MPI_Win win)
 NM_MPI_ALIAS(Win_flush_local)
 int PMPI_Win_flush_local(int rank, MPI_Win win)
 {
+  NM_MPI_LOCKED();
   (void)rank, (void)win;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -336,6 +374,7 @@ int PMPI_Win_flush_local(int rank, MPI_Win win)
 NM_MPI_ALIAS(Win_flush_local_all)
 int PMPI_Win_flush_local_all(MPI_Win win)
 {
+  NM_MPI_LOCKED();
   (void)win;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -343,6 +382,7 @@ int PMPI_Win_flush_local_all(MPI_Win win)
 NM_MPI_ALIAS(Win_sync)
 int PMPI_Win_sync(MPI_Win win)
 {
+  NM_MPI_LOCKED();
   (void)win;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -350,6 +390,7 @@ int PMPI_Win_sync(MPI_Win win)
 NM_MPI_ALIAS(Get_accumulate)
 int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+  NM_MPI_LOCKED();
   (void)origin_addr, (void)origin_count, (void)origin_datatype, (void)result_addr, (void)result_count, (void)result_datatype, (void)target_rank, (void)target_disp, (void)target_count, (void)target_datatype, (void)op, (void)win;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -357,6 +398,7 @@ int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
 NM_MPI_ALIAS(Fetch_and_op)
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
+  NM_MPI_LOCKED();
   (void)origin_addr, (void)result_addr, (void)datatype, (void)target_rank, (void)target_disp, (void)op, (void)win;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -364,6 +406,7 @@ int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype d
 NM_MPI_ALIAS(Compare_and_swap)
 int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
+  NM_MPI_LOCKED();
   (void)origin_addr, (void)compare_addr, (void)result_addr, (void)datatype, (void)target_rank, (void)target_disp, (void)win;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -371,6 +414,7 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
 NM_MPI_ALIAS(Rput)
 int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   (void)origin_addr, (void)origin_count, (void)origin_datatype, (void)target_rank, (void)target_disp, (void)target_count, (void)target_datatype, (void)win, (void)request;
   if (request)
     *request = MPI_REQUEST_NULL;
@@ -380,6 +424,7 @@ int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_dat
 NM_MPI_ALIAS(Rget)
 int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   (void)origin_addr, (void)origin_count, (void)origin_datatype, (void)target_rank, (void)target_disp, (void)target_count, (void)target_datatype, (void)win, (void)request;
   if (request)
     *request = MPI_REQUEST_NULL;
@@ -389,6 +434,7 @@ int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
 NM_MPI_ALIAS(Raccumulate)
 int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   (void)origin_addr, (void)origin_count, (void)origin_datatype, (void)target_rank, (void)target_disp, (void)target_count, (void)target_datatype, (void)op, (void)win, (void)request;
   if (request)
     *request = MPI_REQUEST_NULL;
@@ -398,6 +444,7 @@ int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype ori
 NM_MPI_ALIAS(Rget_accumulate)
 int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   (void)origin_addr, (void)origin_count, (void)origin_datatype, (void)result_addr, (void)result_count, (void)result_datatype, (void)target_rank, (void)target_disp, (void)target_count, (void)target_datatype, (void)op, (void)win, (void)request;
   if (request)
     *request = MPI_REQUEST_NULL;
@@ -407,6 +454,7 @@ int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype
 NM_MPI_ALIAS(Win_set_name)
 int PMPI_Win_set_name(MPI_Win win, const char *win_name)
 {
+  NM_MPI_LOCKED();
   (void)win, (void)win_name;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -414,6 +462,7 @@ int PMPI_Win_set_name(MPI_Win win, const char *win_name)
 NM_MPI_ALIAS(Win_get_name)
 int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
+  NM_MPI_LOCKED();
   (void)win, (void)win_name, (void)resultlen;
   if (win_name)
     win_name[0] = '\0';
@@ -425,6 +474,7 @@ int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 NM_MPI_ALIAS(Win_create_errhandler)
 int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler)
 {
+  NM_MPI_LOCKED();
   (void)win_errhandler_fn, (void)errhandler;
   if (errhandler)
     *errhandler = MPI_ERRHANDLER_NULL;
@@ -434,6 +484,7 @@ int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, M
 NM_MPI_ALIAS(Win_set_errhandler)
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
+  NM_MPI_LOCKED();
   (void)win, (void)errhandler;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -441,6 +492,7 @@ int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 NM_MPI_ALIAS(Win_get_errhandler)
 int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
+  NM_MPI_LOCKED();
   (void)win, (void)errhandler;
   if (errhandler)
     *errhandler = MPI_ERRHANDLER_NULL;
@@ -450,6 +502,7 @@ int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 NM_MPI_ALIAS(Win_call_errhandler)
 int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
+  NM_MPI_LOCKED();
   (void)win, (void)errorcode;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -457,6 +510,7 @@ int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
 NM_MPI_ALIAS(Win_create_keyval)
 int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state)
 {
+  NM_MPI_LOCKED();
   (void)win_copy_attr_fn, (void)win_delete_attr_fn, (void)win_keyval, (void)extra_state;
   if (win_keyval)
     *win_keyval = MPI_KEYVAL_INVALID;
@@ -466,6 +520,7 @@ int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win
 NM_MPI_ALIAS(Win_free_keyval)
 int PMPI_Win_free_keyval(int *win_keyval)
 {
+  NM_MPI_LOCKED();
   (void)win_keyval;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -473,6 +528,7 @@ int PMPI_Win_free_keyval(int *win_keyval)
 NM_MPI_ALIAS(Win_set_attr)
 int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 {
+  NM_MPI_LOCKED();
   (void)win, (void)win_keyval, (void)attribute_val;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -480,6 +536,7 @@ int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 NM_MPI_ALIAS(Win_get_attr)
 int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
 {
+  NM_MPI_LOCKED();
   (void)win, (void)win_keyval, (void)attribute_val, (void)flag;
   if (flag)
     *flag = 0;
@@ -489,6 +546,7 @@ int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *fla
 NM_MPI_ALIAS(Win_delete_attr)
 int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
 {
+  NM_MPI_LOCKED();
   (void)win, (void)win_keyval;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -496,6 +554,7 @@ int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
 NM_MPI_ALIAS(Win_set_info)
 int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
 {
+  NM_MPI_LOCKED();
   (void)win, (void)info;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -503,6 +562,7 @@ int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
 NM_MPI_ALIAS(Win_get_info)
 int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {
+  NM_MPI_LOCKED();
   (void)win, (void)info_used;
   if (info_used)
     *info_used = MPI_INFO_NULL;
@@ -512,6 +572,7 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 NM_MPI_ALIAS(File_create_errhandler)
 int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler)
 {
+  NM_MPI_LOCKED();
   (void)file_errhandler_fn, (void)errhandler;
   if (errhandler)
     *errhandler = MPI_ERRHANDLER_NULL;
@@ -521,6 +582,7 @@ int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn
 NM_MPI_ALIAS(File_set_errhandler)
 int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 {
+  NM_MPI_LOCKED();
   (void)file, (void)errhandler;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -528,6 +590,7 @@ int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 NM_MPI_ALIAS(File_get_errhandler)
 int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
 {
+  NM_MPI_LOCKED();
   (void)file, (void)errhandler;
   if (errhandler)
     *errhandler = MPI_ERRHANDLER_NULL;
@@ -537,6 +600,7 @@ int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
 NM_MPI_ALIAS(Type_create_keyval)
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state)
 {
+  NM_MPI_LOCKED();
   (void)type_copy_attr_fn, (void)type_delete_attr_fn, (void)type_keyval, (void)extra_state;
   if (type_keyval)
     *type_keyval = MPI_KEYVAL_INVALID;
@@ -546,6 +610,7 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_
 NM_MPI_ALIAS(Type_free_keyval)
 int PMPI_Type_free_keyval(int *type_keyval)
 {
+  NM_MPI_LOCKED();
   (void)type_keyval;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -553,6 +618,7 @@ int PMPI_Type_free_keyval(int *type_keyval)
 NM_MPI_ALIAS(Type_set_attr)
 int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
 {
+  NM_MPI_LOCKED();
   (void)datatype, (void)type_keyval, (void)attribute_val;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -560,6 +626,7 @@ int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
 NM_MPI_ALIAS(Type_get_attr)
 int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
 {
+  NM_MPI_LOCKED();
   (void)datatype, (void)type_keyval, (void)attribute_val, (void)flag;
   if (flag)
     *flag = 0;
@@ -569,6 +636,7 @@ int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
 NM_MPI_ALIAS(Type_delete_attr)
 int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
 {
+  NM_MPI_LOCKED();
   (void)datatype, (void)type_keyval;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -576,6 +644,7 @@ int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
 NM_MPI_ALIAS(Type_create_darray)
 int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+  NM_MPI_LOCKED();
   (void)size, (void)rank, (void)ndims, (void)array_of_gsizes, (void)array_of_distribs, (void)array_of_dargs, (void)array_of_psizes, (void)order, (void)oldtype, (void)newtype;
   if (newtype)
     *newtype = MPI_DATATYPE_NULL;
@@ -585,6 +654,7 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
 NM_MPI_ALIAS(Add_error_class)
 int PMPI_Add_error_class(int *errorclass)
 {
+  NM_MPI_LOCKED();
   (void)errorclass;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -592,6 +662,7 @@ int PMPI_Add_error_class(int *errorclass)
 NM_MPI_ALIAS(Add_error_code)
 int PMPI_Add_error_code(int errorclass, int *errorcode)
 {
+  NM_MPI_LOCKED();
   (void)errorclass, (void)errorcode;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -599,6 +670,7 @@ int PMPI_Add_error_code(int errorclass, int *errorcode)
 NM_MPI_ALIAS(Add_error_string)
 int PMPI_Add_error_string(int errorcode, const char *string)
 {
+  NM_MPI_LOCKED();
   (void)errorcode, (void)string;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -606,6 +678,7 @@ int PMPI_Add_error_string(int errorcode, const char *string)
 NM_MPI_ALIAS(Grequest_start)
 int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   (void)query_fn, (void)free_fn, (void)cancel_fn, (void)extra_state, (void)request;
   if (request)
     *request = MPI_REQUEST_NULL;
@@ -615,6 +688,7 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
 NM_MPI_ALIAS(Grequest_complete)
 int PMPI_Grequest_complete(MPI_Request request)
 {
+  NM_MPI_LOCKED();
   (void)request;
   return NM_MPI_UNSUPPORTED(MPI_COMM_WORLD);
 }
@@ -622,6 +696,7 @@ int PMPI_Grequest_complete(MPI_Request request)
 NM_MPI_ALIAS(Comm_spawn)
 int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
+  NM_MPI_LOCKED();
   (void)command, (void)argv, (void)maxprocs, (void)info, (void)root, (void)intercomm, (void)array_of_errcodes;
   if (intercomm)
     *intercomm = MPI_COMM_NULL;
@@ -631,6 +706,7 @@ int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info in
 NM_MPI_ALIAS(Graph_create)
 int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph)
 {
+  NM_MPI_LOCKED();
   (void)nnodes, (void)index, (void)edges, (void)reorder, (void)comm_graph;
   if (comm_graph)
     *comm_graph = MPI_COMM_NULL;
@@ -640,6 +716,7 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
 NM_MPI_ALIAS(Graphdims_get)
 int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
+  NM_MPI_LOCKED();
   (void)nnodes, (void)nedges;
   return NM_MPI_UNSUPPORTED(comm);
 }
@@ -647,6 +724,7 @@ int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 NM_MPI_ALIAS(Graph_get)
 int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
 {
+  NM_MPI_LOCKED();
   (void)maxindex, (void)maxedges, (void)index, (void)edges;
   return NM_MPI_UNSUPPORTED(comm);
 }
@@ -654,6 +732,7 @@ int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int e
 NM_MPI_ALIAS(Graph_neighbors_count)
 int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
+  NM_MPI_LOCKED();
   (void)rank, (void)nneighbors;
   return NM_MPI_UNSUPPORTED(comm);
 }
@@ -661,6 +740,7 @@ int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 NM_MPI_ALIAS(Graph_neighbors)
 int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
 {
+  NM_MPI_LOCKED();
   (void)rank, (void)maxneighbors, (void)neighbors;
   return NM_MPI_UNSUPPORTED(comm);
 }
@@ -668,6 +748,7 @@ int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbor
 NM_MPI_ALIAS(Neighbor_allgather)
 int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   (void)sendbuf, (void)sendcount, (void)sendtype, (void)recvbuf, (void)recvcount, (void)recvtype;
   return NM_MPI_UNSUPPORTED(comm);
 }
@@ -675,6 +756,7 @@ int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
 NM_MPI_ALIAS(Neighbor_allgatherv)
 int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   (void)sendbuf, (void)sendcount, (void)sendtype, (void)recvbuf, (void)recvcounts, (void)displs, (void)recvtype;
   return NM_MPI_UNSUPPORTED(comm);
 }
@@ -682,6 +764,7 @@ int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 NM_MPI_ALIAS(Neighbor_alltoall)
 int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   (void)sendbuf, (void)sendcount, (void)sendtype, (void)recvbuf, (void)recvcount, (void)recvtype;
   return NM_MPI_UNSUPPORTED(comm);
 }
@@ -689,6 +772,7 @@ int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 NM_MPI_ALIAS(Neighbor_alltoallv)
 int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   (void)sendbuf, (void)sendcounts, (void)sdispls, (void)sendtype, (void)recvbuf, (void)recvcounts, (void)rdispls, (void)recvtype;
   return NM_MPI_UNSUPPORTED(comm);
 }
@@ -696,6 +780,7 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
 NM_MPI_ALIAS(Neighbor_alltoallw)
 int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+  NM_MPI_LOCKED();
   (void)sendbuf, (void)sendcounts, (void)sdispls, (void)sendtypes, (void)recvbuf, (void)recvcounts, (void)rdispls, (void)recvtypes;
   return NM_MPI_UNSUPPORTED(comm);
 }
@@ -703,6 +788,7 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
 NM_MPI_ALIAS(Ineighbor_allgather)
 int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   (void)sendbuf, (void)sendcount, (void)sendtype, (void)recvbuf, (void)recvcount, (void)recvtype, (void)request;
   if (request)
     *request = MPI_REQUEST_NULL;
@@ -712,6 +798,7 @@ int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype se
 NM_MPI_ALIAS(Ineighbor_allgatherv)
 int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   (void)sendbuf, (void)sendcount, (void)sendtype, (void)recvbuf, (void)recvcounts, (void)displs, (void)recvtype, (void)request;
   if (request)
     *request = MPI_REQUEST_NULL;
@@ -721,6 +808,7 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
 NM_MPI_ALIAS(Ineighbor_alltoall)
 int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   (void)sendbuf, (void)sendcount, (void)sendtype, (void)recvbuf, (void)recvcount, (void)recvtype, (void)request;
   if (request)
     *request = MPI_REQUEST_NULL;
@@ -730,6 +818,7 @@ int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sen
 NM_MPI_ALIAS(Ineighbor_alltoallv)
 int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   (void)sendbuf, (void)sendcounts, (void)sdispls, (void)sendtype, (void)recvbuf, (void)recvcounts, (void)rdispls, (void)recvtype, (void)request;
   if (request)
     *request = MPI_REQUEST_NULL;
@@ -739,6 +828,7 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
 NM_MPI_ALIAS(Ineighbor_alltoallw)
 int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
+  NM_MPI_LOCKED();
   (void)sendbuf, (void)sendcounts, (void)sdispls, (void)sendtypes, (void)recvbuf, (void)recvcounts, (void)rdispls, (void)recvtypes, (void)request;
   if (request)
     *request = MPI_REQUEST_NULL;

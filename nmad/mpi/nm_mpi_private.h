@@ -289,8 +289,28 @@ struct nm_mpi_s {
   int next_keyval;
   int n_coll_reqs;              /* NM_MPI_REQ_COLL objects in the request table (0: no table scan per wait) */
   struct nm_mpi_request_s *request_free; /* free request objects, last freed first (cache-warm, O(1) claim) */
+  int threaded;                 /* a progress thread runs (NMAD_PROGRESS=thread): public functions hold the lock */
 };
 extern struct nm_mpi_s nm_mpi;
+
+/* Thread safety with a progress thread (doc/mpi.md, "Progress thread"): the body of every public function holds
+ * the core lock, so the progress thread never runs the core, nor the monitors that touch the shim's requests and
+ * schedules, while the application is inside MPI. Waits release it in the drivers (nm_core.h). Without a progress
+ * thread this is one test of a flag on entry and one on return. */
+static inline int nm_mpi_lock_enter(void)
+{
+  if (!nm_mpi.threaded)
+    return 0;
+  nm_core_lock(nm_mpi.core);
+  return 1;
+}
+static inline void nm_mpi_lock_leave(int *held)
+{
+  if (*held)
+    nm_core_unlock(nm_mpi.core);
+}
+/** First statement of a public function: hold the core lock until it returns (any return path). */
+#define NM_MPI_LOCKED() int nm_mpi_held_ __attribute__((cleanup(nm_mpi_lock_leave), unused)) = nm_mpi_lock_enter()
 
 /* Handle look-ups of the latency path, inline (they read the global tables). */
 

@@ -150,6 +150,7 @@ int nm_rpc_register(nm_session_t session, nm_tag_t tag, nm_tag_t mask, nm_len_t 
 {
   if (!session || !handler || !out || hlen_max > NM_RPC_HLEN_MAX)
     return -NM_EINVAL;
+  NM_CORE_LOCKED(session->core);
   struct nm_rpc_channel_s *ch;
   int err = nm_rpc_channel(session, &ch);
   if (err)
@@ -170,9 +171,10 @@ int nm_rpc_register(nm_session_t session, nm_tag_t tag, nm_tag_t mask, nm_len_t 
 
 int nm_rpc_unregister(nm_rpc_service_t service)
 {
+  struct nm_rpc_channel_s *ch = service->channel;
+  NM_CORE_LOCKED(ch->user->core);
   if (service->n_pending)
     return -NM_EBUSY;
-  struct nm_rpc_channel_s *ch = service->channel;
   for (struct nm_rpc_service_s **pp = &ch->services; *pp; pp = &(*pp)->next)
     if (*pp == service) {
       *pp = service->next;
@@ -193,7 +195,7 @@ int nm_rpc_token_status(nm_rpc_token_t token) { return token->status; }
 int nm_rpc_irecv_body(nm_rpc_token_t token, void *buf, nm_len_t len)
 {
   if (!token->in || token->accepted || (len && !buf))
-    return -NM_EINVAL;
+    return -NM_EINVAL; /* token->in exists only inside the handler, which runs under the core lock */
   nm_sr_recv_init(token->service->channel->chan, &token->req);
   token->accepted = 1;
   return nm_core_incoming_accept(token->in, &token->req, buf, len);
@@ -205,6 +207,7 @@ int nm_rpc_isend(nm_session_t session, nm_gate_t gate, nm_tag_t tag, const void 
   if (!session || !req || hlen > NM_RPC_HLEN_MAX || (hlen && !header) || (blen && !body) ||
       gate < session->core->gates || gate >= session->core->gates + session->core->size)
     return -NM_EINVAL;
+  NM_CORE_LOCKED(session->core);
   struct nm_rpc_channel_s *ch;
   int err = nm_rpc_channel(session, &ch);
   if (err)

@@ -1,4 +1,6 @@
-/* The sendrecv interface: thin wrappers that fill a request and hand it to the core. */
+/* The sendrecv interface: thin wrappers that fill a request and hand it to the core. Each function that reads or
+ * changes state the core shares (posted requests, completion fields) holds the core lock (a no-op without a
+ * progress thread; nm_lock.c). */
 #include "nm_core_private.h"
 #include <nmad/nm_sendrecv.h>
 #include <string.h>
@@ -33,10 +35,11 @@ int nm_sr_request_set_monitor(nm_session_t session, nm_sr_request_t *req, unsign
 {
   if (req->kind == NM_REQ_NONE)
     return -NM_EINVAL;
+  NM_CORE_LOCKED(session->core);
   if (req->completed) /* its events were delivered already: nothing would ever call the monitor */
     return -NM_EALREADY;
   /* On a posted request this is safe because the core reads the monitor only when it delivers an event, and
-   * requests progress only inside calls on the same session (the caller serialises them). */
+   * requests progress only under the core lock, which we hold. */
   req->notifier = notifier;
   req->notifier_ref = ref;
   req->notifier_mask = mask;
@@ -55,6 +58,7 @@ static int nm_sr_post_send(nm_session_t session, nm_sr_request_t *req, nm_gate_t
   if (!session || !req || req->kind != NM_REQ_SEND || req->state != NM_RS_INIT || !nm_sr_gate_valid(session, gate) ||
       (len && !buf))
     return -NM_EINVAL;
+  NM_CORE_LOCKED(session->core);
   req->gate = gate;
   req->tag = tag;
   req->mask = NM_TAG_MASK_FULL;
@@ -98,6 +102,7 @@ int nm_sr_recv_irecv(nm_session_t session, nm_sr_request_t *req, nm_gate_t gate,
   if (!session || !req || req->kind != NM_REQ_RECV || req->state != NM_RS_INIT ||
       (gate != NM_ANY_GATE && !nm_sr_gate_valid(session, gate)) || (len && !buf))
     return -NM_EINVAL;
+  NM_CORE_LOCKED(session->core);
   req->gate = gate;
   req->tag = tag;
   req->mask = mask;
@@ -123,6 +128,7 @@ int nm_sr_irecv(nm_session_t session, nm_gate_t gate, nm_tag_t tag, void *buf, n
 
 int nm_sr_wait_deadline(nm_session_t session, nm_sr_request_t *req, uint64_t deadline_ns)
 {
+  NM_CORE_LOCKED(session->core);
   if (!req->completed) {
     int err = nm_core_wait_flag(session->core, &req->completed, deadline_ns);
     if (err)
@@ -143,6 +149,7 @@ int nm_sr_rwait(nm_session_t session, nm_sr_request_t *req)
 
 static int nm_sr_test(nm_session_t session, nm_sr_request_t *req)
 {
+  NM_CORE_LOCKED(session->core);
   if (!req->completed)
     nm_core_progress(session->core);
   return req->completed ? req->status : -NM_EAGAIN;
@@ -162,11 +169,13 @@ int nm_sr_scancel(nm_session_t session, nm_sr_request_t *req)
 {
   if (!session || !req || req->session != session)
     return -NM_EINVAL;
+  NM_CORE_LOCKED(session->core);
   return nm_cancel_send(req);
 }
 
 int nm_sr_recv_source(nm_session_t session, nm_sr_request_t *req, nm_gate_t *gate)
 {
+  NM_CORE_LOCKED(session->core);
   if (!(req->flags & NM_REQF_MATCHED) && !req->gate)
     return -NM_EAGAIN;
   *gate = req->gate;
@@ -175,6 +184,7 @@ int nm_sr_recv_source(nm_session_t session, nm_sr_request_t *req, nm_gate_t *gat
 
 int nm_sr_recv_get_tag(nm_session_t session, nm_sr_request_t *req, nm_tag_t *tag)
 {
+  NM_CORE_LOCKED(session->core);
   if (!(req->flags & NM_REQF_MATCHED))
     return -NM_EAGAIN;
   *tag = req->tag;
@@ -183,6 +193,7 @@ int nm_sr_recv_get_tag(nm_session_t session, nm_sr_request_t *req, nm_tag_t *tag
 
 int nm_sr_get_size(nm_session_t session, nm_sr_request_t *req, nm_len_t *len)
 {
+  NM_CORE_LOCKED(session->core);
   if (!req->completed)
     return -NM_EAGAIN;
   if (req->kind == NM_REQ_SEND)
@@ -195,6 +206,7 @@ int nm_sr_get_size(nm_session_t session, nm_sr_request_t *req, nm_len_t *len)
 int nm_sr_iprobe(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_tag_t mask, nm_gate_t *out_gate,
                  nm_tag_t *out_tag, nm_len_t *out_len)
 {
+  NM_CORE_LOCKED(session->core);
   nm_core_progress(session->core);
   for (struct nm_unexp_s *u = session->unexp_head; u; u = u->next) {
     if ((gate == NM_ANY_GATE || gate == u->gate) && nm_match_tag(u->tag, tag, mask)) {
@@ -214,6 +226,7 @@ int nm_sr_probe(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_tag_t mas
                 nm_tag_t *out_tag, nm_len_t *out_len)
 {
   struct nm_core_s *core = session->core;
+  NM_CORE_LOCKED(core);
   for (;;) {
     int err = nm_sr_iprobe(session, gate, tag, mask, out_gate, out_tag, out_len);
     if (err != -NM_EAGAIN)
@@ -226,6 +239,7 @@ int nm_sr_probe(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_tag_t mas
 
 int nm_sr_rcancel(nm_session_t session, nm_sr_request_t *req)
 {
+  NM_CORE_LOCKED(session->core);
   if (req->kind != NM_REQ_RECV || req->state != NM_RS_POSTED)
     return -NM_EBUSY;
   nm_req_list_remove(&session->posted, req);

@@ -7,7 +7,10 @@
  * spinning when a core is free, fair when ranks outnumber cores; also kept while a large transfer is in
  * flight, since libfabric's manual progress needs calls to move it), then block in the drivers (libfabric wait
  * object + poll(), or a sleeping back-off of 1..500 us where the provider has no usable wait object).
- * Thread-safety: a core is used by one thread at a time (the caller serializes); a thread-safe layer is added above.
+ * Thread-safety: one application thread uses a core at a time (the caller serializes). With NMAD_PROGRESS=thread a
+ * progress thread (nm_core_progress_thread_start()) also runs the core, so that transfers and the collectives
+ * built on monitors advance while the application computes; every function of the interfaces then takes the core
+ * lock (nm_core_lock()) for its duration, and every driver wait releases it (DESIGN.md rule 3).
  */
 #ifndef NM_CORE_H
 #define NM_CORE_H
@@ -62,6 +65,40 @@ uint64_t nm_core_time_ns(void);
 /** @brief Progress until *flag becomes non-zero (or the deadline passes), spinning then blocking.
  *  @param deadline_ns absolute CLOCK_MONOTONIC ns, 0 for none. @return 0 or -NM_ETIMEDOUT. */
 int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns);
+
+/**
+ * @brief Take the core lock: the thread-safety layer of the core (DESIGN.md rule 3). A no-op unless a progress
+ *        thread runs. Recursive: a monitor running inside progress may call the interfaces again. Released whole
+ *        by every driver wait (nm_core_wait(), nm_core_wait_flag()), so a thread that waits never holds it.
+ * Layers above the core (the MPI shim) hold it for the duration of each of their calls; nmad's own interfaces
+ * (sendrecv, rpc, mcast, sessions, progress and waits) take it themselves.
+ * @param core the core. Thread-safety: any thread.
+ */
+void nm_core_lock(nm_core_t core);
+
+/** @brief Release one level of nm_core_lock(). A no-op unless a progress thread runs. */
+void nm_core_unlock(nm_core_t core);
+
+/**
+ * @brief Start the progress thread (NMAD_PROGRESS=thread; nm_launcher_init() does it from the environment).
+ * It progresses the core whenever the lock is free, and otherwise waits in the drivers (never spins): requests
+ * complete, rendezvous are answered, monitors run (so non-blocking collectives advance) while the application
+ * computes. Its placement follows NMAD_BIND (progress-threads-split-tree-denis-2019, sections 4 and 5.2).
+ * @param core the core; no other thread may use it during this call.
+ * @param cpus the operating system's numbers of the processors to bind the thread to (n_cpus entries), or NULL
+ *             to inherit the caller's affinity.
+ * @param n_cpus entries in @p cpus (0 with NULL).
+ * @return 0, -NM_EALREADY (running), -NM_EINVAL (a processor number out of range), -NM_ENOMEM (the system
+ *         refused the thread or its wake-up fd: out of resources).
+ */
+int nm_core_progress_thread_start(nm_core_t core, const int *cpus, int n_cpus);
+
+/** @brief Stop and join the progress thread (no-op when none runs). The caller must not hold the core lock.
+ *  @param core the core. Thread-safety: the application thread only. */
+void nm_core_progress_thread_stop(nm_core_t core);
+
+/** @brief 1 when a progress thread runs on @p core (the lock layer is active), 0 otherwise. */
+int nm_core_progress_thread_running(nm_core_t core);
 
 #ifdef __cplusplus
 }
