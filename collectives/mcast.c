@@ -185,6 +185,7 @@ int nm_mcast_isend(nm_mcast_service_t service, const int *dests, const int *prio
     return -NM_EINVAL;
   nm_session_t session = service->session;
   nm_core_t core = session->core;
+  NM_CORE_LOCKED(core);
   memset(req, 0, sizeof(*req));
   if (n == 0) {
     req->completed = 1;
@@ -241,12 +242,14 @@ int nm_mcast_isend(nm_mcast_service_t service, const int *dests, const int *prio
 
 int nm_mcast_wait(nm_mcast_service_t service, nm_mcast_req_t *req)
 {
+  NM_CORE_LOCKED(service->session->core);
   nm_core_wait_flag(service->session->core, &req->completed, 0);
   return req->status;
 }
 
 int nm_mcast_test(nm_mcast_service_t service, nm_mcast_req_t *req)
 {
+  NM_CORE_LOCKED(service->session->core);
   if (!req->completed)
     nm_core_progress(service->session->core);
   return req->completed ? req->status : -NM_EAGAIN;
@@ -357,6 +360,7 @@ int nm_mcast_init(nm_session_t session, nm_mcast_service_t *out)
 
 int nm_mcast_finalize(nm_mcast_service_t service)
 {
+  NM_CORE_LOCKED(service->session->core);
   if (service->n_active)
     return -NM_EBUSY;
   int err = nm_rpc_unregister(service->rpc);
