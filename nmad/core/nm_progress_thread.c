@@ -20,11 +20,11 @@
  * wake-up the wait object cannot give (a provider that signals only some completions). */
 #define NM_PT_BLOCK_MAX_NS (10ULL * 1000000)
 /* Sleep while the application holds the lock (it progresses itself meanwhile), and the back-off range on drivers
- * without a wait fd or while a large transfer is in flight (libfabric's manual progress needs calls to move it). */
+ * without a wait fd (shm here): it starts at 8 us, not 1, because each wake-up preempts the application's
+ * computation when the thread shares its processor. */
 #define NM_PT_BUSY_NS 100000ULL
-#define NM_PT_BACKOFF_MIN_NS 1000ULL
+#define NM_PT_BACKOFF_MIN_NS 8000ULL
 #define NM_PT_BACKOFF_MAX_NS 200000ULL
-#define NM_PT_LARGE_MAX_NS 20000ULL
 
 /* Sleep up to @p ns on the drivers' fds and the wake-up fd (@p fds has room for it at index nfds). */
 static void nm_pt_sleep(struct nm_progress_thread_s *pt, struct pollfd *fds, int nfds, uint64_t ns)
@@ -58,11 +58,16 @@ static void *nm_pt_main(void *arg)
       backoff = 0;
       continue;
     }
+    if (large) {
+      /* a large transfer moves only when progress is called (libfabric's manual progress: segments, CMA): keep
+       * calling, but let the application's thread run in between when it shares our processor */
+      sched_yield();
+      continue;
+    }
     uint64_t ns = NM_PT_BLOCK_MAX_NS;
-    if (fd_less || large) {
+    if (fd_less) {
       backoff = backoff ? backoff * 2 : NM_PT_BACKOFF_MIN_NS;
-      uint64_t cap = large ? NM_PT_LARGE_MAX_NS : NM_PT_BACKOFF_MAX_NS;
-      ns = backoff = backoff > cap ? cap : backoff;
+      ns = backoff = backoff > NM_PT_BACKOFF_MAX_NS ? NM_PT_BACKOFF_MAX_NS : backoff;
     }
     nm_pt_sleep(pt, fds, nfds, ns);
   }
