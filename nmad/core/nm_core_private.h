@@ -205,9 +205,6 @@ struct nm_progress_thread_s {
   int running;
   int wake_fd;            /* eventfd: nm_core_progress_thread_stop() wakes it from its driver wait */
   volatile int stop;
-  cpu_set_t cpus;         /* where it runs (nm_launcher computes it from NMAD_BIND) */
-  int bound;              /* cpus is set: bind to it; otherwise inherit the rank's affinity */
-  uint64_t passes, busy;  /* progress passes it made; those it skipped because the application held the lock */
 };
 
 struct nm_core_s {

@@ -43,18 +43,16 @@ static void *nm_pt_main(void *arg)
   uint64_t backoff = 0;
   while (!pt->stop) {
     if (!nm_core_trylock(core)) {
-      pt->busy++;
       nm_pt_sleep(pt, fds, 0, NM_PT_BUSY_NS);
       continue;
     }
     int n = nm_core_progress_drivers(core);
-    pt->passes++;
     int fd_less = 0, nfds = 0;
     if (n == 0)
       nfds = nm_core_block_fds(core, fds, 0, &fd_less); /* fi_trywait() needs the lock: done before release */
     int large = core->n_large;
     nm_core_unlock(core);
-    if (n > 0 || nfds < 0) {
+    if (n > 0) {
       backoff = 0;
       continue;
     }
@@ -65,6 +63,10 @@ static void *nm_pt_main(void *arg)
       continue;
     }
     uint64_t ns = NM_PT_BLOCK_MAX_NS;
+    if (nfds < 0) { /* fi_trywait() saw events the pass did not consume: retry soon, but never spin on it */
+      nfds = 0;
+      fd_less = 1;
+    }
     if (fd_less) {
       backoff = backoff ? backoff * 2 : NM_PT_BACKOFF_MIN_NS;
       ns = backoff = backoff > NM_PT_BACKOFF_MAX_NS ? NM_PT_BACKOFF_MAX_NS : backoff;
@@ -79,23 +81,22 @@ int nm_core_progress_thread_start(nm_core_t core, const int *cpus, int n_cpus)
   struct nm_progress_thread_s *pt = &core->pthread;
   if (pt->running)
     return -NM_EALREADY;
-  CPU_ZERO(&pt->cpus);
+  cpu_set_t set;
+  CPU_ZERO(&set);
   for (int i = 0; cpus && i < n_cpus; i++) {
     if (cpus[i] < 0 || cpus[i] >= CPU_SETSIZE)
       return -NM_EINVAL;
-    CPU_SET(cpus[i], &pt->cpus);
+    CPU_SET(cpus[i], &set);
   }
-  pt->bound = cpus && n_cpus > 0;
   pt->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (pt->wake_fd < 0)
     return -NM_ENOMEM;
   pt->stop = 0;
-  pt->passes = pt->busy = 0;
   core->lock.threaded = 1; /* before the thread exists: every lock call from now on is real */
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  if (pt->bound)
-    pthread_attr_setaffinity_np(&attr, sizeof(pt->cpus), &pt->cpus);
+  if (cpus && n_cpus > 0)
+    pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
   int rc = pthread_create(&pt->thread, &attr, nm_pt_main, core);
   pthread_attr_destroy(&attr);
   if (rc != 0) {
