@@ -204,7 +204,7 @@ struct nm_progress_thread_s {
   pthread_t thread;
   int running;
   int wake_fd;            /* eventfd: nm_core_progress_thread_stop() wakes it from its driver wait */
-  volatile int stop;
+  int stop;               /* read and written with __atomic builtins: the only field two threads share unlocked */
 };
 
 struct nm_core_s {

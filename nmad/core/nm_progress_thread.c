@@ -41,7 +41,7 @@ static void *nm_pt_main(void *arg)
   struct nm_progress_thread_s *pt = &core->pthread;
   struct pollfd fds[NM_CORE_MAX_FDS + 1];
   uint64_t backoff = 0;
-  while (!pt->stop) {
+  while (!__atomic_load_n(&pt->stop, __ATOMIC_ACQUIRE)) {
     if (!nm_core_trylock(core)) {
       nm_pt_sleep(pt, fds, 0, NM_PT_BUSY_NS);
       continue;
@@ -114,7 +114,7 @@ void nm_core_progress_thread_stop(nm_core_t core)
   struct nm_progress_thread_s *pt = &core->pthread;
   if (!pt->running)
     return;
-  pt->stop = 1;
+  __atomic_store_n(&pt->stop, 1, __ATOMIC_RELEASE);
   uint64_t one = 1;
   if (write(pt->wake_fd, &one, sizeof(one)) < 0) {
     /* the counter is full: the thread is awake already */
