@@ -326,3 +326,38 @@ double bench_mbps(size_t size, double usec)
     return 0.0;
   return (double)size / usec; /* bytes per microsecond == 1e6 bytes per second */
 }
+
+int bench_take_choice(int *argc, char **argv, const char *name, const char *const *choices, int *choice)
+{
+  size_t nlen = strlen(name);
+  int out = 1;
+  for (int i = 1; i < *argc; i++) {
+    const char *v;
+    if (strcmp(argv[i], name) == 0) {
+      if (i + 1 >= *argc) {
+        fprintf(stderr, "%s: option %s needs a value\n", argv[0], name);
+        return -1;
+      }
+      v = argv[++i];
+    } else if (strncmp(argv[i], name, nlen) == 0 && argv[i][nlen] == '=') {
+      v = argv[i] + nlen + 1;
+    } else {
+      argv[out++] = argv[i];
+      continue;
+    }
+    int k = 0;
+    while (choices[k] && strcmp(choices[k], v) != 0)
+      k++;
+    if (!choices[k]) {
+      fprintf(stderr, "%s: %s %s: expected", argv[0], name, v);
+      for (k = 0; choices[k]; k++)
+        fprintf(stderr, "%s %s", k ? (choices[k + 1] ? "," : " or") : "", choices[k]);
+      fputc('\n', stderr);
+      return -1;
+    }
+    *choice = k;
+  }
+  argv[out] = NULL;
+  *argc = out;
+  return 0;
+}

@@ -46,6 +46,18 @@ struct bench_opts {
  */
 int bench_parse_opts(int argc, char **argv, struct bench_opts *o, const char *description);
 
+/**
+ * @brief Take a program-specific option with a fixed set of values (`--bench pingpong`, `--op=iallreduce`) out of
+ *        argv before bench_parse_opts(), which knows only the common options. The last occurrence wins.
+ * @param[in,out] argc, argv the program arguments; the option and its value are removed, argv[*argc] = NULL.
+ * @param name the option, with its dashes ("--op").
+ * @param choices the accepted values, NULL-terminated.
+ * @param[out] choice index in @p choices of the value given; unchanged when the option is absent.
+ * @return 0, or -1 on a missing or unknown value (a message naming argv[0], the option and the accepted values is
+ *         printed on stderr).
+ */
+int bench_take_choice(int *argc, char **argv, const char *name, const char *const *choices, int *choice);
+
 /** @brief Print the option summary on stderr (or stdout when @p to_stdout). */
 void bench_usage(const char *prog, const char *description, const struct bench_opts *defaults, int to_stdout);
 

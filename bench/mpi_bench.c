@@ -201,7 +201,7 @@ static int bc_size(struct mb_ctx *c, size_t size, int warmup, int iters)
 
 /* ---------------------------------------------------------------- output */
 
-static const char *const kind_name[] = {"pingpong", "msgrate", "bcast"};
+static const char *const kind_name[] = {"pingpong", "msgrate", "bcast", NULL}; /* enum mb_kind order */
 
 static void print_header(const struct mb_ctx *c)
 {
@@ -256,36 +256,6 @@ static void print_row(struct mb_ctx *c, size_t size, int iters)
   fflush(stdout);
 }
 
-/* --bench is ours; everything else goes to bench_parse_opts(). */
-static int take_kind(int *argc, char **argv, enum mb_kind *kind)
-{
-  int out = 1;
-  for (int i = 1; i < *argc; i++) {
-    const char *v = NULL;
-    if (strcmp(argv[i], "--bench") == 0 && i + 1 < *argc)
-      v = argv[++i];
-    else if (strncmp(argv[i], "--bench=", 8) == 0)
-      v = argv[i] + 8;
-    if (!v) {
-      argv[out++] = argv[i];
-      continue;
-    }
-    if (strcmp(v, "pingpong") == 0)
-      *kind = MB_PINGPONG;
-    else if (strcmp(v, "msgrate") == 0)
-      *kind = MB_MSGRATE;
-    else if (strcmp(v, "bcast") == 0)
-      *kind = MB_BCAST;
-    else {
-      fprintf(stderr, "mpi_bench: --bench %s: expected pingpong, msgrate or bcast\n", v);
-      return -1;
-    }
-  }
-  argv[out] = NULL;
-  *argc = out;
-  return 0;
-}
-
 int main(int argc, char **argv)
 {
   struct mb_ctx c;
@@ -294,7 +264,10 @@ int main(int argc, char **argv)
   MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &c.size);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  if (take_kind(&argc, argv, &c.kind)) {
+  int kind = MB_PINGPONG;
+  int taken = bench_take_choice(&argc, argv, "--bench", kind_name, &kind);
+  c.kind = (enum mb_kind)kind;
+  if (taken) {
     MPI_Finalize();
     return 2;
   }

@@ -136,20 +136,6 @@ build() { # compiler output-name
   echo "$bin"
 }
 
-# Run a command, keep its CSV output (header + data rows) in $1; $2 = description.
-run_csv() {
-  local csv=$1 what=$2 lg=${1%.csv}.log
-  shift 2
-  note "$what"
-  if ! timeout -k 5 "$((RUN_TIMEOUT + 10))" "$@" >"$csv.tmp" 2>"$LOG/$(basename "$lg")"; then
-    fail "$what (exit status $?); see $LOG/$(basename "$lg")"
-  fi
-  grep -E '^(size,|[0-9])' "$csv.tmp" >"$csv" || true
-  rm -f "$csv.tmp"
-  if [[ $(grep -c '^[0-9]' "$csv") -eq 0 ]]; then
-    fail "$what produced no data"
-  fi
-}
 
 # shellcheck source=bench/nm_bench_lib.sh
 . "$SCRIPT_DIR/nm_bench_lib.sh"
@@ -171,13 +157,9 @@ nmad_cmd() { # provider np
        -x NMAD_DRIVER="$1" "$NMAD_BIN" --csv)
 }
 ompi_cmd() { # provider np
-  local btl
-  case $1 in
-    shm) btl=(--mca btl 'self,vader') ;;
-    tcp) btl=(--mca btl 'self,tcp' --mca btl_tcp_if_include lo) ;;
-  esac
+  ompi_btl "$1"
   # shellcheck disable=SC2206
-  CMD=("$MPIRUN" --allow-run-as-root --oversubscribe -np "$2" --bind-to "$(bind_policy "$2")" --mca pml ob1 "${btl[@]}"
+  CMD=("$MPIRUN" --allow-run-as-root --oversubscribe -np "$2" --bind-to "$(bind_policy "$2")" --mca pml ob1 "${OMPI_BTL[@]}"
        --mca oob_tcp_if_include lo ${OMPI_EXTRA_ARGS:-} "$OMPI_BIN" --csv)
 }
 

@@ -30,6 +30,7 @@
 #include <string.h>
 
 enum ov_op { OV_IBCAST, OV_IALLREDUCE };
+static const char *const ov_op_name[] = {"ibcast", "iallreduce", NULL}; /* enum ov_op order */
 
 struct ov_ctx {
   struct bench_opts opts;
@@ -153,34 +154,6 @@ static int ov_size(struct ov_ctx *c, size_t size, int warmup, int iters)
   return 0;
 }
 
-/* --op is ours; everything else goes to bench_parse_opts(). */
-static int take_op(int *argc, char **argv, enum ov_op *op)
-{
-  int out = 1;
-  for (int i = 1; i < *argc; i++) {
-    const char *v = NULL;
-    if (strcmp(argv[i], "--op") == 0 && i + 1 < *argc)
-      v = argv[++i];
-    else if (strncmp(argv[i], "--op=", 5) == 0)
-      v = argv[i] + 5;
-    if (!v) {
-      argv[out++] = argv[i];
-      continue;
-    }
-    if (strcmp(v, "ibcast") == 0)
-      *op = OV_IBCAST;
-    else if (strcmp(v, "iallreduce") == 0)
-      *op = OV_IALLREDUCE;
-    else {
-      fprintf(stderr, "mpi_overlap: --op %s: expected ibcast or iallreduce\n", v);
-      return -1;
-    }
-  }
-  argv[out] = NULL;
-  *argc = out;
-  return 0;
-}
-
 int main(int argc, char **argv)
 {
   struct ov_ctx c;
@@ -189,7 +162,10 @@ int main(int argc, char **argv)
   MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &c.size);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  if (take_op(&argc, argv, &c.op)) {
+  int op = OV_IBCAST;
+  int taken = bench_take_choice(&argc, argv, "--op", ov_op_name, &op);
+  c.op = (enum ov_op)op;
+  if (taken) {
     MPI_Finalize();
     return 2;
   }
@@ -228,7 +204,7 @@ int main(int argc, char **argv)
       int len = 0;
       MPI_Get_library_version(lib, &len);
       lib[strcspn(lib, "\n,")] = '\0';
-      printf("# mpi_overlap %s, %d ranks, %s\n", c.op == OV_IBCAST ? "ibcast" : "iallreduce", c.size, lib);
+      printf("# mpi_overlap %s, %d ranks, %s\n", ov_op_name[c.op], c.size, lib);
       printf("%12s %8s %12s %12s %12s %12s\n", "size", "nprocs", "pure_us", "cpu_us", "total_us", "overlap_pct");
     }
     fflush(stdout);

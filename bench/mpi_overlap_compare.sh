@@ -61,17 +61,6 @@ OMPI=0
 if [[ -n $MPICC && -n $MPIRUN ]] && build "$MPICC" mpi_overlap.c overlap_ompi; then OMPI=1; else
   fail "Open MPI (mpicc.openmpi, mpirun.openmpi) not found or build failed: no Open MPI column"; fi
 
-run_csv() { # csv description command...
-  local csv=$1 what=$2
-  shift 2
-  note "$what"
-  if ! timeout -k 5 "$((RUN_TIMEOUT + 10))" "$@" >"$csv.tmp" 2>"$LOG/$(basename "${csv%.csv}").log"; then
-    fail "$what (exit status $?)"
-  fi
-  grep -E '^(size,|[0-9])' "$csv.tmp" >"$csv" || true
-  rm -f "$csv.tmp"
-  [[ $(grep -c '^[0-9]' "$csv") -gt 0 ]] || fail "$what produced no data"
-}
 nmad_run() { # provider np progress binary args...
   local prov=$1 np=$2 mode=$3 bin=$4
   shift 4
@@ -79,11 +68,11 @@ nmad_run() { # provider np progress binary args...
     --timeout "$RUN_TIMEOUT" --bind-to "$(bind_policy "$np")" -x NMAD_DRIVER="$prov" "$OUT/bin/$bin" --csv "$@"
 }
 ompi_run() { # provider np args...
-  local prov=$1 np=$2 btl
+  local prov=$1 np=$2
   shift 2
-  case $prov in shm) btl=(--mca btl 'self,vader') ;; tcp) btl=(--mca btl 'self,tcp' --mca btl_tcp_if_include lo) ;; esac
+  ompi_btl "$prov"
   run_csv "$OUT/$CSVNAME" "Open MPI $WHAT" "$MPIRUN" --allow-run-as-root --oversubscribe -np "$np" \
-    --bind-to "$(bind_policy "$np")" --mca pml ob1 "${btl[@]}" --mca oob_tcp_if_include lo \
+    --bind-to "$(bind_policy "$np")" --mca pml ob1 "${OMPI_BTL[@]}" --mca oob_tcp_if_include lo \
     "$OUT/bin/overlap_ompi" --csv "$@"
 }
 

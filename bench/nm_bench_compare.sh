@@ -364,10 +364,8 @@ build_ompi() {
 run_ompi() { # provider
   local prov=$1 csv=$OUT/ompi_pingpong_$1.csv lg=$LOG/ompi_pingpong_$1.log btl
   [[ -n "$OMPI_BIN" ]] || return
-  case "$prov" in
-    shm) btl=(--mca btl 'self,vader') ;;
-    tcp) btl=(--mca btl 'self,tcp' --mca btl_tcp_if_include lo) ;;
-  esac
+  ompi_btl "$prov"
+  btl=("${OMPI_BTL[@]}")
   note "Open MPI ping-pong, ${btl[*]}"
   # Bound like nmad-run and fi_pingpong (nm_bench_lib.sh, BIND), so every contender gets the same placement.
   # shellcheck disable=SC2086

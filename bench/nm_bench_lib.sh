@@ -28,3 +28,28 @@ bind_prefix() { # core -> command prefix that runs a hand-started process (fi_pi
   local pus
   pus=$(hwloc-calc --po --intersect PU "core:$1" 2>/dev/null) && [[ -n $pus ]] && echo "taskset -c $pus"
 }
+
+# Open MPI's transport for a provider, the one every comparison uses (pml ob1 besides): sets the array OMPI_BTL.
+# shellcheck disable=SC2034 # OMPI_BTL is read by the sourcing script
+ompi_btl() { # shm|tcp
+  case $1 in
+    shm) OMPI_BTL=(--mca btl 'self,vader') ;;
+    tcp) OMPI_BTL=(--mca btl 'self,tcp' --mca btl_tcp_if_include lo) ;;
+    *) OMPI_BTL=() ;;
+  esac
+}
+
+# Run a command and keep its CSV output (header + data rows) in $1; $2 = description. Its stderr goes to
+# $LOG/<csv name>.log. The caller defines LOG, RUN_TIMEOUT, note and fail.
+run_csv() { # csv description command...
+  local csv=$1 what=$2 lg
+  lg=$LOG/$(basename "${1%.csv}").log
+  shift 2
+  note "$what"
+  if ! timeout -k 5 "$((RUN_TIMEOUT + 10))" "$@" >"$csv.tmp" 2>"$lg"; then
+    fail "$what (exit status $?); see $lg"
+  fi
+  grep -E '^(size,|[0-9])' "$csv.tmp" >"$csv" || true
+  rm -f "$csv.tmp"
+  [[ $(grep -c '^[0-9]' "$csv") -gt 0 ]] || fail "$what produced no data"
+}

@@ -309,41 +309,14 @@ static int run_mode(struct mc_ctx *c, enum mc_mode m)
   return 0;
 }
 
-/* Take --mode out of argv (bench_parse_opts() knows only the common options). @return 0, or -1 if bad. */
+/* --mode: one of the three broadcasts (enum mc_mode order), or all of them. @return 0, or -1 if bad. */
 static int parse_mode(int *argc, char **argv, unsigned *modes)
 {
-  int i, j = 1;
-
-  *modes = (1u << MC_NAIVE) | (1u << MC_BINOMIAL) | (1u << MC_DYNAMIC);
-  for (i = 1; i < *argc; i++) {
-    const char *val = NULL;
-    if (strcmp(argv[i], "--mode") == 0) {
-      if (i + 1 >= *argc) {
-        fprintf(stderr, "nm_bench_mcast: option --mode needs a value\n");
-        return -1;
-      }
-      val = argv[++i];
-    } else if (strncmp(argv[i], "--mode=", 7) == 0) {
-      val = argv[i] + 7;
-    } else {
-      argv[j++] = argv[i];
-      continue;
-    }
-    if (strcmp(val, "all") == 0)
-      *modes = (1u << MC_NAIVE) | (1u << MC_BINOMIAL) | (1u << MC_DYNAMIC);
-    else if (strcmp(val, "naive") == 0)
-      *modes = 1u << MC_NAIVE;
-    else if (strcmp(val, "binomial") == 0)
-      *modes = 1u << MC_BINOMIAL;
-    else if (strcmp(val, "dynamic") == 0)
-      *modes = 1u << MC_DYNAMIC;
-    else {
-      fprintf(stderr, "nm_bench_mcast: bad value '%s' for --mode (expected dynamic, naive, binomial or all)\n", val);
-      return -1;
-    }
-  }
-  *argc = j;
-  argv[j] = NULL;
+  static const char *const names[] = {"naive", "binomial", "dynamic", "all", NULL};
+  int m = MC_NMODES; /* "all" */
+  if (bench_take_choice(argc, argv, "--mode", names, &m) != 0)
+    return -1;
+  *modes = m == MC_NMODES ? (1u << MC_NAIVE) | (1u << MC_BINOMIAL) | (1u << MC_DYNAMIC) : 1u << m;
   return 0;
 }
 

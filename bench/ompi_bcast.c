@@ -141,26 +141,9 @@ static void print_row(const struct bc_ctx *c, size_t size, double dmin, double d
 /* nm_bench_mcast's --mode: only "ompi" makes sense here; accepted so both take the same command line. */
 static int drop_mode(int *argc, char **argv)
 {
-  int i, j = 1;
-
-  for (i = 1; i < *argc; i++) {
-    const char *val = NULL;
-    if (strcmp(argv[i], "--mode") == 0 && i + 1 < *argc)
-      val = argv[++i];
-    else if (strncmp(argv[i], "--mode=", 7) == 0)
-      val = argv[i] + 7;
-    else {
-      argv[j++] = argv[i];
-      continue;
-    }
-    if (strcmp(val, "ompi") != 0 && strcmp(val, "all") != 0) {
-      fprintf(stderr, "ompi_bcast: --mode must be ompi (got '%s')\n", val);
-      return -1;
-    }
-  }
-  *argc = j;
-  argv[j] = NULL;
-  return 0;
+  static const char *const names[] = {"ompi", "all", NULL};
+  int m = 0;
+  return bench_take_choice(argc, argv, "--mode", names, &m);
 }
 
 int main(int argc, char **argv)

@@ -236,11 +236,22 @@ int nm_core_trylock(struct nm_core_s *core);
 unsigned nm_core_lock_release_all(struct nm_core_s *core);
 /** Take back the levels nm_core_lock_release_all() released. */
 void nm_core_lock_reacquire(struct nm_core_s *core, unsigned depth);
-static inline void nm_core_lock_scope_exit(struct nm_core_s **core) { nm_core_unlock(*core); }
+/* The test of `threaded` inline: without a progress thread the interfaces' hot path makes no call for the lock. */
+static inline struct nm_core_s *nm_core_lock_scope_enter(struct nm_core_s *core)
+{
+  if (core->lock.threaded)
+    nm_core_lock(core);
+  return core;
+}
+static inline void nm_core_lock_scope_exit(struct nm_core_s **core)
+{
+  if ((*core)->lock.threaded)
+    nm_core_unlock(*core);
+}
 /** Hold the core lock until the end of the enclosing block (every return path releases it). */
 #define NM_CORE_LOCKED(c)                                                                                      \
-  struct nm_core_s *nm_locked_core_ __attribute__((cleanup(nm_core_lock_scope_exit), unused)) = (c);          \
-  nm_core_lock(nm_locked_core_)
+  struct nm_core_s *nm_locked_core_ __attribute__((cleanup(nm_core_lock_scope_exit), unused)) =               \
+    nm_core_lock_scope_enter(c)
 
 /* ---- core/nm_core.c: the pieces of waiting the progress thread shares ---- */
 /** One progress pass over the drivers and the packet scheduler, without looking at the fault source. */

@@ -4,16 +4,10 @@
 # thread running beside the application (the lock layer, doc/mpi.md), with 4 ranks over shm and tcp.
 NMAD_PROGRESS=thread
 export NMAD_PROGRESS
+echo "NMAD_PROGRESS=thread"
 fail=0
 "$top_srcdir/tests/mpi/matrix.sh" tests/mpi/t_progress || fail=1
 for prog in tests/mpi/t_p2p tests/mpi/t_icoll tests/mpi/t_coll tests/mpi/t_comm; do
-  for drv in shm tcp; do
-    if "$top_srcdir/tests/mpi/run.sh" "$drv" 4 "$prog" >thread.$$.log 2>&1; then
-      echo "ok   $prog $drv n=4 NMAD_PROGRESS=thread"
-    else
-      echo "FAIL $prog $drv n=4 NMAD_PROGRESS=thread"; tail -n 20 thread.$$.log; fail=1
-    fi
-  done
+  MATRIX_NPROCS=4 "$top_srcdir/tests/mpi/matrix.sh" "$prog" || fail=1
 done
-rm -f thread.$$.log
 exit $fail
