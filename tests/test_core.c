@@ -790,6 +790,42 @@ START_TEST(test_progress_thread)
 }
 END_TEST
 
+/* Another thread that progresses the core: posts a self send and its receive, and completes both, all under the
+ * lock, so that the waiting thread can see none of it in its own progress passes. */
+static void *progress_elsewhere(void *arg)
+{
+  (void)arg;
+  static char out[16] = "elsewhere", in[16];
+  nm_sr_request_t s, r;
+  nm_core_lock(core);
+  int err = nm_sr_irecv(sess, gate(0), 9, in, sizeof(in), &r);
+  if (!err)
+    err = nm_sr_isend(sess, gate(0), 9, out, sizeof(out), &s);
+  while (!err && !(s.completed && r.completed))
+    nm_core_progress(core);
+  nm_core_unlock(core);
+  return err ? (void *)"post failed" : strcmp(in, out) ? (void *)"wrong data" : NULL;
+}
+
+/* nm_core_wait() returns when the core progressed in another thread while the waiter slept without the lock (the
+ * progress thread handles most events when it runs): before, a flush whose sends the progress thread pushed out
+ * waited forever (the intermittent hang of the launcher's barrier with NMAD_PROGRESS=thread). */
+START_TEST(test_wait_sees_other_thread)
+{
+  ck_assert_int_eq(nm_core_progress_thread_start(core, NULL, 0), 0);
+  nm_core_lock(core); /* the other thread can post only once nm_core_wait() released the lock */
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, progress_elsewhere, NULL), 0);
+  int err = nm_core_wait(core, nm_core_time_ns() + 2ULL * 1000000000ULL);
+  nm_core_unlock(core);
+  void *why;
+  pthread_join(t, &why);
+  nm_core_progress_thread_stop(core);
+  ck_assert_ptr_null(why);
+  ck_assert_int_eq(err, 0); /* -NM_ETIMEDOUT: the wait missed the other thread's events */
+}
+END_TEST
+
 /* Placement of the progress thread (NMAD_BIND): idle processors are those no local rank's mask holds. */
 START_TEST(test_progress_place)
 {
@@ -855,6 +891,7 @@ int main(void)
   tcase_add_test(tp, test_gate_failure_completes_requests);
   tcase_add_test(tp, test_self_send);
   tcase_add_test(tp, test_progress_thread);
+  tcase_add_test(tp, test_wait_sees_other_thread);
   tcase_add_test(tp, test_progress_place);
   suite_add_tcase(s, tp);
   TCase *ts = tcase_create("strategies");

@@ -161,8 +161,10 @@ static void nm_core_check_faults(nm_core_t core)
     return;
   int rank, rc;
   while ((rc = core->fault.poll(core->fault.ref, &rank)) == 1) {
-    if (rank >= 0 && rank < core->size && rank != core->rank)
+    if (rank >= 0 && rank < core->size && rank != core->rank) {
       nm_gate_fail(&core->gates[rank], -NM_ECLOSED);
+      core->progress_events++; /* its requests completed in error: a waiter has news */
+    }
   }
   if (rc < 0) { /* the launcher is gone: nobody can be trusted to be alive */
     core->fault.poll = NULL;
@@ -179,6 +181,7 @@ int nm_core_progress_drivers(struct nm_core_s *core)
   }
   if (core->work_head)
     n += nm_core_schedule(core);
+  core->progress_events += (unsigned long)n;
   return n;
 }
 
@@ -306,12 +309,17 @@ void nm_core_idle(nm_core_t core)
     sched_yield();
 }
 
+/* Returns when the core has progressed, in this thread's passes or in the progress thread's while this one slept
+ * without the lock: counting only our own passes would make a waiter whose events the progress thread handled
+ * (a flush whose sends the thread pushed out) sleep on until its deadline, or forever without one. */
 int nm_core_wait(nm_core_t core, uint64_t deadline_ns)
 {
   NM_CORE_LOCKED(core);
   uint64_t backoff = 0;
+  const unsigned long seen = core->progress_events;
   for (;;) {
-    if (nm_core_progress(core) > 0)
+    nm_core_progress(core);
+    if (core->progress_events != seen)
       return NM_ESUCCESS;
     if (deadline_ns && nm_core_time_ns() >= deadline_ns)
       return -NM_ETIMEDOUT;

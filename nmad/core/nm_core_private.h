@@ -221,6 +221,9 @@ struct nm_core_s {
   uint64_t next_cookie; /* RDV / sync-send identifiers */
   uint64_t next_rtag;   /* rendezvous tags for large receives */
   int n_large;          /* large transfers posted to drivers and not completed */
+  /* Events handled by the progress passes of every thread (under the lock). A waiter compares it with the value
+   * it saw on entry: with a progress thread, the event it waits for may be handled by the other thread. */
+  unsigned long progress_events;
   struct nm_fault_source_s fault;
   uint64_t last_fault_check_ns;
   struct nm_core_lock_s lock;

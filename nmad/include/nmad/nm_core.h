@@ -45,8 +45,11 @@ int nm_core_progress(nm_core_t core);
 
 /**
  * @brief Progress until something happens or the deadline passes; spins briefly, then blocks in the drivers.
+ * "Something happens" counts the events of every thread's progress: with a progress thread running
+ * (nm_core_progress_thread_start()), the call also returns when that thread handled events while this one slept.
  * @param deadline_ns absolute time in ns on CLOCK_MONOTONIC (see nm_core_time_ns()); 0 = no deadline.
  * @return 0 when events were handled, -NM_ETIMEDOUT when the deadline passed first.
+ * Thread-safety: takes the core lock; releases it whole while blocked in the drivers.
  */
 int nm_core_wait(nm_core_t core, uint64_t deadline_ns);
 
