@@ -44,6 +44,11 @@ struct nm_mpi_coll_op_s {
   nm_sr_request_t req;            /* send / recv (stays in place: ops are never moved once started) */
 };
 
+struct nm_mpi_coll_mem_s {
+  void *p;
+  size_t len;
+};
+
 struct nm_mpi_coll_round_s {
   struct nm_mpi_coll_op_s *ops;
   int n, cap;
@@ -55,7 +60,7 @@ struct nm_mpi_coll_sched_s {
   nm_tag_t tag;
   struct nm_mpi_coll_round_s *rounds;
   int n_rounds, cap_rounds;
-  void **mem;                     /* scratch buffers, freed with the schedule */
+  struct nm_mpi_coll_mem_s *mem;  /* scratch buffers, given back with the schedule */
   int n_mem, cap_mem;
   MPI_Datatype *types;            /* datatypes referenced until release */
   int n_types, cap_types;
@@ -120,7 +125,7 @@ static void nm_mpi_coll_sched_free(nm_mpi_coll_sched_t *s)
   }
   free(s->rounds);
   for (int i = 0; i < s->n_mem; i++)
-    free(s->mem[i]);
+    nm_mpi_scratch_put(s->mem[i].p, s->mem[i].len);
   free(s->mem);
   for (int i = 0; i < s->n_types; i++)
     nm_mpi_datatype_unref(s->types[i]);
@@ -138,16 +143,17 @@ void *nm_mpi_coll_sched_alloc(nm_mpi_coll_sched_t *s, size_t len)
 {
   if (len == 0)
     return NULL;
-  if (nm_mpi_coll_grow((void **)&s->mem, &s->cap_mem, s->n_mem + 1, sizeof(void *))) {
+  if (nm_mpi_coll_grow((void **)&s->mem, &s->cap_mem, s->n_mem + 1, sizeof(*s->mem))) {
     nm_mpi_coll_sched_fail(s, MPI_ERR_NO_MEM);
     return NULL;
   }
-  void *p = malloc(len);
+  void *p = nm_mpi_scratch_get(len);
   if (!p) {
     nm_mpi_coll_sched_fail(s, MPI_ERR_NO_MEM);
     return NULL;
   }
-  s->mem[s->n_mem++] = p;
+  s->mem[s->n_mem].p = p;
+  s->mem[s->n_mem++].len = len;
   return p;
 }
 

@@ -567,6 +567,7 @@ int PMPI_Finalize(void)
   int xerr = nm_launcher_exit(nm_mpi.launcher);
   nm_mpi.launcher = NULL;
   nm_mpi.core = NULL;
+  nm_mpi_scratch_finalize(); /* after the launcher: no schedule is left to give a buffer back */
   nm_mpi_errhandler_finalize();
   nm_mpi.finalized = 1;
   if (err || xerr)

@@ -273,6 +273,21 @@ int nm_mpi_from_nm_err(int nm_err);
 
 /* ---------------------------------------------------------------- the global state */
 
+/** Scratch buffers kept between collectives (mpi_scratch.c): one free list per power-of-two size class. */
+#define NM_MPI_SCRATCH_CLASSES 16 /* 64 KiB .. 2 GiB */
+struct nm_mpi_scratch_s {
+  struct nm_mpi_scratch_free_s *free[NM_MPI_SCRATCH_CLASSES];
+  size_t cached; /* bytes on the lists */
+};
+/** A buffer of at least @p len bytes, from the cache when one of its class is free. @return NULL when out of
+ *  memory. Thread-safety: under the core lock when a progress thread runs. */
+void *nm_mpi_scratch_get(size_t len);
+/** Give back a buffer from nm_mpi_scratch_get() with the same @p len (NULL is ignored). */
+void nm_mpi_scratch_put(void *p, size_t len);
+/** Free the cached buffers (MPI_Finalize, once no schedule is left). */
+void nm_mpi_scratch_finalize(void);
+
+
 struct nm_mpi_s {
   int initialized, finalized;
   int thread_level;
@@ -290,6 +305,7 @@ struct nm_mpi_s {
   int n_coll_reqs;              /* NM_MPI_REQ_COLL objects in the request table (0: no table scan per wait) */
   struct nm_mpi_request_s *request_free; /* free request objects, last freed first (cache-warm, O(1) claim) */
   int threaded;                 /* a progress thread runs (NMAD_PROGRESS=thread): public functions hold the lock */
+  struct nm_mpi_scratch_s scratch;
 };
 extern struct nm_mpi_s nm_mpi;
 
