@@ -8,6 +8,7 @@
 #define NM_OFI_MR_BASIC (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
 
 static const struct nm_ofi_quirk_s nm_ofi_quirks[] = {
+  /* wait_fd: try FI_WAIT_FD (nm_ofi_open_cq() falls back without it; shm of libfabric 1.17 refuses it) */
   /* word      provider         mr_mode          inject wait_fd loopback unique_name */
   {"shm",     "shm",           NM_OFI_MR_BASIC, 1,     1,      0,       1},
   {"tcp",     "tcp;ofi_rxm",   NM_OFI_MR_BASIC, 1,     1,      1,       0},
