@@ -4,7 +4,7 @@
  *        that bench/mpi_bench_compare.sh can compare them: ping-pong latency and bandwidth, message rate with a
  *        window, and MPI_Bcast time.
  *
- * Usage: mpirun -n 2 mpi_bench [--bench pingpong|msgrate|bcast] [--min SIZE] [--max SIZE] [--iters N]
+ * Usage: mpirun -n 2 mpi_bench [--bench pingpong|msgrate|bcast|allreduce] [--min SIZE] [--max SIZE] [--iters N]
  *                              [--warmup N] [--window W] [--csv] [--check]
  * (the common options are those of bench/bench_common.h; one benchmark per run).
  *
@@ -22,6 +22,8 @@
  *    broadcast timed on every rank; the iteration's time is the slowest rank's (MPI_Reduce MAX afterwards).
  *    Columns: size, nprocs, lat_min_us, lat_median_us (min and median over iterations of that maximum).
  *    Default sizes 8 B .. 4 MiB.
+ *  - allreduce: MPI_Allreduce (MPI_SUM) of size / 8 MPI_DOUBLEs over MPI_COMM_WORLD, timed as bcast (osu_allreduce
+ *    measures the same way). Same columns.
  * Iterations above 256 KiB are scaled down (bench_common.h). --check fills and verifies the data.
  * Exit status: 0, 1 on an MPI error or a failed check, 2 on a bad command line.
  */
@@ -35,7 +37,8 @@
 #define TAG_DATA 0x4d50
 #define TAG_ACK 0x4d51
 
-enum mb_kind { MB_PINGPONG, MB_MSGRATE, MB_BCAST };
+enum mb_kind { MB_PINGPONG, MB_MSGRATE, MB_BCAST, MB_ALLREDUCE };
+static const char *const kind_name[] = {"pingpong", "msgrate", "bcast", "allreduce", NULL}; /* enum order */
 
 struct mb_ctx {
   struct bench_opts opts;
@@ -45,7 +48,7 @@ struct mb_ctx {
   char *wbuf;          /* message-rate window: slot k at wbuf + k * max_size */
   MPI_Request *wreq;
   double *t_us;        /* per-iteration times (or per-window) */
-  double *t_max;       /* bcast: per-iteration maximum over ranks (rank 0) */
+  double *t_max;       /* collectives: per-iteration maximum over ranks (rank 0) */
   int nfailed;
 };
 
@@ -170,28 +173,55 @@ static int mr_size(struct mb_ctx *c, size_t size, int warmup, int iters)
   return 0;
 }
 
-/* ---------------------------------------------------------------- broadcast */
+/* ---------------------------------------------------------------- collectives */
 
-static int bc_size(struct mb_ctx *c, size_t size, int warmup, int iters)
+/* Allreduce --check: element j of rank r is r + (j + i) % 5, exact in double; the sum is then known. */
+static void ar_fill(struct mb_ctx *c, size_t n, int i)
+{
+  double *x = (double *)c->sbuf;
+  for (size_t j = 0; j < n; j++)
+    x[j] = c->rank + (double)((j + (size_t)i) % 5);
+  memset(c->rbuf[0], 0, n * sizeof(double));
+}
+
+static int ar_verify(struct mb_ctx *c, size_t n, int i)
+{
+  const double *y = (const double *)c->rbuf[0];
+  double ranks = (double)c->size * (c->size - 1) / 2;
+  for (size_t j = 0; j < n; j++)
+    if (y[j] != ranks + (double)c->size * (double)((j + (size_t)i) % 5))
+      return 0;
+  return 1;
+}
+
+/* One timed collective per iteration, after a barrier; the iteration's time is the slowest rank's. */
+static int coll_size(struct mb_ctx *c, size_t size, int warmup, int iters)
 {
   int total = warmup + iters, n = (int)size;
+  size_t nd = size / sizeof(double);
   for (int i = 0; i < total; i++) {
-    if (c->opts.check) {
-      if (c->rank == 0)
-        bench_fill(c->sbuf, size, seed_of(size, i));
-      else
-        memset(c->sbuf, 0, size);
-    }
+    if (c->opts.check && c->kind == MB_ALLREDUCE)
+      ar_fill(c, nd, i);
+    else if (c->opts.check && c->rank == 0)
+      bench_fill(c->sbuf, size, seed_of(size, i));
+    else if (c->opts.check)
+      memset(c->sbuf, 0, size);
     if (mb_check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier", size, i))
       return 1;
     uint64_t t0 = bench_now_ns();
-    if (mb_check(MPI_Bcast(c->sbuf, n, MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast", size, i))
+    int rc = c->kind == MB_ALLREDUCE
+                 ? MPI_Allreduce(c->sbuf, c->rbuf[0], (int)nd, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
+                 : MPI_Bcast(c->sbuf, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (mb_check(rc, kind_name[c->kind], size, i))
       return 1;
     uint64_t t1 = bench_now_ns();
     if (i >= warmup)
       c->t_us[i - warmup] = (double)(t1 - t0) / 1000.0;
-    if (c->opts.check && bench_verify(c->sbuf, size, seed_of(size, i)) >= 0) {
-      fprintf(stderr, "mpi_bench: rank %d bcast check failed at size %zu iteration %d\n", c->rank, size, i);
+    int ok = !c->opts.check ||
+             (c->kind == MB_ALLREDUCE ? ar_verify(c, nd, i) : bench_verify(c->sbuf, size, seed_of(size, i)) < 0);
+    if (!ok) {
+      fprintf(stderr, "mpi_bench: rank %d %s check failed at size %zu iteration %d\n", c->rank, kind_name[c->kind],
+              size, i);
       c->nfailed++;
     }
   }
@@ -200,8 +230,6 @@ static int bc_size(struct mb_ctx *c, size_t size, int warmup, int iters)
 }
 
 /* ---------------------------------------------------------------- output */
-
-static const char *const kind_name[] = {"pingpong", "msgrate", "bcast", NULL}; /* enum mb_kind order */
 
 static void print_header(const struct mb_ctx *c)
 {
@@ -277,12 +305,13 @@ int main(int argc, char **argv)
   c.opts.warmup = c.kind == MB_PINGPONG ? 100 : 20;
   c.opts.window = 64;
   int rc = bench_parse_opts(argc, argv, &c.opts,
-                            "MPI benchmark (--bench pingpong|msgrate|bcast): latency/bandwidth, message rate, MPI_Bcast");
+                            "MPI benchmark (--bench pingpong|msgrate|bcast|allreduce): latency/bandwidth, message "
+                            "rate, MPI_Bcast, MPI_Allreduce");
   if (rc != 0) {
     MPI_Finalize();
     return rc > 0 ? 0 : 2;
   }
-  if (c.kind != MB_BCAST && c.size < 2) {
+  if ((c.kind == MB_PINGPONG || c.kind == MB_MSGRATE) && c.size < 2) {
     if (c.rank == 0)
       fprintf(stderr, "mpi_bench: %s needs 2 processes\n", kind_name[c.kind]);
     MPI_Finalize();
@@ -322,7 +351,7 @@ int main(int argc, char **argv)
     else if (c.kind == MB_MSGRATE)
       status = mr_size(&c, size, warmup, iters);
     else
-      status = bc_size(&c, size, warmup, iters);
+      status = coll_size(&c, size, warmup, iters);
     if (!status && c.rank == 0)
       print_row(&c, size, iters);
   }

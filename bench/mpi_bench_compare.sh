@@ -13,6 +13,7 @@
 #   msgrate   messages per second with a window of W (--window), nmad-MPI vs Open MPI (ratio >1: nmad faster)
 #   bcast     MPI_Bcast at --bcast-np ranks (default 4): median over iterations of the slowest rank's time
 #             (ratio nmad/ompi >1: nmad slower)
+#   allreduce MPI_Allreduce (MPI_SUM of doubles) at --allreduce-np ranks (default 2), measured as bcast
 #   one-job overhead  nm_bench_mpi_overhead: the MPI ping-pong and the native one alternate in blocks inside one
 #             job (same processes, placement and host state); median over --blocks rounds of the per-round ratio
 #             MPI / native, with its min and max. The separate-run overhead above also compares two placements
@@ -36,9 +37,10 @@ WARMUP=100
 MAXSIZE=4M
 WINDOW=64
 BCAST_NP=4
+ALLREDUCE_NP=2
 OUT=./mpi-bench-results
 RUN_TIMEOUT=600
-DO_OMPI=1 DO_NATIVE=1 DO_MSGRATE=1 DO_BCAST=1 DO_OVERHEAD=1
+DO_OMPI=1 DO_NATIVE=1 DO_MSGRATE=1 DO_BCAST=1 DO_ALLREDUCE=1 DO_OVERHEAD=1
 REPEAT=3
 BLOCKS=10
 
@@ -52,6 +54,7 @@ usage: $0 [options]
   --max SIZE       largest message (default $MAXSIZE; smallest is 8 B)
   --window W       message-rate window (default $WINDOW)
   --bcast-np N     ranks of the MPI_Bcast run (default $BCAST_NP)
+  --allreduce-np N ranks of the MPI_Allreduce run (default $ALLREDUCE_NP)
   --out DIR        output directory (default $OUT)
   --timeout SEC    timeout of each run (default $RUN_TIMEOUT)
   --repeat R       run the three ping-pongs R times, interleaved, and keep per size each one's fastest run
@@ -59,7 +62,7 @@ usage: $0 [options]
   --quick          --iters 200 --warmup 20 --max 1M
   --bind core|none one process per core for the 2-process runs, both MPIs (default core)
   --blocks N       rounds of the one-job overhead measurement (default $BLOCKS)
-  --no-ompi, --no-native, --no-msgrate, --no-bcast, --no-overhead   skip a part
+  --no-ompi, --no-native, --no-msgrate, --no-bcast, --no-allreduce, --no-overhead   skip a part
 environment: NMAD_BUILD_DIR, NMAD_MPICC, NMAD_MPIRUN (nmad's tools), MPICC, MPIRUN (Open MPI's),
   OMPI_EXTRA_ARGS (added to Open MPI's mpirun)
 EOF
@@ -78,6 +81,7 @@ while [[ $# -gt 0 ]]; do
     --max) MAXSIZE=${2:?}; shift 2 ;;
     --window) WINDOW=${2:?}; shift 2 ;;
     --bcast-np) BCAST_NP=${2:?}; shift 2 ;;
+    --allreduce-np) ALLREDUCE_NP=${2:?}; shift 2 ;;
     --out) OUT=${2:?}; shift 2 ;;
     --timeout) RUN_TIMEOUT=${2:?}; shift 2 ;;
     --repeat) REPEAT=${2:?}; shift 2 ;;
@@ -87,6 +91,7 @@ while [[ $# -gt 0 ]]; do
     --no-native) DO_NATIVE=0; shift ;;
     --no-msgrate) DO_MSGRATE=0; shift ;;
     --no-bcast) DO_BCAST=0; shift ;;
+    --no-allreduce) DO_ALLREDUCE=0; shift ;;
     --no-overhead) DO_OVERHEAD=0; shift ;;
     --blocks) BLOCKS=${2:?}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -98,10 +103,11 @@ case $PROVIDER in
   both) PROVIDERS="shm tcp" ;;
   *) die "--provider: expected shm, tcp or both" ;;
 esac
-for v in "$ITERS" "$WARMUP" "$WINDOW" "$BCAST_NP" "$RUN_TIMEOUT" "$REPEAT" "$BLOCKS"; do
+for v in "$ITERS" "$WARMUP" "$WINDOW" "$BCAST_NP" "$ALLREDUCE_NP" "$RUN_TIMEOUT" "$REPEAT" "$BLOCKS"; do
   [[ $v =~ ^[0-9]+$ ]] || die "not a number: '$v'"
 done
 [[ $BCAST_NP -ge 2 ]] || die "--bcast-np must be >= 2"
+[[ $ALLREDUCE_NP -ge 2 ]] || die "--allreduce-np must be >= 2"
 [[ $REPEAT -ge 1 ]] || die "--repeat must be >= 1"
 [[ $BLOCKS -ge 1 ]] || die "--blocks must be >= 1"
 SMALL_ITERS=$(( ITERS / 5 > 10 ? ITERS / 5 : 10 ))
@@ -166,6 +172,7 @@ ompi_cmd() { # provider np
 PP=(--bench pingpong --min 8 --max "$MAXSIZE" --iters "$ITERS" --warmup "$WARMUP")
 MR=(--bench msgrate --min 8 --max 4K --iters "$SMALL_ITERS" --warmup "$SMALL_WARMUP" --window "$WINDOW")
 BC=(--bench bcast --min 8 --max "$MAXSIZE" --iters "$SMALL_ITERS" --warmup "$SMALL_WARMUP")
+AR=(--bench allreduce --min 8 --max "$MAXSIZE" --iters "$SMALL_ITERS" --warmup "$SMALL_WARMUP")
 
 # One benchmark with both MPIs, nmad's first: CSVs $OUT/{nmad,ompi}_<name>.csv.
 run_both() { # provider np name description bench-args...
@@ -211,6 +218,8 @@ for prov in $PROVIDERS; do
   fi
   [[ $DO_MSGRATE -eq 1 ]] && run_both "$prov" 2 "msgrate_$prov" "message rate over $prov" "${MR[@]}"
   [[ $DO_BCAST -eq 1 ]] && run_both "$prov" "$BCAST_NP" "bcast_$prov" "MPI_Bcast over $prov, $BCAST_NP ranks" "${BC[@]}"
+  [[ $DO_ALLREDUCE -eq 1 ]] &&
+    run_both "$prov" "$ALLREDUCE_NP" "allreduce_$prov" "MPI_Allreduce over $prov, $ALLREDUCE_NP ranks" "${AR[@]}"
 done
 
 # ---------- report ----------
@@ -222,6 +231,19 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0)
 show() { [[ -n "$1" ]] && printf '%s' "$1" || printf 'n/a'; }
 sizes_of() { # union of the sizes in the given CSV files, sorted numerically
   cat "$@" 2>/dev/null | awk -F, '/^[0-9]/ { print $1 }' | sort -n -u
+}
+coll_report() { # provider kind title: a collective's median time (column 4), nmad against Open MPI
+  local prov=$1 kind=$2 nt ot r
+  echo
+  echo "## $prov: $3 (median of the slowest rank, us; ratio nmad/ompi >1 = nmad slower)"
+  printf '%9s | %10s %10s %6s\n' size nmad ompi ratio
+  for size in $(sizes_of "$OUT/nmad_${kind}_$prov.csv" "$OUT/ompi_${kind}_$prov.csv"); do
+    nt=$(csv_get "$OUT/nmad_${kind}_$prov.csv" "$size" 4)
+    ot=$(csv_get "$OUT/ompi_${kind}_$prov.csv" "$size" 4)
+    r=$(ratio "$nt" "$ot")
+    printf '%9s | %10s %10s %6s\n' "$size" "$(show "$nt")" "$(show "$ot")" "$(show "$r")"
+    echo "$prov,${kind}_us,$size,$nt,$ot,$r,," >>"$SUMCSV"
+  done
 }
 
 SUMMARY=$OUT/summary.txt
@@ -273,18 +295,8 @@ echo "provider,bench,size,nmad,ompi,ratio_nmad_over_ompi,native,overhead_nmad_ov
         echo "$prov,msgrate_per_s,$size,$nr,$orr,$r,," >>"$SUMCSV"
       done
     fi
-    if [[ $DO_BCAST -eq 1 ]]; then
-      echo
-      echo "## $prov: MPI_Bcast, $BCAST_NP ranks (median of the slowest rank, us; ratio nmad/ompi >1 = nmad slower)"
-      printf '%9s | %10s %10s %6s\n' size nmad ompi ratio
-      for size in $(sizes_of "$OUT/nmad_bcast_$prov.csv" "$OUT/ompi_bcast_$prov.csv"); do
-        nt=$(csv_get "$OUT/nmad_bcast_$prov.csv" "$size" 4)
-        ot=$(csv_get "$OUT/ompi_bcast_$prov.csv" "$size" 4)
-        r=$(ratio "$nt" "$ot")
-        printf '%9s | %10s %10s %6s\n' "$size" "$(show "$nt")" "$(show "$ot")" "$(show "$r")"
-        echo "$prov,bcast_us,$size,$nt,$ot,$r,," >>"$SUMCSV"
-      done
-    fi
+    [[ $DO_BCAST -eq 1 ]] && coll_report "$prov" bcast "MPI_Bcast, $BCAST_NP ranks"
+    [[ $DO_ALLREDUCE -eq 1 ]] && coll_report "$prov" allreduce "MPI_Allreduce, $ALLREDUCE_NP ranks"
   done
 } | tee "$SUMMARY"
 
@@ -316,16 +328,17 @@ if command -v gnuplot >/dev/null 2>&1; then
     echo "$clauses"
   }
   lat=$(plots_for pingpong 3) bw=$(plots_for pingpong 4) mr=$(plots_for msgrate 3) bc=$(plots_for bcast 4)
+  ar=$(plots_for allreduce 4)
   oh=$(overhead_plots)
   # A panel whose part was skipped: an empty frame (gnuplot refuses a plot with no defined point).
   empty="set key off; set label 9 'not measured' at graph 0.5,0.5 center; plot [8:16] 1 lc rgb 'white' notitle; unset label 9; set key top left"
   {
-    echo "set terminal pngcairo size 1400,1000 enhanced font 'sans,10'"
+    echo "set terminal pngcairo size 1400,1300 enhanced font 'sans,10'"
     echo "set output '$PNG'"
     echo "set datafile separator ','"
     echo "set grid; set key top left; set logscale x 2"
     echo "set xtics ('8' 8, '64' 64, '512' 512, '4K' 4096, '32K' 32768, '256K' 262144, '2M' 2097152)"
-    echo "set multiplot layout 3,2 title 'nmad MPI shim vs Open MPI (solid: shm, dashed: tcp)'"
+    echo "set multiplot layout 4,2 title 'nmad MPI shim vs Open MPI (solid: shm, dashed: tcp)'"
     echo "set logscale y 10; set xlabel 'message size (bytes)'"
     echo "set ylabel 'one-way latency, median (us)'; set title 'ping-pong latency'"
     [[ -n "$lat" ]] && echo "plot $lat" || echo "$empty"
@@ -335,6 +348,8 @@ if command -v gnuplot >/dev/null 2>&1; then
     [[ -n "$mr" ]] && echo "plot $mr" || echo "$empty"
     echo "set ylabel 'time (us)'; set title 'MPI\\_Bcast, $BCAST_NP ranks (slowest rank, median)'"
     [[ -n "$bc" ]] && echo "plot $bc" || echo "$empty"
+    echo "set ylabel 'time (us)'; set title 'MPI\\_Allreduce, $ALLREDUCE_NP ranks (slowest rank, median)'"
+    [[ -n "$ar" ]] && echo "plot $ar" || echo "$empty"
     echo "unset logscale y; set ylabel 'latency ratio MPI / native'"
     echo "set title 'shim overhead in one job ($BLOCKS alternated rounds)'"
     [[ -n "$oh" ]] && echo "plot $oh, 1.05 with lines lw 2 dt 2 lc rgb '#555555' title '5%'" || echo "$empty"
