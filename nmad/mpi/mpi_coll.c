@@ -225,6 +225,7 @@ struct nm_coll_red_s {
   size_t pbytes;       /* packed bytes of count elements (what travels) */
   size_t wbytes;       /* bytes of a work buffer */
   MPI_Aint shift;      /* work pointer - shift = the datatype's buffer pointer */
+  int commute;         /* the op is commutative: operands may be combined in either order */
 };
 
 static void nm_coll_red_init(struct nm_coll_red_s *R, nm_mpi_coll_sched_t *s, const struct nm_mpi_comm_s *c,
@@ -240,6 +241,7 @@ static void nm_coll_red_init(struct nm_coll_red_s *R, nm_mpi_coll_sched_t *s, co
   R->op = op;
   R->adt = dt;
   R->acount = count;
+  R->commute = !o || o->commute;
   if (!o || !d) {
     R->mode = NM_COLL_RED_INT_MAX;
     R->pbytes = R->wbytes = (size_t)count * sizeof(int);
@@ -415,17 +417,23 @@ static int nm_coll_reduce_tree(struct nm_coll_red_s *R, const void *in, int root
  * pof2 = 2^floor(log2 p) and rem = p - pof2, the first 2 rem ranks pair up (the even one hands its data to the
  * odd one and waits for the result), leaving pof2 members that exchange with partner (newrank ^ mask) for
  * mask = 1, 2, 4, ...; each combines (lower ranks) op (higher ranks).
+ * As MPICH, the result is accumulated in @p out itself when work buffers have the user's layout (contiguous
+ * types): one copy of @p in (none in place) and no final copy, instead of two copies through a work buffer. A
+ * commutative op then combines the partner's data into it in either order; a non-commutative one, when the
+ * partner is the higher rank, combines into the received data and copies it back.
  */
 static void nm_coll_allreduce_rd(struct nm_coll_red_s *R, const void *in, void *out)
 {
   int p = R->size, r = R->rank;
   int pof2 = 1, rem, newrank, round = 0;
-  void *acc = nm_coll_red_work(R), *tmp = nm_coll_red_work(R);
+  const int direct = R->mode == NM_COLL_RED_CONTIG || R->mode == NM_COLL_RED_INT_MAX;
+  void *acc = direct ? (char *)out + R->shift : nm_coll_red_work(R), *tmp = nm_coll_red_work(R);
 
   while (pof2 * 2 <= p)
     pof2 *= 2;
   rem = p - pof2;
-  nm_coll_red_load(R, 0, acc, in);
+  if (!direct || in != out)
+    nm_coll_red_load(R, 0, acc, in);
   if (r < 2 * rem) {
     if (r % 2 == 0) {
       nm_coll_red_send(R, 0, r + 1, acc);
@@ -447,8 +455,11 @@ static void nm_coll_allreduce_rd(struct nm_coll_red_s *R, const void *in, void *
       nm_coll_red_send(R, round, dst, acc);
       nm_coll_red_recv(R, round, dst, tmp);
       round++;
-      if (dst < r) {
+      if (dst < r || R->commute) {
         nm_coll_red_apply(R, round, tmp, acc);
+      } else if (direct) {
+        nm_coll_red_apply(R, round, acc, tmp);
+        nm_mpi_coll_sched_copy(R->s, round, acc, tmp, R->pbytes);
       } else {
         void *t = acc;
         nm_coll_red_apply(R, round, acc, tmp);
@@ -463,7 +474,8 @@ static void nm_coll_allreduce_rd(struct nm_coll_red_s *R, const void *in, void *
     else
       nm_coll_red_recv(R, round++, r + 1, acc);
   }
-  nm_coll_red_store(R, round, acc, out);
+  if (!direct)
+    nm_coll_red_store(R, round, acc, out);
 }
 
 /* ---------------------------------------------------------------- Barrier */
