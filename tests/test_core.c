@@ -83,6 +83,49 @@ START_TEST(test_out_of_order_arrival)
 }
 END_TEST
 
+/* A session opened with NM_SESSION_ORDER_BY_CONTEXT numbers the messages of one context in one stream: a
+ * message of another tag that overtook its predecessor is held back too, and many tags keep one counter. */
+static void inject_ctx(nm_session_t s, int src, nm_tag_t tag, uint32_t seq, const char *text)
+{
+  size_t len = fake_data_packet(pkt, (uint32_t)src, s->id, tag, seq, text, (uint32_t)strlen(text) + 1);
+  inject(pkt, len, src);
+}
+
+START_TEST(test_order_by_context)
+{
+  nm_session_t cs;
+  ck_assert_int_eq(nm_session_open_flags(core, "test", NM_SESSION_ORDER_BY_CONTEXT, &cs), 0);
+  ck_assert_uint_ne(cs->id, sess->id); /* the flag is part of the id: a peer without it never mixes streams */
+  ck_assert_int_eq(nm_session_open_flags(core, "other", 0x80, &cs), -NM_EINVAL);
+  const nm_tag_t ctx = (nm_tag_t)3 << 32, other_ctx = (nm_tag_t)4 << 32;
+  char b[3][16];
+  nm_sr_request_t r[3];
+  ck_assert_int_eq(nm_sr_irecv(cs, gate(2), ctx | 7, b[0], 16, &r[0]), 0);
+  ck_assert_int_eq(nm_sr_irecv(cs, gate(2), ctx | 9, b[1], 16, &r[1]), 0);
+  ck_assert_int_eq(nm_sr_irecv(cs, gate(2), other_ctx | 9, b[2], 16, &r[2]), 0);
+  inject_ctx(cs, 2, ctx | 9, 1, "second"); /* its predecessor in the stream has another tag */
+  inject_ctx(cs, 2, other_ctx | 9, 0, "own stream"); /* another context: its own numbering */
+  ck_assert_int_eq(nm_sr_rtest(cs, &r[1]), -NM_EAGAIN);
+  ck_assert_int_eq(nm_sr_rtest(cs, &r[2]), 0);
+  inject_ctx(cs, 2, ctx | 7, 0, "first");
+  ck_assert_int_eq(nm_sr_rtest(cs, &r[0]), 0);
+  ck_assert_int_eq(nm_sr_rtest(cs, &r[1]), 0);
+  ck_assert_str_eq(b[0], "first");
+  ck_assert_str_eq(b[1], "second");
+  ck_assert_str_eq(b[2], "own stream");
+  /* sends on 100 tags of one context: one sequence counter for the gate, numbered 0..99 */
+  static char payload[100][8];
+  static nm_sr_request_t sr[100]; /* still queued at teardown, which completes them */
+  for (int i = 0; i < 100; i++)
+    ck_assert_int_eq(nm_sr_isend(cs, gate(1), ctx | (nm_tag_t)(1000 + i), payload[i], sizeof(payload[i]), &sr[i]), 0);
+  unsigned streams = 0;
+  for (struct nm_seq_s *q = gate(1)->seqs; q; q = q->hh.next)
+    streams += q->key.session == cs->id;
+  ck_assert_uint_eq(streams, 1);
+  ck_assert_uint_eq(nm_gate_seq(gate(1), cs->id, ctx | 5)->next_send, 100);
+}
+END_TEST
+
 START_TEST(test_duplicate_seq_fails_gate)
 {
   char b[16];
@@ -857,6 +900,7 @@ int main(void)
   tcase_add_checked_fixture(tm, setup, teardown);
   tcase_add_test(tm, test_order_same_tag);
   tcase_add_test(tm, test_out_of_order_arrival);
+  tcase_add_test(tm, test_order_by_context);
   tcase_add_test(tm, test_duplicate_seq_fails_gate);
   tcase_add_test(tm, test_any_source);
   tcase_add_test(tm, test_tag_mask);

@@ -290,14 +290,25 @@ void nm_gate_init(struct nm_core_s *core, struct nm_gate_s *gate, int rank);
 void nm_gate_destroy(struct nm_gate_s *gate);
 /** Mark the gate failed with @p err and complete every request bound to it with err. */
 void nm_gate_fail(struct nm_gate_s *gate, int err);
-/** Sequence numbers of (session, tag) on a gate, created on first use. @return NULL when out of memory. */
+/** Sequence numbers of (session, stream tag) on a gate, created on first use; @p tag is already nm_seq_tag()'s.
+ *  @return NULL when out of memory. */
 struct nm_seq_s *nm_gate_seq_lookup(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag);
+/** Session id bit of NM_SESSION_ORDER_BY_CONTEXT (nm_session_open_flags()). */
+#define NM_SESSION_ID_BY_CONTEXT 0x80000000u
+/** The ordering stream a message of (@p session, @p tag) belongs to: its tag, or only the tag's context for a
+ *  session opened with NM_SESSION_ORDER_BY_CONTEXT. */
+static inline nm_tag_t nm_seq_tag(uint32_t session, nm_tag_t tag)
+{
+  return (session & NM_SESSION_ID_BY_CONTEXT) ? tag & NM_TAG_CONTEXT_MASK : tag;
+}
+/** Sequence numbers of the ordering stream of (@p session, @p tag) on a gate (nm_seq_tag()). */
 static inline struct nm_seq_s *nm_gate_seq(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag)
 {
-  struct nm_seq_s *s = gate->last_seq; /* one tag at a time is the common case: no hashing */
-  if (s && s->key.tag == tag && s->key.session == session)
+  struct nm_seq_s *s = gate->last_seq; /* one stream at a time is the common case: no hashing */
+  nm_tag_t st = nm_seq_tag(session, tag);
+  if (s && s->key.tag == st && s->key.session == session)
     return s;
-  return nm_gate_seq_lookup(gate, session, tag);
+  return nm_gate_seq_lookup(gate, session, st);
 }
 /** A zeroed control chunk of @p type from the core's pool (fill it, then nm_gate_push_ctrl()). NULL: no memory. */
 struct nm_ctrl_s *nm_gate_new_ctrl(struct nm_gate_s *gate, uint8_t type);

@@ -5,7 +5,7 @@
 
 #define NM_INCOMING_KEEP 16 /* chunks kept from validation; longer packets are parsed again past these */
 
-/* Deliver the held-back successors of (session, tag) whose turn came. */
+/* Deliver the held-back successors in the ordering stream of (session, tag) whose turn came. */
 static void nm_incoming_release(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag)
 {
   int found = 1;
@@ -16,7 +16,8 @@ static void nm_incoming_release(struct nm_gate_s *gate, uint32_t session, nm_tag
       return;
     for (struct nm_unexp_s **pp = &gate->ooo; *pp; pp = &(*pp)->next) {
       struct nm_unexp_s *u = *pp;
-      if (u->session_id == session && u->tag == tag && u->seq == s->next_recv) {
+      if (u->session_id == session && nm_seq_tag(session, u->tag) == nm_seq_tag(session, tag) &&
+          u->seq == s->next_recv) {
         *pp = u->next;
         s->next_recv++;
         struct nm_wire_chunk_s c;

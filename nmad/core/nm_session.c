@@ -12,12 +12,17 @@ static uint32_t nm_session_hash(const char *name)
   return h;
 }
 
-int nm_session_open(nm_core_t core, const char *name, nm_session_t *out)
+/* The id's top bit says how the session orders messages (nm_seq_tag()): every process derives the same id from
+ * the name and the flags, also for messages that arrive before the session is open here. */
+int nm_session_open_flags(nm_core_t core, const char *name, unsigned flags, nm_session_t *out)
 {
-  if (!core || !name || !out || !name[0] || strlen(name) >= NM_SESSION_NAME_MAX)
+  if (!core || !name || !out || !name[0] || strlen(name) >= NM_SESSION_NAME_MAX ||
+      (flags & ~NM_SESSION_ORDER_BY_CONTEXT))
     return -NM_EINVAL;
   NM_CORE_LOCKED(core);
-  uint32_t id = nm_session_hash(name);
+  uint32_t id = nm_session_hash(name) & ~NM_SESSION_ID_BY_CONTEXT;
+  if (flags & NM_SESSION_ORDER_BY_CONTEXT)
+    id |= NM_SESSION_ID_BY_CONTEXT;
   struct nm_session_s *s = nm_core_find_session(core, id);
   if (s)
     return strcmp(s->name, name) == 0 ? -NM_EALREADY : -NM_EINVAL; /* hash collision: pick another name */
@@ -32,6 +37,11 @@ int nm_session_open(nm_core_t core, const char *name, nm_session_t *out)
   nm_match_adopt_orphans(s);
   *out = s;
   return NM_ESUCCESS;
+}
+
+int nm_session_open(nm_core_t core, const char *name, nm_session_t *out)
+{
+  return nm_session_open_flags(core, name, 0, out);
 }
 
 static int nm_session_has_sends(struct nm_session_s *s)

@@ -459,7 +459,9 @@ static int nm_mpi_do_init(int *argc, char ***argv)
   /* NMAD_PROGRESS=thread: the launcher started the progress thread; from here on the shim holds the lock */
   nm_mpi.threaded = nm_core_progress_thread_running(nm_mpi.core);
   NM_MPI_LOCKED();
-  err = nm_session_open(nm_mpi.core, "mpi", &nm_mpi.session);
+  /* one ordering stream per (peer, context): MPI orders per (source, communicator, tag), and a stream per tag
+   * would keep state for every user tag and every collective instance ever used (nm_session_open_flags()) */
+  err = nm_session_open_flags(nm_mpi.core, "mpi", NM_SESSION_ORDER_BY_CONTEXT, &nm_mpi.session);
   if (err)
     return nm_mpi_init_fail("nm_session_open(\"mpi\")", err);
   nm_mpi.gates = calloc((size_t)nm_mpi.world_size, sizeof(nm_gate_t));

@@ -32,6 +32,23 @@ extern "C" {
  */
 int nm_session_open(nm_core_t core, const char *name, nm_session_t *out);
 
+/** Flag of nm_session_open_flags(): one ordering stream per (peer, context) instead of per (peer, tag). */
+#define NM_SESSION_ORDER_BY_CONTEXT 0x1u
+/** The context part of a tag (its upper 32 bits) for NM_SESSION_ORDER_BY_CONTEXT. */
+#define NM_TAG_CONTEXT_MASK ((nm_tag_t)0xffffffff00000000ULL)
+
+/**
+ * @brief Open a named session with options (nm_session_open() is this with @p flags 0).
+ * @param flags 0, or NM_SESSION_ORDER_BY_CONTEXT: the messages a peer sends on one context (the tag's upper 32
+ *        bits) are delivered in send order, whatever their lower 32 bits. The core then keeps one sequence counter
+ *        per (peer, context), not one per (peer, tag), so that a program using many distinct tags (an MPI
+ *        library: a tag per user tag, one per collective instance) keeps a bounded state. Matching still uses
+ *        the whole tag. Both sides must open the name with the same flags: the flag is part of the session id.
+ * @return as nm_session_open(); -NM_EINVAL also for an unknown flag.
+ * Thread-safety: takes the core lock.
+ */
+int nm_session_open_flags(nm_core_t core, const char *name, unsigned flags, nm_session_t *out);
+
 /** @brief Close a session. Posted receives are cancelled (status -NM_ECANCELED).
  *  @return 0 or -NM_EBUSY if sends are still pending on it. */
 int nm_session_close(nm_session_t session);
