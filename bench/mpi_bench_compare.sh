@@ -333,12 +333,12 @@ if command -v gnuplot >/dev/null 2>&1; then
   # A panel whose part was skipped: an empty frame (gnuplot refuses a plot with no defined point).
   empty="set key off; set label 9 'not measured' at graph 0.5,0.5 center; plot [8:16] 1 lc rgb 'white' notitle; unset label 9; set key top left"
   {
-    echo "set terminal pngcairo size 1400,1300 enhanced font 'sans,10'"
+    echo "set terminal pngcairo size 1400,1000 enhanced font 'sans,10'"
     echo "set output '$PNG'"
     echo "set datafile separator ','"
     echo "set grid; set key top left; set logscale x 2"
     echo "set xtics ('8' 8, '64' 64, '512' 512, '4K' 4096, '32K' 32768, '256K' 262144, '2M' 2097152)"
-    echo "set multiplot layout 4,2 title 'nmad MPI shim vs Open MPI (solid: shm, dashed: tcp)'"
+    echo "set multiplot layout 3,2 title 'nmad MPI shim vs Open MPI (solid: shm, dashed: tcp)'"
     echo "set logscale y 10; set xlabel 'message size (bytes)'"
     echo "set ylabel 'one-way latency, median (us)'; set title 'ping-pong latency'"
     [[ -n "$lat" ]] && echo "plot $lat" || echo "$empty"
