@@ -232,17 +232,17 @@ show() { [[ -n "$1" ]] && printf '%s' "$1" || printf 'n/a'; }
 sizes_of() { # union of the sizes in the given CSV files, sorted numerically
   cat "$@" 2>/dev/null | awk -F, '/^[0-9]/ { print $1 }' | sort -n -u
 }
-coll_report() { # provider kind title: a collective's median time (column 4), nmad against Open MPI
-  local prov=$1 kind=$2 nt ot r
+vs_report() { # provider kind column summary-label title: one figure per size, nmad against Open MPI
+  local prov=$1 kind=$2 col=$3 label=$4 nv ov r
   echo
-  echo "## $prov: $3 (median of the slowest rank, us; ratio nmad/ompi >1 = nmad slower)"
-  printf '%9s | %10s %10s %6s\n' size nmad ompi ratio
+  echo "## $prov: $5"
+  printf '%9s | %12s %12s %6s\n' size nmad ompi ratio
   for size in $(sizes_of "$OUT/nmad_${kind}_$prov.csv" "$OUT/ompi_${kind}_$prov.csv"); do
-    nt=$(csv_get "$OUT/nmad_${kind}_$prov.csv" "$size" 4)
-    ot=$(csv_get "$OUT/ompi_${kind}_$prov.csv" "$size" 4)
-    r=$(ratio "$nt" "$ot")
-    printf '%9s | %10s %10s %6s\n' "$size" "$(show "$nt")" "$(show "$ot")" "$(show "$r")"
-    echo "$prov,${kind}_us,$size,$nt,$ot,$r,," >>"$SUMCSV"
+    nv=$(csv_get "$OUT/nmad_${kind}_$prov.csv" "$size" "$col")
+    ov=$(csv_get "$OUT/ompi_${kind}_$prov.csv" "$size" "$col")
+    r=$(ratio "$nv" "$ov")
+    printf '%9s | %12s %12s %6s\n' "$size" "$(show "$nv")" "$(show "$ov")" "$(show "$r")"
+    echo "$prov,$label,$size,$nv,$ov,$r,," >>"$SUMCSV"
   done
 }
 
@@ -283,20 +283,11 @@ echo "provider,bench,size,nmad,ompi,ratio_nmad_over_ompi,native,overhead_nmad_ov
         echo "$prov,overhead_one_job_lat_us,$size,$ml,,,$vl,$rm_" >>"$SUMCSV"
       done
     fi
-    if [[ $DO_MSGRATE -eq 1 ]]; then
-      echo
-      echo "## $prov: message rate, window $WINDOW (messages/s; ratio nmad/ompi >1 = nmad faster)"
-      printf '%9s | %12s %12s %6s\n' size nmad ompi ratio
-      for size in $(sizes_of "$OUT/nmad_msgrate_$prov.csv" "$OUT/ompi_msgrate_$prov.csv"); do
-        nr=$(csv_get "$OUT/nmad_msgrate_$prov.csv" "$size" 3)
-        orr=$(csv_get "$OUT/ompi_msgrate_$prov.csv" "$size" 3)
-        r=$(ratio "$nr" "$orr")
-        printf '%9s | %12s %12s %6s\n' "$size" "$(show "$nr")" "$(show "$orr")" "$(show "$r")"
-        echo "$prov,msgrate_per_s,$size,$nr,$orr,$r,," >>"$SUMCSV"
-      done
-    fi
-    [[ $DO_BCAST -eq 1 ]] && coll_report "$prov" bcast "MPI_Bcast, $BCAST_NP ranks"
-    [[ $DO_ALLREDUCE -eq 1 ]] && coll_report "$prov" allreduce "MPI_Allreduce, $ALLREDUCE_NP ranks"
+    [[ $DO_MSGRATE -eq 1 ]] && vs_report "$prov" msgrate 3 msgrate_per_s \
+      "message rate, window $WINDOW (messages/s; ratio nmad/ompi >1 = nmad faster)"
+    slowest="median of the slowest rank, us; ratio nmad/ompi >1 = nmad slower"
+    [[ $DO_BCAST -eq 1 ]] && vs_report "$prov" bcast 4 bcast_us "MPI_Bcast, $BCAST_NP ranks ($slowest)"
+    [[ $DO_ALLREDUCE -eq 1 ]] && vs_report "$prov" allreduce 4 allreduce_us "MPI_Allreduce, $ALLREDUCE_NP ranks ($slowest)"
   done
 } | tee "$SUMMARY"
 
