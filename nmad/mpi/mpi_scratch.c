@@ -27,11 +27,12 @@ struct nm_mpi_scratch_free_s {
   struct nm_mpi_scratch_free_s *next;
 };
 
-/** Class of a buffer of @p len bytes (>= NM_MPI_SCRATCH_MIN): its size is 2^(class + NM_MPI_SCRATCH_MIN_LOG). */
+/** Class of a buffer of @p len bytes (>= NM_MPI_SCRATCH_MIN): its size is 2^(class + NM_MPI_SCRATCH_MIN_LOG);
+ *  NM_MPI_SCRATCH_CLASSES when it is larger than every class. */
 static int nm_mpi_scratch_class(size_t len)
 {
   int c = 0;
-  while ((NM_MPI_SCRATCH_MIN << c) < len)
+  while (c < NM_MPI_SCRATCH_CLASSES && (NM_MPI_SCRATCH_MIN << c) < len)
     c++;
   return c;
 }
