@@ -132,6 +132,8 @@ static int nm_ofi_open(struct nm_drv_s *drv, const char *word, int all_local)
   o->quirk = q;
   o->wait_fd = NM_DRV_NO_FD;
   nm_pool_init(&o->op_pool, sizeof(struct nm_ofi_op_s));
+  if (q->env_name)
+    setenv(q->env_name, q->env_value, 0); /* read by the provider when libfabric initializes; the user's wins */
   struct fi_info *hints = nm_ofi_hints(q, all_local);
   if (!hints)
     return -NM_ENOMEM;

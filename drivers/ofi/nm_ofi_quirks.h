@@ -19,6 +19,8 @@ struct nm_ofi_quirk_s {
   int unique_name;       /* name the endpoint ourselves: the provider's default name (shm: "<pid>:0:0" in
                             /dev/shm) collides with the region a killed process left behind when its pid is
                             reused, and the endpoint then fails with EBUSY */
+  const char *env_name;  /* a provider parameter to set before fi_getinfo() unless the user set it, or NULL */
+  const char *env_value;
 };
 
 /** Entry for an NMAD_DRIVER word, or NULL. */
