@@ -16,8 +16,7 @@ static void nm_incoming_release(struct nm_gate_s *gate, uint32_t session, nm_tag
       return;
     for (struct nm_unexp_s **pp = &gate->ooo; *pp; pp = &(*pp)->next) {
       struct nm_unexp_s *u = *pp;
-      if (u->session_id == session && nm_seq_tag(session, u->tag) == nm_seq_tag(session, tag) &&
-          u->seq == s->next_recv) {
+      if (u->session_id == session && nm_seq_tag(session, u->tag) == s->key.tag && u->seq == s->next_recv) {
         *pp = u->next;
         s->next_recv++;
         struct nm_wire_chunk_s c;

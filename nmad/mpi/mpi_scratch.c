@@ -6,7 +6,7 @@
  * Why: a schedule's buffers of 128 KiB and more come from malloc's mmap (or from a heap top that free() trims),
  * so every collective would fault fresh pages in, and the peer's single-copy transfer into them would fault too.
  * Measured on this host (doc/performance.md, run I): MPI_Allreduce of 256 KiB at 2 ranks took 1.7 ms instead of
- * 0.1 ms. Open MPI and MPICH keep such memory too (free lists of their collective modules).
+ * 0.1 ms.
  *
  * How: buffers of NM_MPI_SCRATCH_MIN bytes and more are rounded up to a power of two; a freed one goes on its
  * class's list, as long as the cached total stays under NM_MPI_SCRATCH_CAP; a request takes the most recently
