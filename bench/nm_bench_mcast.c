@@ -110,7 +110,7 @@ static int mc_root_size(struct mc_ctx *c, enum mc_mode m, size_t size, int warmu
       if (rc != 0)
         return nm_fail("nm_sr_irecv(ack)", rc, m, size, i);
     }
-    t0 = bench_now_ns();
+    t0 = nm_core_time_ns(nm_session_get_core(c->session));
     if (m == MC_DYNAMIC) {
       nm_mcast_req_t req;
       memset(&req, 0, sizeof(req));
@@ -131,7 +131,7 @@ static int mc_root_size(struct mc_ctx *c, enum mc_mode m, size_t size, int warmu
       if (rc != 0)
         return nm_fail("nm_sr_rwait(ack)", rc, m, size, i);
     }
-    t1 = bench_now_ns();
+    t1 = nm_core_time_ns(nm_session_get_core(c->session));
     if (i >= warmup)
       c->dur_us[i - warmup] = (double)(t1 - t0) / 1000.0;
   }

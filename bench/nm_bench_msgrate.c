@@ -73,7 +73,7 @@ static int mr_rank0_size(struct mr_ctx *c, size_t size, int warmup, int iters)
     rc = nm_sr_irecv(c->session, c->peer, MR_TAG_ACK, c->ackbuf, 0, &ack);
     if (rc != 0)
       return nm_fail("nm_sr_irecv(ack)", rc, size, w);
-    t0 = bench_now_ns();
+    t0 = nm_core_time_ns(nm_session_get_core(c->session));
     for (k = 0; k < W; k++) {
       rc = nm_sr_isend(c->session, c->peer, MR_TAG_DATA, slot(c, k), size, &c->reqs[k]);
       if (rc != 0)
@@ -87,7 +87,7 @@ static int mr_rank0_size(struct mr_ctx *c, size_t size, int warmup, int iters)
     rc = nm_sr_rwait(c->session, &ack);
     if (rc != 0)
       return nm_fail("nm_sr_rwait(ack)", rc, size, w);
-    t1 = bench_now_ns();
+    t1 = nm_core_time_ns(nm_session_get_core(c->session));
     if (w >= warmup)
       c->win_us[w - warmup] = (double)(t1 - t0) / 1000.0;
   }

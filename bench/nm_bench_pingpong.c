@@ -66,7 +66,7 @@ static int pp_rank0_size(struct pp_ctx *c, size_t size, int warmup, int iters)
       bench_fill(c->sbuf, size, seed_of(size, i));
       memset(c->rbuf[0], 0, size);
     }
-    t0 = bench_now_ns();
+    t0 = nm_core_time_ns(nm_session_get_core(c->session));
     rc = nm_sr_irecv(c->session, c->peer, PP_TAG, c->rbuf[0], size, &rreq);
     if (rc != 0)
       return nm_fail("nm_sr_irecv", rc, size, i);
@@ -79,7 +79,7 @@ static int pp_rank0_size(struct pp_ctx *c, size_t size, int warmup, int iters)
     rc = nm_sr_rwait(c->session, &rreq);
     if (rc != 0)
       return nm_fail("nm_sr_rwait", rc, size, i);
-    t1 = bench_now_ns();
+    t1 = nm_core_time_ns(nm_session_get_core(c->session));
     if (i >= warmup)
       c->lat_us[i - warmup] = (double)(t1 - t0) / 2000.0;
 

@@ -123,8 +123,12 @@ static int nm_mcast_fanout(nm_session_t session, struct nm_mcast_fanout_s *out, 
     nm_sr_send_set_priority(session, &reqs[k], c->prio);
     nm_sr_request_set_monitor(session, &reqs[k], NM_EVENT_SEND_COMPLETED, notifier, ref);
     /* Errors complete the request (and reach the notifier): nothing more to do here. */
-    nm_rpc_isend(session, &session->core->gates[c->rank], NM_MCAST_RPC_TAG, hdrs + off, hlen, data, len,
-                 &reqs[k]);
+    /* Errors complete the request; a gate that cannot be made (no memory) fails the child's send alike. */
+    nm_gate_t g = nm_core_gate(session->core, (int)c->rank);
+    if (g)
+      nm_rpc_isend(session, g, NM_MCAST_RPC_TAG, hdrs + off, hlen, data, len, &reqs[k]);
+    else
+      nm_req_complete(&reqs[k], -NM_ENOMEM);
     off += hlen;
   }
   free(child);
@@ -214,7 +218,8 @@ int nm_mcast_isend(nm_mcast_service_t service, const int *dests, const int *prio
      * next point-to-point sequence number of (its gate, tag): the broadcast takes that place in the order. */
     qsort(s, (size_t)n, sizeof(*s), nm_mcast_by_prio);
     for (int i = 0; i < n; i++) {
-      struct nm_seq_s *seq = nm_gate_seq(&core->gates[s[i].dest], session->id, tag);
+      struct nm_gate_s *g = nm_core_gate(core, s[i].dest);
+      struct nm_seq_s *seq = g ? nm_gate_seq(g, session->id, tag) : NULL;
       if (!seq) {
         err = -NM_ENOMEM;
         break;
@@ -312,10 +317,13 @@ static int nm_mcast_handler(nm_rpc_token_t token, const void *header, nm_len_t h
       root == (uint32_t)core->rank || n >= (uint32_t)core->size || hlen != nm_mcast_hdr_len((int)n) ||
       len != nm_rpc_get_body_size(token))
     return -NM_EPROTO;
+  nm_gate_t root_gate = nm_core_gate(core, (int)root);
+  if (!root_gate)
+    return -NM_ENOMEM;
   struct nm_mcast_fwd_s *f = malloc(sizeof(*f) + sizeof(struct nm_mcast_entry_s) * n);
   if (!f)
     return -NM_ENOMEM;
-  *f = (struct nm_mcast_fwd_s){.svc = svc, .root_gate = &core->gates[root], .tag = tag, .seq = nm_get32(h + 28),
+  *f = (struct nm_mcast_fwd_s){.svc = svc, .root_gate = root_gate, .tag = tag, .seq = nm_get32(h + 28),
                                .len = len, .tree = tree, .root = root, .n_entries = (int)n};
   for (uint32_t i = 0; i < n; i++) {
     const uint8_t *e = h + NM_MCAST_HDR_FIXED + (size_t)i * NM_MCAST_ENTRY_LEN;

@@ -35,7 +35,10 @@ struct nm_drv_props_s {
   uint32_t latency_ns;    /* nominal one-way latency, for multi-rail splitting */
   uint32_t bandwidth_MBps;/* nominal bandwidth */
   char provider[32];      /* e.g. "shm", "tcp;ofi_rxm", "self" */
+  unsigned flags;         /* NM_DRV_F_* */
 };
+/** Peers are reached by rank: no address exchange and no connect() (the simulation driver). */
+#define NM_DRV_F_RANK_ADDRESSED 0x1u
 
 #define NM_DRV_ADDR_MAX 128 /* bytes of an endpoint address */
 #define NM_DRV_NO_FD (-1)
@@ -49,7 +52,8 @@ struct nm_drv_ops_s {
   void (*close)(struct nm_drv_s *drv);
   /** Local endpoint address into addr (*len in: capacity, out: bytes). */
   int (*get_address)(struct nm_drv_s *drv, void *addr, size_t *len);
-  /** Make peer @p index reachable at @p addr (called for index 0..n-1 in order). */
+  /** Make peer @p index reachable at @p addr (called for index 0..n-1 in order at start: the address table;
+   *  not called for drivers with NM_DRV_F_RANK_ADDRESSED). */
   int (*connect)(struct nm_drv_s *drv, uint64_t index, const void *addr, size_t len);
   /** Post a packet send. @return 0 posted (send_done follows), 1 completed already (no upcall),
    *  -NM_EAGAIN queue full (retry later), other -NM_E* on failure. */
@@ -67,6 +71,13 @@ struct nm_drv_ops_s {
   int (*wait_fd)(struct nm_drv_s *drv);
   /** 0 when it is safe to block on wait_fd now, -NM_EAGAIN when progress must be called first. */
   int (*trywait)(struct nm_drv_s *drv);
+  /** Optional: the driver's clock in ns (DESIGN.md rule 7). When a driver has one, it is the core's time
+   *  (nm_core_time_ns()): deadlines, timeouts and the spin and yield phases run on it (simulated time). */
+  uint64_t (*now_ns)(struct nm_drv_s *drv);
+  /** Optional: block until the driver has an event to progress or until @p deadline_ns (absolute, on now_ns;
+   *  0 = none). A driver with this op replaces poll() on the wait fds; it also moves large transfers without
+   *  progress calls, so the core blocks while they are in flight. @return 0 on an event, -NM_ETIMEDOUT. */
+  int (*block)(struct nm_drv_s *drv, uint64_t deadline_ns);
 };
 
 struct nm_drv_s {

@@ -84,10 +84,6 @@ nm_core_t fake_core_new(int size, const char *strategy, size_t rdv_threshold, st
   nm_core_add_driver(core, &fake_drv_ops, "fake", 1, &drv);
   nm_core_add_driver(core, &nm_drv_self_ops, "self", 1, &self);
   self->ops->connect(self, 0, NULL, 0);
-  for (int r = 0; r < size; r++) {
-    core->gates[r].n_rails = 1;
-    core->gates[r].rails[0] = (struct nm_rail_s){.drv = r == 0 ? self : drv, .peer = (uint64_t)r};
-  }
   core->cfg.strategy = nm_strategy_lookup(strategy);
   core->cfg.rdv_threshold = rdv_threshold;
   core->cfg.spin_ns = 0;

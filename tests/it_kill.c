@@ -17,13 +17,13 @@ static int rank;
 
 static void expect_closed(nm_session_t s, nm_sr_request_t *r, const char *what)
 {
-  uint64_t t0 = nm_core_time_ns();
+  uint64_t t0 = nm_core_time_ns(nm_session_get_core(s));
   int rc = nm_sr_wait_deadline(s, r, t0 + HANG_GUARD_NS);
   if (rc != -NM_ECLOSED) {
     fprintf(stderr, "FAIL rank %d: %s completed with '%s', expected peer-gone error\n", rank, what, nm_strerror(rc));
     exit(1);
   }
-  printf("rank %d: %s failed with '%s' after %.2f s\n", rank, what, nm_strerror(rc), (nm_core_time_ns() - t0) / 1e9);
+  printf("rank %d: %s failed with '%s' after %.2f s\n", rank, what, nm_strerror(rc), (nm_core_time_ns(nm_session_get_core(s)) - t0) / 1e9);
 }
 
 int main(int argc, char **argv)
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
       nm_sr_rwait(s, &r1);
     }
     nm_sr_irecv(s, g0, 1, big, BIG, &r1);
-    nm_sr_wait_deadline(s, &r1, nm_core_time_ns() + 1000000ULL); /* let the 4th transfer start */
+    nm_sr_wait_deadline(s, &r1, nm_core_time_ns(nm_session_get_core(s)) + 1000000ULL); /* let the 4th transfer start */
     raise(SIGKILL);
   }
   if (rank == 0) {
@@ -65,7 +65,7 @@ int main(int argc, char **argv)
       nm_sr_isend(s, g2, 1, big, BIG, &sends[i]);
     nm_sr_irecv(s, g2, 2, &small, sizeof(small), &r2);
     int ok = 0;
-    uint64_t t0 = nm_core_time_ns();
+    uint64_t t0 = nm_core_time_ns(nm_session_get_core(s));
     for (int i = 0; i < NMSG; i++) {
       int rc = nm_sr_wait_deadline(s, &sends[i], t0 + HANG_GUARD_NS);
       if (rc == 0)
@@ -76,7 +76,7 @@ int main(int argc, char **argv)
       }
     }
     printf("rank 0: %d sends to rank 2 completed before its death, %d failed with 'peer gone' (%.2f s)\n", ok,
-           NMSG - ok, (nm_core_time_ns() - t0) / 1e9);
+           NMSG - ok, (nm_core_time_ns(nm_session_get_core(s)) - t0) / 1e9);
     if (ok < 3 || ok == NMSG) {
       fprintf(stderr, "FAIL rank 0: rank 2 received 3 messages, then died: %d sends succeeded\n", ok);
       exit(1);
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
   } else {
     token = 0;
     nm_sr_irecv(s, g0, 9, &token, sizeof(token), &r1);
-    if (nm_sr_wait_deadline(s, &r1, nm_core_time_ns() + HANG_GUARD_NS) != 0 || token != 42) {
+    if (nm_sr_wait_deadline(s, &r1, nm_core_time_ns(nm_session_get_core(s)) + HANG_GUARD_NS) != 0 || token != 42) {
       fprintf(stderr, "FAIL rank 1: survivors cannot communicate\n");
       return 1;
     }

@@ -56,12 +56,12 @@ static nm_gate_t gate_of(int r)
   return g;
 }
 
-static uint64_t deadline_in(uint64_t ns) { return nm_core_time_ns() + ns; }
+static uint64_t deadline_in(uint64_t ns) { return nm_core_time_ns(core) + ns; }
 
 static void progress_for(unsigned ms)
 {
   uint64_t end = deadline_in(ms * MS);
-  while (nm_core_time_ns() < end) {
+  while (nm_core_time_ns(core) < end) {
     nm_core_progress(core);
     nm_core_wait(core, end);
   }
@@ -155,7 +155,7 @@ static void bc_wait_root(struct bc *b, uint64_t deadline)
             b->len, rc, nm_strerror(rc));
       break;
     }
-    uint64_t now = nm_core_time_ns();
+    uint64_t now = nm_core_time_ns(core);
     CHECK(now < deadline, "timeout: broadcast %d (%s, %d dests, %zu B%s, tag %#llx) not complete at its root",
           b->id, tree_name[b->tree], b->n, b->len, b->use_prio ? ", priorities" : "", (unsigned long long)b->tag);
     nm_core_wait(core, now + 20 * MS < deadline ? now + 20 * MS : deadline);
@@ -659,7 +659,7 @@ static void phase_busy(void)
       }
       if (data)
         break;
-      CHECK(nm_core_time_ns() < dl,
+      CHECK(nm_core_time_ns(core) < dl,
             "chain forwarder: no NM_EVENT_RECV_DATA while its child (in a barrier) cannot take the data yet: the "
             "data should be usable before forwarding ends");
       nm_core_wait(core, deadline_in(20 * MS));

@@ -72,13 +72,13 @@ static int rank_of(nm_gate_t g)
   return r;
 }
 
-static uint64_t deadline_in(uint64_t ns) { return nm_core_time_ns() + ns; }
+static uint64_t deadline_in(uint64_t ns) { return nm_core_time_ns(core) + ns; }
 
 /* Progress for about @p ms milliseconds (lets late or spurious arrivals happen). */
 static void progress_for(unsigned ms)
 {
   uint64_t end = deadline_in((uint64_t)ms * 1000000ULL);
-  while (nm_core_time_ns() < end) {
+  while (nm_core_time_ns(core) < end) {
     nm_core_progress(core);
     nm_core_wait(core, end);
   }
@@ -384,7 +384,7 @@ static int drop_handler(nm_rpc_token_t tok, const void *header, nm_len_t hlen, v
 static void wait_count(volatile int *counter, int target, uint64_t deadline, const char *what)
 {
   while (*counter < target) {
-    uint64_t now = nm_core_time_ns();
+    uint64_t now = nm_core_time_ns(core);
     CHECK(now < deadline,
           "timeout waiting for %s: %d of %d (all phases: handled per mode alloc %d slot %d trunc %d discard %d, "
           "finalized alloc %d slot %d trunc %d discard %d)",
@@ -600,7 +600,7 @@ static void phase_serial(void)
     /* message 1 is small; message 0's 8 MiB body cannot move while rank 0 sits in its barrier, so message 1 is
      * finalized only if the service did not serialize behind message 0's body receive */
     while (!ser_fin[1]) {
-      CHECK(nm_core_time_ns() < dl,
+      CHECK(nm_core_time_ns(core) < dl,
             "service serialized behind one body receive: handled %d, finalized %d of the 2 messages from rank 0 "
             "(message 1 is small and must be handled and finalized while message 0's 8 MiB body waits)",
             next_idx[PH_SER][0], fin_src[PH_SER][0]);

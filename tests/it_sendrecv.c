@@ -78,7 +78,7 @@ static void phase_random(int quick)
     if (pass == 0)
       CHECK_RC(nm_launcher_barrier(launcher), "barrier");
   }
-  uint64_t deadline = nm_core_time_ns() + TEST_DEADLINE_NS;
+  uint64_t deadline = nm_core_time_ns(nm_launcher_get_core(launcher)) + TEST_DEADLINE_NS;
   for (int k = 0; k < total; k++) {
     CHECK_RC(nm_sr_wait_deadline(sess, &sreq[k], deadline), "send wait");
   }

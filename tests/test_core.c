@@ -25,7 +25,7 @@ static void setup_strategy(const char *strategy)
 static void setup(void) { setup_strategy("aggreg"); }
 static void teardown(void) { fake_core_free(core); }
 
-static nm_gate_t gate(int r) { return &core->gates[r]; }
+static nm_gate_t gate(int r) { return nm_core_gate(core, r); }
 
 static void inject(const uint8_t *buf, size_t len, int src)
 {
@@ -814,9 +814,9 @@ START_TEST(test_progress_thread)
   nm_core_unlock(core);
   /* no nmad call until both completed: only the progress thread can move them (the deadline only bounds a
    * failure) */
-  uint64_t deadline = nm_core_time_ns() + 30ULL * 1000000000ULL;
+  uint64_t deadline = nm_core_time_ns(core) + 30ULL * 1000000000ULL;
   int done = 0;
-  while (!done && nm_core_time_ns() < deadline) {
+  while (!done && nm_core_time_ns(core) < deadline) {
     sched_yield();
     nm_core_lock(core); /* reading the completion fields under the lock orders them after the thread's writes */
     done = s.completed && r.completed && monitored;
@@ -859,7 +859,7 @@ START_TEST(test_wait_sees_other_thread)
   nm_core_lock(core); /* the other thread can post only once nm_core_wait() released the lock */
   pthread_t t;
   ck_assert_int_eq(pthread_create(&t, NULL, progress_elsewhere, NULL), 0);
-  int err = nm_core_wait(core, nm_core_time_ns() + 2ULL * 1000000000ULL);
+  int err = nm_core_wait(core, nm_core_time_ns(core) + 2ULL * 1000000000ULL);
   nm_core_unlock(core);
   void *why;
   pthread_join(t, &why);

@@ -14,8 +14,10 @@
 #define NM_BACKOFF_MAX_NS 500000ULL
 #define NM_CLOCK_EVERY 64 /* idle progress passes between two clock reads */
 
-uint64_t nm_core_time_ns(void)
+uint64_t nm_core_time_ns(nm_core_t core)
 {
+  if (core && core->clock_drv)
+    return core->clock_drv->ops->now_ns(core->clock_drv);
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
@@ -100,13 +102,6 @@ int nm_core_create(int rank, int size, nm_core_t *out)
     return -NM_ENOMEM;
   core->rank = rank;
   core->size = size;
-  core->gates = calloc((size_t)size, sizeof(*core->gates));
-  if (!core->gates) {
-    free(core);
-    return -NM_ENOMEM;
-  }
-  for (int i = 0; i < size; i++)
-    nm_gate_init(core, &core->gates[i], i);
   nm_pool_init(&core->ctrl_pool, sizeof(struct nm_ctrl_s));
   nm_pool_init(&core->large_pool, sizeof(struct nm_large_s));
   nm_pool_init(&core->unexp_pool, sizeof(struct nm_unexp_s));
@@ -137,6 +132,12 @@ int nm_core_add_driver(nm_core_t core, const struct nm_drv_ops_s *ops, const cha
   if (err)
     return err;
   core->n_drvs++;
+  if (ops == &nm_drv_self_ops)
+    core->self_drv = drv;
+  if (ops->now_ns && !core->clock_drv)
+    core->clock_drv = drv;
+  if (ops->block && !core->block_drv)
+    core->block_drv = drv;
   /* Packet wrappers are sized for the smallest packet any driver carries. */
   if (!core->pw_cap || drv->props.max_packet < core->pw_cap) {
     if (core->pw_cap)
@@ -161,8 +162,9 @@ static void nm_core_check_faults(nm_core_t core)
     return;
   int rank, rc;
   while ((rc = core->fault.poll(core->fault.ref, &rank)) == 1) {
-    if (rank >= 0 && rank < core->size && rank != core->rank) {
-      nm_gate_fail(&core->gates[rank], -NM_ECLOSED);
+    struct nm_gate_s *g = rank != core->rank ? nm_core_gate(core, rank) : NULL; /* a dead peer's gate fails */
+    if (g) {
+      nm_gate_fail(g, -NM_ECLOSED);
       core->progress_events++; /* its requests completed in error: a waiter has news */
     }
   }
@@ -226,12 +228,18 @@ int nm_core_block_fds(struct nm_core_s *core, struct pollfd *fds, int faults, in
  * meanwhile (DESIGN.md rule 3): the progress thread, if any, runs while we sleep. */
 static void nm_core_block(nm_core_t core, uint64_t deadline_ns, uint64_t *backoff_ns)
 {
+  if (core->block_drv) { /* the driver blocks by itself (simulation: waiting is where simulated time passes) */
+    unsigned held = nm_core_lock_release_all(core);
+    core->block_drv->ops->block(core->block_drv, deadline_ns);
+    nm_core_lock_reacquire(core, held);
+    return;
+  }
   struct pollfd fds[NM_CORE_MAX_FDS];
   int have_fd_less;
   int nfds = nm_core_block_fds(core, fds, 1, &have_fd_less);
   if (nfds < 0)
     return;
-  uint64_t now = nm_core_time_ns();
+  uint64_t now = nm_core_time_ns(core);
   uint64_t wait_ns = NM_BLOCK_MAX_NS;
   if (have_fd_less) {
     *backoff_ns = *backoff_ns ? *backoff_ns * 2 : NM_BACKOFF_MIN_NS;
@@ -281,7 +289,7 @@ int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
     /* Reading the clock costs as much as a progress pass: look at it only now and then. */
     if (++idle_passes % NM_CLOCK_EVERY != 0 && !(yielding && idle_passes % 4 == 0))
       continue;
-    uint64_t now = nm_core_time_ns();
+    uint64_t now = nm_core_time_ns(core);
     if (deadline_ns && now >= deadline_ns)
       return -NM_ETIMEDOUT;
     if (!idle_since)
@@ -289,7 +297,7 @@ int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
     uint64_t idle = now - idle_since;
     if (idle < core->cfg.spin_ns)
       continue;
-    if (idle < core->cfg.yield_ns || core->n_large) {
+    if (idle < core->cfg.yield_ns || (core->n_large && !core->block_drv)) {
       yielding = 1;
       if (idle > NM_BLOCK_MAX_NS && core->n_large)
         nm_core_check_faults(core); /* a peer may have died in the middle of the transfer */
@@ -321,7 +329,7 @@ int nm_core_wait(nm_core_t core, uint64_t deadline_ns)
     nm_core_progress(core);
     if (core->progress_events != seen)
       return NM_ESUCCESS;
-    if (deadline_ns && nm_core_time_ns() >= deadline_ns)
+    if (deadline_ns && nm_core_time_ns(core) >= deadline_ns)
       return -NM_ETIMEDOUT;
     nm_core_block(core, deadline_ns, &backoff);
   }
@@ -329,8 +337,7 @@ int nm_core_wait(nm_core_t core, uint64_t deadline_ns)
 
 static int nm_core_has_pending_sends(nm_core_t core, int all)
 {
-  for (int i = 0; i < core->size; i++) {
-    struct nm_gate_s *g = &core->gates[i];
+  NM_CORE_FOR_GATES(core, g) {
     if (g->status)
       continue;
     if (g->send_queue.head || g->ctrl_head)
@@ -361,8 +368,8 @@ int nm_core_flush(nm_core_t core, int all, uint64_t deadline_ns)
 void nm_core_destroy(nm_core_t core)
 {
   nm_core_progress_thread_stop(core);
-  for (int i = 0; i < core->size; i++)
-    nm_gate_fail(&core->gates[i], -NM_ECLOSED);
+  NM_CORE_FOR_GATES(core, g)
+    nm_gate_fail(g, -NM_ECLOSED);
   /* User sessions first: each closes the internal sessions it owns. */
   while (core->sessions) {
     struct nm_session_s *s = core->sessions;
@@ -375,11 +382,14 @@ void nm_core_destroy(nm_core_t core)
     core->orphans = u->next;
     nm_unexp_free(core, u);
   }
-  for (int i = 0; i < core->size; i++)
-    nm_gate_destroy(&core->gates[i]);
+  struct nm_gate_s *g, *tmp;
+  HASH_ITER(hh, core->gate_table, g, tmp) {
+    nm_gate_destroy(g);
+    HASH_DEL(core->gate_table, g);
+    free(g);
+  }
   for (int i = core->n_drvs - 1; i >= 0; i--)
     core->drvs[i].ops->close(&core->drvs[i]);
-  free(core->gates);
   nm_pool_destroy(&core->pw_pool);
   nm_pool_destroy(&core->ctrl_pool);
   nm_pool_destroy(&core->large_pool);

@@ -136,6 +136,7 @@ struct nm_gate_s {
   struct nm_seq_s *last_seq;         /* one-entry cache of seqs */
   int in_work_list;
   struct nm_gate_s *work_next;
+  UT_hash_handle hh;                 /* in core->gate_table, by rank */
 };
 
 /** A message handed to a session hook (rpc channel) instead of tag matching. Valid during the hook only. */
@@ -210,7 +211,13 @@ struct nm_progress_thread_s {
 struct nm_core_s {
   int rank, size;
   struct nm_config_s cfg;
-  struct nm_gate_s *gates; /* size entries, gates[rank] is the self gate */
+  /* Gates are made on first use (DESIGN.md rule 8): a rank's state grows with the peers it talks to, not with
+   * the job. uthash by rank; last_gate caches the latest lookup (one peer at a time is the common case). */
+  struct nm_gate_s *gate_table, *last_gate;
+  int n_gates;
+  struct nm_drv_s *self_drv;  /* the rail of the gate to oneself */
+  struct nm_drv_s *clock_drv; /* the driver whose clock is the core's time (now_ns), or NULL: CLOCK_MONOTONIC */
+  struct nm_drv_s *block_drv; /* the driver that blocks by itself (block), or NULL: poll() on the wait fds */
   int n_drvs;
   struct nm_drv_s drvs[NM_MAX_RAILS + 1];
   struct nm_session_s *sessions;
@@ -286,7 +293,13 @@ int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed
 int nm_config_parse_size(const char *s, uint64_t *out);
 
 /* ---- core/nm_gate.c ---- */
-void nm_gate_init(struct nm_core_s *core, struct nm_gate_s *gate, int rank);
+/** The gate to @p rank, made on first use with one rail per network driver (the self driver for one's own
+ *  rank). @return NULL when @p rank is out of [0, size) or memory is short. */
+struct nm_gate_s *nm_core_gate(struct nm_core_s *core, int rank);
+/** The gate to @p rank if it exists, NULL otherwise (never creates one). */
+struct nm_gate_s *nm_core_gate_find(struct nm_core_s *core, int rank);
+/** Iterate over the existing gates (gates made during the loop are visited too: uthash appends them). */
+#define NM_CORE_FOR_GATES(core, g) for (struct nm_gate_s *g = (core)->gate_table; g; g = g->hh.next)
 void nm_gate_destroy(struct nm_gate_s *gate);
 /** Mark the gate failed with @p err and complete every request bound to it with err. */
 void nm_gate_fail(struct nm_gate_s *gate, int err);

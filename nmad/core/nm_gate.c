@@ -3,11 +3,39 @@
 #include <stdlib.h>
 #include <string.h>
 
-void nm_gate_init(struct nm_core_s *core, struct nm_gate_s *gate, int rank)
+struct nm_gate_s *nm_core_gate_find(struct nm_core_s *core, int rank)
 {
-  memset(gate, 0, sizeof(*gate));
-  gate->core = core;
-  gate->rank = rank;
+  struct nm_gate_s *g = core->last_gate;
+  if (g && g->rank == rank)
+    return g;
+  HASH_FIND_INT(core->gate_table, &rank, g);
+  if (g)
+    core->last_gate = g;
+  return g;
+}
+
+struct nm_gate_s *nm_core_gate(struct nm_core_s *core, int rank)
+{
+  if (rank < 0 || rank >= core->size)
+    return NULL;
+  struct nm_gate_s *g = nm_core_gate_find(core, rank);
+  if (g)
+    return g;
+  g = calloc(1, sizeof(*g));
+  if (!g)
+    return NULL;
+  g->core = core;
+  g->rank = rank;
+  for (int i = 0; i < core->n_drvs; i++) {
+    struct nm_drv_s *drv = &core->drvs[i];
+    if ((rank == core->rank) != (drv == core->self_drv) || g->n_rails == NM_MAX_RAILS)
+      continue;
+    g->rails[g->n_rails++] = (struct nm_rail_s){.drv = drv, .peer = (uint64_t)rank};
+  }
+  HASH_ADD_INT(core->gate_table, rank, g);
+  core->n_gates++;
+  core->last_gate = g;
+  return g;
 }
 
 struct nm_seq_s *nm_gate_seq_lookup(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag)

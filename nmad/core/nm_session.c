@@ -47,8 +47,7 @@ int nm_session_open(nm_core_t core, const char *name, nm_session_t *out)
 static int nm_session_has_sends(struct nm_session_s *s)
 {
   struct nm_core_s *core = s->core;
-  for (int i = 0; i < core->size; i++) {
-    struct nm_gate_s *g = &core->gates[i];
+  NM_CORE_FOR_GATES(core, g) {
     for (struct nm_req_s *r = g->send_queue.head; r; r = r->next)
       if (r->session == s)
         return 1;

@@ -1,4 +1,4 @@
-/* The launcher interface: bootstrap -> drivers -> address exchange -> gates. */
+/* The launcher interface: bootstrap -> drivers -> address exchange; gates are made on first use. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <sched.h>
 #include "nmad/core/nm_core_private.h"
@@ -130,22 +130,6 @@ static int nm_launcher_exchange(struct nm_launcher_s *l)
   return err;
 }
 
-static void nm_launcher_build_gates(struct nm_launcher_s *l, struct nm_drv_s *self)
-{
-  nm_core_t core = l->core;
-  for (int r = 0; r < core->size; r++) {
-    struct nm_gate_s *g = &core->gates[r];
-    if (r == core->rank) {
-      g->n_rails = 1;
-      g->rails[0] = (struct nm_rail_s){.drv = self, .peer = (uint64_t)r};
-      continue;
-    }
-    g->n_rails = l->n_net;
-    for (int i = 0; i < l->n_net; i++)
-      g->rails[i] = (struct nm_rail_s){.drv = l->net[i], .peer = (uint64_t)r};
-  }
-}
-
 /* NMAD_PROGRESS=thread: start the progress thread where NMAD_BIND places it. */
 static int nm_launcher_start_progress(struct nm_launcher_s *l)
 {
@@ -180,7 +164,6 @@ static int nm_launcher_setup(struct nm_launcher_s *l)
     err = nm_launcher_exchange(l);
   if (err)
     return err;
-  nm_launcher_build_gates(l, self);
   size_t max_eager =
     l->core->pw_cap - NM_WIRE_PKT_HDR_LEN - NM_WIRE_MSG_HDR_LEN - NM_WIRE_SYNC_LEN - NM_WIRE_PREFIX_LEN;
   err = nm_config_load(&l->core->cfg, max_eager, local_ranks > local_cpus);
@@ -220,7 +203,7 @@ int nm_launcher_exit(nm_launcher_t l)
   /* The exit runs on the application thread alone: the bootstrap's barrier is not the core's to lock. */
   nm_core_progress_thread_stop(l->core);
   /* Everything we sent must have left before the peers close their endpoints. */
-  int err = nm_core_flush(l->core, 1, nm_core_time_ns() + NM_EXIT_FLUSH_NS);
+  int err = nm_core_flush(l->core, 1, nm_core_time_ns(l->core) + NM_EXIT_FLUSH_NS);
   if (err)
     fprintf(stderr, "nmad: rank %d: sends still pending at exit (%s)\n", l->bs.rank, nm_strerror(err));
   int berr = l->bs.ops->barrier(&l->bs);
@@ -246,13 +229,13 @@ int nm_launcher_get_gate(nm_launcher_t l, int rank, nm_gate_t *gate)
 {
   if (rank < 0 || rank >= l->bs.size)
     return -NM_EINVAL;
-  *gate = &l->core->gates[rank];
-  return NM_ESUCCESS;
+  *gate = nm_core_gate(l->core, rank); /* made on first use (DESIGN.md rule 8) */
+  return *gate ? NM_ESUCCESS : -NM_ENOMEM;
 }
 
 int nm_launcher_get_rank_of_gate(nm_launcher_t l, nm_gate_t gate, int *rank)
 {
-  if (gate < l->core->gates || gate >= l->core->gates + l->core->size)
+  if (!gate || gate->core != l->core)
     return -NM_EINVAL;
   *rank = gate->rank;
   return NM_ESUCCESS;

@@ -437,11 +437,11 @@ int nm_mpi_coll_sched_run(nm_mpi_coll_sched_t *s)
   /* spin then yield on the completion flag (nm_core.h), then block in the drivers by short slices, polling the
    * other families' requests between them (DESIGN.md rule 2) */
   if (!s->done)
-    nm_core_wait_flag(nm_mpi.core, &s->done, nm_core_time_ns() + NM_MPI_COLL_FAST_WAIT_NS);
+    nm_core_wait_flag(nm_mpi.core, &s->done, nm_core_time_ns(nm_mpi.core) + NM_MPI_COLL_FAST_WAIT_NS);
   while (!s->done) {
     nm_mpi_coll_poll_others();
     if (!s->done)
-      nm_core_wait(nm_mpi.core, nm_core_time_ns() + NM_MPI_COLL_SLICE_NS);
+      nm_core_wait(nm_mpi.core, nm_core_time_ns(nm_mpi.core) + NM_MPI_COLL_SLICE_NS);
   }
   err = s->err;
   nm_mpi_coll_sched_free(s);

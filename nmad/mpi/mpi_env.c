@@ -557,12 +557,12 @@ int PMPI_Finalize(void)
   nm_mpi_datatype_finalize();
   nm_mpi_info_finalize();
   /* Broadcasts this rank forwards may still be in flight: let them finish (bounded, peers may be gone). */
-  uint64_t deadline = nm_core_time_ns() + 10ULL * 1000000000ULL;
-  while (nm_mcast_finalize(nm_mpi.mcast) == -NM_EBUSY && nm_core_time_ns() < deadline)
-    nm_core_wait(nm_mpi.core, nm_core_time_ns() + 1000000);
+  uint64_t deadline = nm_core_time_ns(nm_mpi.core) + 10ULL * 1000000000ULL;
+  while (nm_mcast_finalize(nm_mpi.mcast) == -NM_EBUSY && nm_core_time_ns(nm_mpi.core) < deadline)
+    nm_core_wait(nm_mpi.core, nm_core_time_ns(nm_mpi.core) + 1000000);
   nm_mpi.mcast = NULL;
-  while (nm_session_close(nm_mpi.session) == -NM_EBUSY && nm_core_time_ns() < deadline)
-    nm_core_wait(nm_mpi.core, nm_core_time_ns() + 1000000);
+  while (nm_session_close(nm_mpi.session) == -NM_EBUSY && nm_core_time_ns(nm_mpi.core) < deadline)
+    nm_core_wait(nm_mpi.core, nm_core_time_ns(nm_mpi.core) + 1000000);
   nm_mpi.session = NULL;
   free(nm_mpi.gates);
   nm_mpi.gates = NULL;

@@ -412,7 +412,7 @@ void nm_mpi_wait_event(struct nm_mpi_waiter_s *w)
     w->idle_since = 0;
     return;
   }
-  uint64_t now = nm_core_time_ns();
+  uint64_t now = nm_core_time_ns(nm_mpi.core);
   if (!w->idle_since) {
     w->idle_since = now;
     return;

@@ -205,7 +205,7 @@ int nm_rpc_isend(nm_session_t session, nm_gate_t gate, nm_tag_t tag, const void 
                  const void *body, nm_len_t blen, nm_rpc_req_t *req)
 {
   if (!session || !req || hlen > NM_RPC_HLEN_MAX || (hlen && !header) || (blen && !body) ||
-      gate < session->core->gates || gate >= session->core->gates + session->core->size)
+      !gate || gate->core != session->core)
     return -NM_EINVAL;
   NM_CORE_LOCKED(session->core);
   struct nm_rpc_channel_s *ch;

@@ -49,7 +49,7 @@ int nm_sr_request_set_monitor(nm_session_t session, nm_sr_request_t *req, unsign
 static int nm_sr_gate_valid(nm_session_t session, nm_gate_t gate)
 {
   struct nm_core_s *core = session->core;
-  return gate >= core->gates && gate < core->gates + core->size;
+  return gate && gate->core == core;
 }
 
 static int nm_sr_post_send(nm_session_t session, nm_sr_request_t *req, nm_gate_t gate, nm_tag_t tag,
@@ -233,7 +233,7 @@ int nm_sr_probe(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_tag_t mas
       return err;
     if (gate != NM_ANY_GATE && gate->status)
       return gate->status;
-    nm_core_wait(core, nm_core_time_ns() + core->cfg.spin_ns);
+    nm_core_wait(core, nm_core_time_ns(core) + core->cfg.spin_ns);
   }
 }
 

@@ -64,7 +64,7 @@ int nm_core_progress(nm_core_t core);
  * @brief Progress until something happens or the deadline passes; spins briefly, then blocks in the drivers.
  * "Something happens" counts the events of every thread's progress: with a progress thread running
  * (nm_core_progress_thread_start()), the call also returns when that thread handled events while this one slept.
- * @param deadline_ns absolute time in ns on CLOCK_MONOTONIC (see nm_core_time_ns()); 0 = no deadline.
+ * @param deadline_ns absolute time in ns on the core's clock (nm_core_time_ns()); 0 = no deadline.
  * @return 0 when events were handled, -NM_ETIMEDOUT when the deadline passed first.
  * Thread-safety: takes the core lock; releases it whole while blocked in the drivers.
  */
@@ -79,11 +79,17 @@ int nm_core_wait(nm_core_t core, uint64_t deadline_ns);
  */
 void nm_core_idle(nm_core_t core);
 
-/** @brief Current CLOCK_MONOTONIC time in nanoseconds. */
-uint64_t nm_core_time_ns(void);
+/**
+ * @brief The core's clock in nanoseconds: the driver's clock when it has one (the simulation driver: simulated
+ *        time since the start of the simulation), else CLOCK_MONOTONIC (DESIGN.md rule 7). Every deadline of the
+ *        interfaces is on this clock; benchmarks time with it so that they report simulated time under nmad-sim.
+ * @param core the core, or NULL for CLOCK_MONOTONIC.
+ * Thread-safety: any thread.
+ */
+uint64_t nm_core_time_ns(nm_core_t core);
 
 /** @brief Progress until *flag becomes non-zero (or the deadline passes), spinning then blocking.
- *  @param deadline_ns absolute CLOCK_MONOTONIC ns, 0 for none. @return 0 or -NM_ETIMEDOUT. */
+ *  @param deadline_ns absolute ns on nm_core_time_ns(), 0 for none. @return 0 or -NM_ETIMEDOUT. */
 int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns);
 
 /**

@@ -41,8 +41,10 @@ int nm_launcher_exit(nm_launcher_t l);
 int nm_launcher_get_rank(nm_launcher_t l, int *rank);
 /** @brief Number of processes in the job (>= 1). @return 0. */
 int nm_launcher_get_size(nm_launcher_t l, int *size);
-/** @brief Gate to rank @p rank (the self gate for one's own rank).
- *  @return 0 or -NM_EINVAL when rank is out of [0, size). */
+/** @brief Gate to rank @p rank (the self gate for one's own rank). Gates are made on first use, so a rank's
+ *  memory grows with the peers it talks to, not with the job (DESIGN.md rule 8); the same rank always gives the
+ *  same gate. Thread-safety: as the interfaces (the caller serializes without a progress thread).
+ *  @return 0, -NM_EINVAL when rank is out of [0, size), -NM_ENOMEM. */
 int nm_launcher_get_gate(nm_launcher_t l, int rank, nm_gate_t *gate);
 /** @brief Rank reached through @p gate. @return 0 or -NM_EINVAL for a gate of another core. */
 int nm_launcher_get_rank_of_gate(nm_launcher_t l, nm_gate_t gate, int *rank);
