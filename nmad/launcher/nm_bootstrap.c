@@ -1,7 +1,7 @@
 /**
  * @file nm_bootstrap.c
  * @brief Choice of the bootstrap from the environment (order documented in nm_bootstrap.h and
- *        doc/nmad-run.md): NMAD_RUN_FD -> nmad-run; PMIX_RANK (with PMIx support) -> pmix; else singleton.
+ *        doc/nmad-run.md): a rank of nmad-sim -> sim; NMAD_RUN_FD -> nmad-run; PMIX_RANK (with PMIx support) -> pmix; else singleton.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -17,6 +17,8 @@
 
 static const struct nm_bootstrap_ops_s *choose(void)
 {
+  if (nm_bootstrap_sim_self())
+    return &nm_bootstrap_sim_ops;
   const char *fd = getenv("NMAD_RUN_FD");
   if (fd != NULL && *fd != '\0')
     return &nm_bootstrap_nmadrun_ops;

@@ -2,7 +2,8 @@
  * @file nm_bootstrap.h
  * @brief Private: how a process finds its peers before the core exists (out-of-band channel).
  *
- * Three bootstraps behind one ops table, picked by nm_bootstrap_select():
+ * Four bootstraps behind one ops table, picked by nm_bootstrap_select():
+ *  - "sim": the process is nmad-sim and the caller one of its simulated ranks (bootstrap_sim.c);
  *  - "nmad-run": NMAD_RUN_FD (a connected stream socket to nmad-run), NMAD_RUN_RANK, NMAD_RUN_SIZE set;
  *  - "pmix": PMIX_RANK set and nmad built with PMIx (PMIx_Init, PMIx_Put/Commit/Fence/Get);
  *  - "singleton": neither; size 1.
@@ -13,6 +14,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+struct nm_drv_ops_s;
 
 struct nm_bootstrap_s;
 
@@ -39,11 +42,17 @@ struct nm_bootstrap_s {
   const struct nm_bootstrap_ops_s *ops;
   int rank, size;
   void *priv; /* bootstrap-specific state (malloc'd by init, freed by fini) */
+  /** The only driver this job may use, imposed by the bootstrap (the simulation driver), or NULL: NMAD_DRIVER. */
+  const struct nm_drv_ops_s *drv_ops;
 };
 
 extern const struct nm_bootstrap_ops_s nm_bootstrap_nmadrun_ops;
 extern const struct nm_bootstrap_ops_s nm_bootstrap_pmix_ops; /* only when HAVE_PMIX */
 extern const struct nm_bootstrap_ops_s nm_bootstrap_singleton_ops;
+extern const struct nm_bootstrap_ops_s nm_bootstrap_sim_ops;
+struct nm_sim_rank_s;
+/** The calling simulated rank's context when running under nmad-sim, NULL otherwise. */
+struct nm_sim_rank_s *nm_bootstrap_sim_self(void);
 
 /** Pick and init the bootstrap from the environment (see file comment). @return 0 or -NM_E* (message on
  *  stderr naming the problem). */

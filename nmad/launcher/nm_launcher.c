@@ -80,9 +80,11 @@ static int nm_launcher_all_local(struct nm_launcher_s *l, int *all_local, int *l
   return err;
 }
 
-/* Open one ofi driver per word of NMAD_DRIVER ("a+b" = two rails). */
+/* Open one ofi driver per word of NMAD_DRIVER ("a+b" = two rails), or the driver the bootstrap imposes. */
 static int nm_launcher_open_drivers(struct nm_launcher_s *l, int all_local)
 {
+  if (l->bs.drv_ops) /* simulation: NMAD_DRIVER is not read */
+    return nm_core_add_driver(l->core, l->bs.drv_ops, l->bs.drv_ops->name, 0, &l->net[l->n_net++]);
   const char *env = getenv("NMAD_DRIVER");
   char spec[128];
   snprintf(spec, sizeof(spec), "%s", env && *env ? env : (all_local ? "shm" : "tcp"));
@@ -151,16 +153,19 @@ static int nm_launcher_setup(struct nm_launcher_s *l)
     CPU_ZERO(&l->own_cpus);
   l->local_cpus = l->own_cpus; /* alone on the host until nm_launcher_all_local() says otherwise */
   int err = nm_core_create(l->bs.rank, l->bs.size, &l->core);
-  if (!err && l->bs.size > 1)
+  /* Simulated ranks each have a host of the platform: not local, not oversubscribed, nothing to gather. */
+  if (l->bs.drv_ops)
+    all_local = 0;
+  else if (!err && l->bs.size > 1)
     err = nm_launcher_all_local(l, &all_local, &local_ranks, &local_cpus);
-  if (!err && l->bs.size > 1)
+  if (!err && (l->bs.size > 1 || l->bs.drv_ops))
     err = nm_launcher_open_drivers(l, all_local);
   struct nm_drv_s *self = NULL;
   if (!err)
     err = nm_core_add_driver(l->core, &nm_drv_self_ops, "self", 1, &self);
   if (!err)
     err = self->ops->connect(self, (uint64_t)l->bs.rank, NULL, 0);
-  if (!err && l->n_net)
+  if (!err && l->n_net && !(l->net[0]->props.flags & NM_DRV_F_RANK_ADDRESSED))
     err = nm_launcher_exchange(l);
   if (err)
     return err;
@@ -169,6 +174,15 @@ static int nm_launcher_setup(struct nm_launcher_s *l)
   err = nm_config_load(&l->core->cfg, max_eager, local_ranks > local_cpus);
   if (err)
     return err;
+  if (l->core->block_drv) {
+    /* Simulated time passes only while ranks block: a spin or yield phase would never end. */
+    l->core->cfg.spin_ns = l->core->cfg.yield_ns = 0;
+    if (l->core->cfg.progress_thread) {
+      fprintf(stderr, "nmad: NMAD_PROGRESS=thread is not available under simulation (one OS thread runs every "
+                      "rank); use NMAD_PROGRESS=poll\n");
+      return -NM_EINVAL;
+    }
+  }
   int fd = l->bs.ops->fault_fd(&l->bs);
   nm_core_set_fault_source(l->core, fd, nm_launcher_poll_fault, &l->bs);
   return nm_launcher_start_progress(l);

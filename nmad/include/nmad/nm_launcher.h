@@ -50,7 +50,7 @@ int nm_launcher_get_gate(nm_launcher_t l, int rank, nm_gate_t *gate);
 int nm_launcher_get_rank_of_gate(nm_launcher_t l, nm_gate_t gate, int *rank);
 /** @brief The core this launcher built (to open sessions, progress, wait). */
 nm_core_t nm_launcher_get_core(nm_launcher_t l);
-/** @brief Name of the bootstrap in use: "nmad-run", "pmix" or "singleton". */
+/** @brief Name of the bootstrap in use: "nmad-run", "pmix", "singleton" or "sim" (a rank of nmad-sim). */
 const char *nm_launcher_get_bootstrap(nm_launcher_t l);
 /** @brief Barrier over all ranks through the bootstrap channel (slow path; for setup and tests). Queued packets
  *  are flushed first; the core does not progress during the barrier, so rendezvous sends still waiting for

@@ -1,0 +1,335 @@
+/**
+ * @file nm_sim.cpp
+ * @brief The simulation driver: nmad's driver ops over SimGrid's s4u communications (issue 13, DESIGN.md
+ *        "Drivers"). Linked into nmad-sim only (libnmad does not depend on SimGrid).
+ *
+ * Every rank is a SimGrid actor; rank r receives everything in its mailbox, of which it is the permanent receiver,
+ * so that a transfer flows as soon as it is posted and several flows to one rank share its links as the platform
+ * says. A packet is a detached communication of its real size whose payload is a copy of its bytes: it is complete
+ * at post (as a libfabric inject). A large transfer (rendezvous data) is a communication of its real size whose
+ * completion the sender waits for; its bytes are copied at post and delivered into the receive posted for its
+ * rendezvous tag, or, above the job's fake-payload size, not moved at all. The core blocks in block(): a
+ * wait_any over the pending receive and the large sends, until one completes or the deadline passes; that wait is
+ * where simulated time goes by. The C++ API is used because sg_comm_wait_any_for() of the C API was seen to lose a
+ * message on timeout in SimGrid 3.32.
+ *
+ * No global state: everything hangs off drv->priv and the job (DESIGN.md rule 1); SimGrid runs every actor on one
+ * OS thread, so a static or thread-local would be shared by all ranks.
+ */
+#include "nm_sim_job.hpp"
+extern "C" {
+#include "drivers/nm_driver.h"
+#include <nmad/nm_errno.h>
+}
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <unordered_map>
+#include <vector>
+
+namespace sg4 = simgrid::s4u;
+
+extern "C" struct nm_sim_rank_s *nm_sim_self(void); /* nmad-sim (nmad/launcher/nmad_sim.cpp) */
+
+namespace {
+
+constexpr unsigned NM_SIM_FREE_POLLS = 16; /* idle polls in a row that cost no simulated time */
+constexpr size_t NM_SIM_MAX_PACKET = 64 * 1024;
+
+enum nm_sim_kind_e : uint8_t { NM_SIM_PACKET = 1, NM_SIM_LARGE = 2 };
+
+/** What travels: a header and, unless fake, a copy of the bytes right after it. */
+struct nm_sim_msg_s {
+  nm_sim_kind_e kind;
+  bool fake;   /* large transfer above the fake-payload size: no bytes */
+  int src;     /* the sender's rank: the simulator knows it, so the source is authenticated */
+  uint64_t rtag;
+  size_t len;  /* bytes of the message (also the simulated size) */
+  uint8_t *data() { return reinterpret_cast<uint8_t *>(this + 1); }
+};
+
+struct nm_sim_large_recv_s {
+  int peer;
+  void *buf;
+  size_t len;
+  void *ctx;
+};
+
+struct nm_sim_large_send_s {
+  sg4::CommPtr comm;
+  void *ctx;
+  size_t len;
+};
+
+/** A completion found outside progress (an early large message, a cancel), reported by the next progress. */
+struct nm_sim_done_s {
+  void *ctx;
+  int err;
+  size_t len;
+};
+
+struct nm_sim_drv_s {
+  nm_sim_rank_s *self;
+  nm_sim_job_s *job;
+  sg4::Mailbox *mbox;
+  sg4::CommPtr recv;      /* always one receive pending on mbox */
+  nm_sim_msg_s *recv_msg; /* written by the receive when it completes */
+  std::vector<nm_sim_large_send_s> sends;
+  std::unordered_map<uint64_t, nm_sim_large_recv_s> recvs; /* posted large receives, by rendezvous tag */
+  std::unordered_map<uint64_t, nm_sim_msg_s *> early;     /* large data whose receive is not posted (yet) */
+  std::vector<nm_sim_done_s> done;
+  unsigned idle_polls;
+};
+
+nm_sim_drv_s *priv(nm_drv_s *drv) { return static_cast<nm_sim_drv_s *>(drv->priv); }
+
+nm_sim_msg_s *msg_new(nm_sim_kind_e kind, int src, const void *buf, size_t len, bool fake, uint64_t rtag)
+{
+  auto *m = static_cast<nm_sim_msg_s *>(std::malloc(sizeof(nm_sim_msg_s) + (fake ? 0 : len)));
+  if (!m)
+    return nullptr;
+  m->kind = kind;
+  m->fake = fake;
+  m->src = src;
+  m->rtag = rtag;
+  m->len = len;
+  if (!fake && len)
+    std::memcpy(m->data(), buf, len);
+  return m;
+}
+
+void msg_free(void *m) { std::free(m); }
+
+void post_recv(nm_sim_drv_s *p)
+{
+  p->recv_msg = nullptr;
+  p->recv = p->mbox->get_async<nm_sim_msg_s>(&p->recv_msg);
+}
+
+/* Large data arrived for a posted receive: move the bytes (unless fake) and report it. */
+void deliver_large(nm_drv_s *drv, const nm_sim_large_recv_s &r, nm_sim_msg_s *m)
+{
+  int err = m->len > r.len ? -NM_EPROTO : NM_ESUCCESS;
+  if (!err && !m->fake && m->len)
+    std::memcpy(r.buf, m->data(), m->len);
+  size_t len = err ? 0 : m->len;
+  std::free(m);
+  drv->up.large_done(drv->up.ref, r.ctx, err, len);
+}
+
+void handle_arrival(nm_drv_s *drv, nm_sim_msg_s *m)
+{
+  nm_sim_drv_s *p = priv(drv);
+  if (m->kind == NM_SIM_PACKET) {
+    drv->up.packet(drv->up.ref, drv, m->data(), m->len, static_cast<uint64_t>(m->src));
+    std::free(m);
+    return;
+  }
+  auto it = p->recvs.find(m->rtag);
+  if (it == p->recvs.end() || it->second.peer != m->src) {
+    auto old = p->early.find(m->rtag);
+    if (old != p->early.end())
+      std::free(old->second); /* a tag reused by a confused peer: keep the newest */
+    p->early[m->rtag] = m;
+    return;
+  }
+  nm_sim_large_recv_s r = it->second;
+  p->recvs.erase(it);
+  deliver_large(drv, r, m);
+}
+
+int sim_open(nm_drv_s *drv, const char *provider, int all_local)
+{
+  nm_sim_rank_s *self = nm_sim_self();
+  if (!self) {
+    std::fprintf(stderr, "nmad: the sim driver runs only under nmad-sim\n");
+    return -NM_ENOTSUP;
+  }
+  auto *p = new (std::nothrow) nm_sim_drv_s();
+  if (!p)
+    return -NM_ENOMEM;
+  p->self = self;
+  p->job = self->job;
+  p->mbox = p->job->mbox[static_cast<size_t>(self->rank)];
+  p->mbox->set_receiver(sg4::Actor::self());
+  post_recv(p);
+  drv->priv = p;
+  drv->props.max_packet = NM_SIM_MAX_PACKET;
+  drv->props.inject_size = NM_SIM_MAX_PACKET;
+  drv->props.max_large = UINT64_MAX;
+  drv->props.latency_ns = 1000;
+  drv->props.bandwidth_MBps = 1000;
+  drv->props.flags = NM_DRV_F_RANK_ADDRESSED;
+  std::snprintf(drv->props.provider, sizeof(drv->props.provider), "sim");
+  return NM_ESUCCESS;
+}
+
+void sim_close(nm_drv_s *drv)
+{
+  nm_sim_drv_s *p = priv(drv);
+  if (!p)
+    return;
+  try {
+    p->recv->cancel();
+    for (auto &s : p->sends)
+      s.comm->cancel();
+  } catch (const simgrid::Exception &) {
+  }
+  p->mbox->set_receiver(nullptr);
+  for (auto &e : p->early)
+    std::free(e.second);
+  delete p;
+  drv->priv = nullptr;
+}
+
+int sim_get_address(nm_drv_s *drv, void *addr, size_t *len)
+{
+  *len = 0; /* rank-addressed (NM_DRV_F_RANK_ADDRESSED): nothing to exchange */
+  return NM_ESUCCESS;
+}
+
+int sim_connect(nm_drv_s *drv, uint64_t index, const void *addr, size_t len) { return NM_ESUCCESS; }
+
+int sim_send(nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, void *ctx)
+{
+  nm_sim_drv_s *p = priv(drv);
+  if (peer >= p->job->mbox.size() || len > NM_SIM_MAX_PACKET)
+    return -NM_EINVAL;
+  nm_sim_msg_s *m = msg_new(NM_SIM_PACKET, p->self->rank, buf, len, false, 0);
+  if (!m)
+    return -NM_ENOMEM;
+  p->job->mbox[peer]->put_init(m, len)->detach(msg_free);
+  return 1; /* complete at post: the bytes are copied */
+}
+
+int sim_large_send(nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, uint64_t rtag, void *ctx)
+{
+  nm_sim_drv_s *p = priv(drv);
+  if (peer >= p->job->mbox.size())
+    return -NM_EINVAL;
+  nm_sim_msg_s *m = msg_new(NM_SIM_LARGE, p->self->rank, buf, len, len > p->job->fake_above, rtag);
+  if (!m)
+    return -NM_ENOMEM;
+  p->sends.push_back({p->job->mbox[peer]->put_async(m, len), ctx, len});
+  return NM_ESUCCESS;
+}
+
+int sim_large_recv(nm_drv_s *drv, uint64_t peer, void *buf, size_t len, uint64_t rtag, void *ctx)
+{
+  nm_sim_drv_s *p = priv(drv);
+  nm_sim_large_recv_s r{static_cast<int>(peer), buf, len, ctx};
+  auto e = p->early.find(rtag);
+  if (e != p->early.end() && e->second->src == r.peer) {
+    nm_sim_msg_s *m = e->second;
+    p->early.erase(e);
+    int err = m->len > len ? -NM_EPROTO : NM_ESUCCESS;
+    if (!err && !m->fake && m->len)
+      std::memcpy(buf, m->data(), m->len);
+    p->done.push_back({ctx, err, err ? 0 : m->len}); /* upcalls come from progress only */
+    std::free(m);
+    return NM_ESUCCESS;
+  }
+  p->recvs[rtag] = r;
+  return NM_ESUCCESS;
+}
+
+int sim_large_cancel(nm_drv_s *drv, void *ctx)
+{
+  nm_sim_drv_s *p = priv(drv);
+  for (auto it = p->recvs.begin(); it != p->recvs.end(); ++it)
+    if (it->second.ctx == ctx) {
+      p->recvs.erase(it);
+      p->done.push_back({ctx, -NM_ECANCELED, 0});
+      return NM_ESUCCESS;
+    }
+  return -NM_ENOTFOUND;
+}
+
+int sim_progress(nm_drv_s *drv)
+{
+  nm_sim_drv_s *p = priv(drv);
+  int n = 0;
+  std::vector<nm_sim_done_s> done;
+  done.swap(p->done);
+  for (auto &d : done) {
+    drv->up.large_done(drv->up.ref, d.ctx, d.err, d.len);
+    n++;
+  }
+  try {
+    while (p->recv->test()) {
+      nm_sim_msg_s *m = p->recv_msg;
+      post_recv(p); /* before the upcall, which may block (never, in the core) or close */
+      handle_arrival(drv, m);
+      n++;
+    }
+    std::vector<nm_sim_large_send_s> finished;
+    for (size_t i = 0; i < p->sends.size();)
+      if (p->sends[i].comm->test()) {
+        finished.push_back(p->sends[i]);
+        p->sends[i] = p->sends.back();
+        p->sends.pop_back();
+      } else {
+        i++;
+      }
+    for (auto &s : finished) { /* after the loop: the upcalls may post new sends */
+      drv->up.large_done(drv->up.ref, s.ctx, NM_ESUCCESS, s.len);
+      n++;
+    }
+  } catch (const simgrid::Exception &e) {
+    std::fprintf(stderr, "nmad: rank %d: sim driver: %s\n", p->self->rank, e.what());
+  }
+  if (n) {
+    p->idle_polls = 0;
+  } else if (++p->idle_polls > NM_SIM_FREE_POLLS) {
+    sg4::this_actor::sleep_for(static_cast<double>(p->job->poll_cost_ns) * 1e-9);
+  }
+  return n;
+}
+
+int sim_wait_fd(nm_drv_s *drv) { return NM_DRV_NO_FD; }
+int sim_trywait(nm_drv_s *drv) { return priv(drv)->done.empty() ? 0 : -NM_EAGAIN; }
+
+uint64_t sim_now_ns(nm_drv_s *drv) { return static_cast<uint64_t>(std::llround(sg4::Engine::get_clock() * 1e9)); }
+
+int sim_block(nm_drv_s *drv, uint64_t deadline_ns)
+{
+  nm_sim_drv_s *p = priv(drv);
+  p->idle_polls = 0;
+  if (!p->done.empty())
+    return NM_ESUCCESS;
+  std::vector<sg4::CommPtr> comms;
+  comms.reserve(p->sends.size() + 1);
+  comms.push_back(p->recv);
+  for (auto &s : p->sends)
+    comms.push_back(s.comm);
+  double timeout = -1.0;
+  if (deadline_ns) {
+    uint64_t now = sim_now_ns(drv);
+    timeout = deadline_ns > now ? static_cast<double>(deadline_ns - now) * 1e-9 : 0.0;
+  }
+  try {
+    return sg4::Comm::wait_any_for(comms, timeout) < 0 ? -NM_ETIMEDOUT : NM_ESUCCESS;
+  } catch (const simgrid::Exception &e) {
+    std::fprintf(stderr, "nmad: rank %d: sim driver: %s\n", p->self->rank, e.what());
+    return -NM_EDRIVER;
+  }
+}
+
+} // namespace
+
+extern "C" const struct nm_drv_ops_s nm_drv_sim_ops = {
+  .name = "sim",
+  .open = sim_open,
+  .close = sim_close,
+  .get_address = sim_get_address,
+  .connect = sim_connect,
+  .send = sim_send,
+  .large_send = sim_large_send,
+  .large_recv = sim_large_recv,
+  .large_cancel = sim_large_cancel,
+  .progress = sim_progress,
+  .wait_fd = sim_wait_fd,
+  .trywait = sim_trywait,
+  .now_ns = sim_now_ns,
+  .block = sim_block,
+};

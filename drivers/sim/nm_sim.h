@@ -1,0 +1,43 @@
+/**
+ * @file nm_sim.h
+ * @brief Private: what the simulation launcher (nmad-sim), the SimGrid driver and libnmad's "sim" bootstrap share.
+ *
+ * nmad-sim runs every rank's main() as a SimGrid actor in one process (doc/nmad-sim.md). libnmad does not link
+ * SimGrid: its bootstrap looks up nm_sim_self() in the running program (dlsym), which only nmad-sim exports, and
+ * gets from it the calling actor's rank context, with the driver's ops table and the job's barrier. Nothing here
+ * is global: the context hangs off the actor, the job's state off the context (DESIGN.md rule 1).
+ */
+#ifndef NM_SIM_H
+#define NM_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct nm_drv_ops_s;
+struct nm_sim_job_s; /* nmad-sim's job: mailboxes, barrier, options (drivers/sim/nm_sim_job.h) */
+
+/** One simulated rank: the data of its actor. */
+struct nm_sim_rank_s {
+  int rank, size;
+  const struct nm_drv_ops_s *drv_ops; /* the simulation driver */
+  struct nm_sim_job_s *job;
+  /** The bootstrap's barrier over every rank of the job (costs no simulated time). @return 0. */
+  int (*barrier)(struct nm_sim_rank_s *self);
+};
+
+/** The name nmad-sim exports its context getter under, and its type: the calling actor's rank, or NULL when
+ *  the caller is not a simulated rank. */
+#define NM_SIM_SELF_SYMBOL "nm_sim_self"
+typedef struct nm_sim_rank_s *(*nm_sim_self_fn)(void);
+
+/** The simulation driver (drivers/sim/nm_sim.cpp), linked into nmad-sim only. */
+extern const struct nm_drv_ops_s nm_drv_sim_ops;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NM_SIM_H */

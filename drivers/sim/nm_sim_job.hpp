@@ -1,0 +1,28 @@
+/**
+ * @file nm_sim_job.hpp
+ * @brief Private (C++): the state of one simulated job, owned by nmad-sim and shared by its ranks' drivers.
+ */
+#ifndef NM_SIM_JOB_HPP
+#define NM_SIM_JOB_HPP
+
+#include "nm_sim.h"
+#include <simgrid/s4u.hpp>
+#include <cstdint>
+#include <vector>
+
+struct nm_sim_job_s {
+  /** Rank r's packets and large transfers arrive in mbox[r]; rank r is its permanent receiver, so transfers
+   *  flow as soon as they are posted (SimGrid's model of eager TCP/MPI transfers), not when r asks. */
+  std::vector<simgrid::s4u::Mailbox *> mbox;
+  /** Large transfers (rendezvous data) of more bytes than this move only their size (--fake-payload); the
+   *  receiver's buffer is not written. UINT64_MAX: every byte is delivered. */
+  uint64_t fake_above = UINT64_MAX;
+  /** Simulated cost of a poll that found nothing, charged after NM_SIM_FREE_POLLS of them in a row without a
+   *  block: an application that polls in a loop (test, probe) must let simulated time pass, or the messages
+   *  it waits for would never arrive. Waits of the core block instead and are never charged. */
+  uint64_t poll_cost_ns = 1000;
+  simgrid::s4u::BarrierPtr barrier;
+  std::vector<nm_sim_rank_s> ranks;
+};
+
+#endif /* NM_SIM_JOB_HPP */
