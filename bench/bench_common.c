@@ -287,6 +287,17 @@ void *bench_alloc(size_t len)
   return p;
 }
 
+void *bench_alloc_untouched(size_t len)
+{
+  long page = sysconf(_SC_PAGESIZE);
+  size_t align = page > 0 ? (size_t)page : 4096;
+  void *p = NULL;
+
+  if (posix_memalign(&p, align, len ? len : align) != 0)
+    return NULL;
+  return p;
+}
+
 void bench_free(void *buf)
 {
   free(buf);

@@ -102,6 +102,9 @@ double bench_mean(const double *v, int n);
  * @return the buffer (free with bench_free()) or NULL.
  */
 void *bench_alloc(size_t len);
+/** @brief bench_alloc() without touching the pages: for buffers whose bytes are never read nor written (a
+ *  simulation that moves only sizes, nmad-sim --fake-payload), so that they take no memory. NULL if out of memory. */
+void *bench_alloc_untouched(size_t len);
 /** @brief Release a buffer of bench_alloc(). */
 void bench_free(void *buf);
 

@@ -60,10 +60,12 @@ static void nm_coll_binomial_node(int n, int v, struct nm_coll_tree_node *node)
 }
 
 /** Arguments common to both broadcasts; returns 0 or -NM_EINVAL. */
-static int nm_coll_check_args(nm_session_t session, const nm_gate_t *group, int n, int self, int root,
+static int nm_coll_check_args(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
                               const void *buf, nm_len_t len)
 {
-  if (session == NULL || group == NULL || n < 1 || self < 0 || self >= n || root < 0 || root >= n)
+  int n = group ? group->n : 0;
+  if (session == NULL || group == NULL || group->gate_of == NULL || n < 1 || self < 0 || self >= n || root < 0 ||
+      root >= n)
     return -NM_EINVAL;
   if (len > 0 && buf == NULL)
     return -NM_EINVAL;
@@ -83,14 +85,14 @@ static inline void nm_coll_keep_err(int *err, int rc)
  * post has already completed with its error (nm_sr_isend()), so it is not waited for.
  * @return 0 or the first error.
  */
-static int nm_coll_send_all(nm_session_t session, const nm_gate_t *group, const int *members, int count,
+static int nm_coll_send_all(nm_session_t session, const struct nm_coll_group_s *group, const int *members, int count,
                             const void *buf, nm_len_t len, nm_tag_t tag, nm_sr_request_t *reqs)
 {
   int posted[NM_COLL_NAIVE_WINDOW > NM_COLL_MAX_CHILDREN ? NM_COLL_NAIVE_WINDOW : NM_COLL_MAX_CHILDREN];
   int err = 0, i;
 
   for (i = 0; i < count; i++) {
-    int rc = nm_sr_isend(session, group[members[i]], tag, buf, len, &reqs[i]);
+    int rc = nm_sr_isend(session, group->gate_of(group->ref, members[i]), tag, buf, len, &reqs[i]);
     posted[i] = (rc == 0);
     nm_coll_keep_err(&err, rc);
   }
@@ -111,16 +113,17 @@ static int nm_coll_send_all(nm_session_t session, const nm_gate_t *group, const 
  * (-NM_ECLOSED: the parent died; -NM_EPROTO, -NM_ECANCELED) stops this member: nothing is forwarded, since there
  * is no data to forward, and its subtree does not complete (the job has lost a process anyway).
  */
-int nm_coll_bcast_binomial(nm_session_t session, const nm_gate_t *group, int n, int self, int root, void *buf,
-                           nm_len_t len, nm_tag_t tag)
+int nm_coll_bcast_binomial_group(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
+                                 void *buf, nm_len_t len, nm_tag_t tag)
 {
   struct nm_coll_tree_node node;
   nm_sr_request_t reqs[NM_COLL_MAX_CHILDREN];
   int err, vself, i;
 
-  err = nm_coll_check_args(session, group, n, self, root, buf, len);
+  err = nm_coll_check_args(session, group, self, root, buf, len);
   if (err != 0)
     return err;
+  int n = group->n;
   if (n == 1)
     return 0;
   vself = (self - root + n) % n;
@@ -128,7 +131,7 @@ int nm_coll_bcast_binomial(nm_session_t session, const nm_gate_t *group, int n, 
 
   if (node.parent >= 0) {
     nm_sr_request_t rreq;
-    int rc = nm_sr_irecv(session, group[(node.parent + root) % n], tag, buf, len, &rreq);
+    int rc = nm_sr_irecv(session, group->gate_of(group->ref, (node.parent + root) % n), tag, buf, len, &rreq);
     if (rc == 0)
       rc = nm_sr_rwait(session, &rreq);
     if (rc != 0 && rc != -NM_ETRUNCATED)
@@ -147,19 +150,20 @@ int nm_coll_bcast_binomial(nm_session_t session, const nm_gate_t *group, int n, 
  * broadcast with. The root posts non-blocking sends to root+1, root+2, ... (mod n), NM_COLL_NAIVE_WINDOW at a
  * time, and waits for them; every other member receives from the root.
  */
-int nm_coll_bcast_naive(nm_session_t session, const nm_gate_t *group, int n, int self, int root, void *buf,
-                        nm_len_t len, nm_tag_t tag)
+int nm_coll_bcast_naive_group(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
+                              void *buf, nm_len_t len, nm_tag_t tag)
 {
   nm_sr_request_t reqs[NM_COLL_NAIVE_WINDOW];
   int members[NM_COLL_NAIVE_WINDOW];
   int err, next;
 
-  err = nm_coll_check_args(session, group, n, self, root, buf, len);
+  err = nm_coll_check_args(session, group, self, root, buf, len);
   if (err != 0)
     return err;
+  int n = group->n;
   if (self != root) {
     nm_sr_request_t rreq;
-    int rc = nm_sr_irecv(session, group[root], tag, buf, len, &rreq);
+    int rc = nm_sr_irecv(session, group->gate_of(group->ref, root), tag, buf, len, &rreq);
     return rc != 0 ? rc : nm_sr_rwait(session, &rreq);
   }
   for (next = 1; next < n;) {
@@ -169,4 +173,21 @@ int nm_coll_bcast_naive(nm_session_t session, const nm_gate_t *group, int n, int
     nm_coll_keep_err(&err, nm_coll_send_all(session, group, members, count, buf, len, tag, reqs));
   }
   return err;
+}
+
+/* The array form of a group. */
+static nm_gate_t nm_coll_array_gate(void *ref, int member) { return ((const nm_gate_t *)ref)[member]; }
+
+int nm_coll_bcast_binomial(nm_session_t session, const nm_gate_t *group, int n, int self, int root, void *buf,
+                           nm_len_t len, nm_tag_t tag)
+{
+  struct nm_coll_group_s g = {n, nm_coll_array_gate, (void *)group};
+  return nm_coll_bcast_binomial_group(session, group ? &g : NULL, self, root, buf, len, tag);
+}
+
+int nm_coll_bcast_naive(nm_session_t session, const nm_gate_t *group, int n, int self, int root, void *buf,
+                        nm_len_t len, nm_tag_t tag)
+{
+  struct nm_coll_group_s g = {n, nm_coll_array_gate, (void *)group};
+  return nm_coll_bcast_naive_group(session, group ? &g : NULL, self, root, buf, len, tag);
 }

@@ -36,9 +36,12 @@ struct nm_drv_props_s {
   uint32_t bandwidth_MBps;/* nominal bandwidth */
   char provider[32];      /* e.g. "shm", "tcp;ofi_rxm", "self" */
   unsigned flags;         /* NM_DRV_F_* */
+  uint64_t fake_above;    /* with NM_DRV_F_FAKE_PAYLOAD: large transfers of more bytes move only their size */
 };
 /** Peers are reached by rank: no address exchange and no connect() (the simulation driver). */
 #define NM_DRV_F_RANK_ADDRESSED 0x1u
+/** Large transfers above props.fake_above bytes move only their size (nmad-sim --fake-payload). */
+#define NM_DRV_F_FAKE_PAYLOAD 0x2u
 
 #define NM_DRV_ADDR_MAX 128 /* bytes of an endpoint address */
 #define NM_DRV_NO_FD (-1)

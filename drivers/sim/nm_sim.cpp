@@ -159,7 +159,8 @@ int sim_open(nm_drv_s *drv, const char *provider, int all_local)
   drv->props.max_large = UINT64_MAX;
   drv->props.latency_ns = 1000;
   drv->props.bandwidth_MBps = 1000;
-  drv->props.flags = NM_DRV_F_RANK_ADDRESSED;
+  drv->props.flags = NM_DRV_F_RANK_ADDRESSED | (p->job->fake_above != UINT64_MAX ? NM_DRV_F_FAKE_PAYLOAD : 0u);
+  drv->props.fake_above = p->job->fake_above;
   std::snprintf(drv->props.provider, sizeof(drv->props.provider), "sim");
   return NM_ESUCCESS;
 }

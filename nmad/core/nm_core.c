@@ -311,6 +311,18 @@ int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
   return NM_ESUCCESS;
 }
 
+int nm_core_payload_delivered(nm_core_t core, nm_len_t len)
+{
+  if (len <= core->cfg.rdv_threshold)
+    return 1; /* eager: the bytes travel in packets */
+  for (int i = 0; i < core->n_drvs; i++) {
+    const struct nm_drv_props_s *p = &core->drvs[i].props;
+    if ((p->flags & NM_DRV_F_FAKE_PAYLOAD) && len > p->fake_above)
+      return 0;
+  }
+  return 1;
+}
+
 void nm_core_idle(nm_core_t core)
 {
   if (core->cfg.spin_ns == 0) /* oversubscribed (nm_config_load) */

@@ -247,6 +247,12 @@ int nm_launcher_get_gate(nm_launcher_t l, int rank, nm_gate_t *gate)
   return *gate ? NM_ESUCCESS : -NM_ENOMEM;
 }
 
+nm_gate_t nm_launcher_gate_of(void *launcher, int rank)
+{
+  nm_gate_t g = NULL;
+  return nm_launcher_get_gate(launcher, rank, &g) == NM_ESUCCESS ? g : NULL;
+}
+
 int nm_launcher_get_rank_of_gate(nm_launcher_t l, nm_gate_t gate, int *rank)
 {
   if (!gate || gate->core != l->core)

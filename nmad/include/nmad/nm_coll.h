@@ -7,6 +7,10 @@
  * A group is an array of @p n gates, the same array (same order) on every member; @p self is this process's
  * index in it and @p root the root's index. Messages use @p tag on @p session: do not post other receives that
  * could match it while a collective runs. Thread-safety: like the core.
+ *
+ * A group can also be given by a function (struct nm_coll_group_s): a member asks it only for the gates of the
+ * members it exchanges with (O(log n) for the binomial tree), so that at scale a rank makes only those gates
+ * (DESIGN.md rule 8: gates are made on first use) instead of one per member for an array.
  */
 #ifndef NM_COLL_H
 #define NM_COLL_H
@@ -18,6 +22,17 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/** Gate of group member @p member (0 <= member < n), or NULL if it cannot be had (the collective then fails
+ *  with -NM_EINVAL). nm_launcher_gate_of() is one, for the group of all ranks in rank order. */
+typedef nm_gate_t (*nm_coll_gate_of_t)(void *ref, int member);
+
+/** A group of @p n members given by a function, the same on every member. */
+struct nm_coll_group_s {
+  int n;
+  nm_coll_gate_of_t gate_of;
+  void *ref; /* passed to gate_of */
+};
 
 /**
  * @brief Binomial-tree broadcast of @p len bytes from group member @p root (O(log n) steps: the root sends to
@@ -31,6 +46,17 @@ int nm_coll_bcast_binomial(nm_session_t session, const nm_gate_t *group, int n, 
  *  Blocking. @return 0 or the first error. */
 int nm_coll_bcast_naive(nm_session_t session, const nm_gate_t *group, int n, int self, int root, void *buf,
                         nm_len_t len, nm_tag_t tag);
+
+/** @brief nm_coll_bcast_binomial() over a group given by a function (only the parent's and the children's gates
+ *  are asked for). @param group n >= 1 members. @return as nm_coll_bcast_binomial(); -NM_EINVAL also when the
+ *  group cannot give a gate. */
+int nm_coll_bcast_binomial_group(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
+                                 void *buf, nm_len_t len, nm_tag_t tag);
+
+/** @brief nm_coll_bcast_naive() over a group given by a function (a non-root member asks only for the root's
+ *  gate). @return as nm_coll_bcast_naive(). */
+int nm_coll_bcast_naive_group(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
+                              void *buf, nm_len_t len, nm_tag_t tag);
 
 #ifdef __cplusplus
 }

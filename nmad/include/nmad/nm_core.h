@@ -88,6 +88,16 @@ void nm_core_idle(nm_core_t core);
  */
 uint64_t nm_core_time_ns(nm_core_t core);
 
+/**
+ * @brief Whether the bytes of a message of @p len bytes reach the receiver. Always 1, except under nmad-sim
+ *        --fake-payload B (doc/nmad-sim.md): a message that goes by rendezvous (more than NMAD_RDV_THRESHOLD
+ *        bytes) and is larger than B moves only its size through the simulated network, and the receive buffer
+ *        is left as it was. A program then neither checks such data nor needs to touch its buffers.
+ * @param core the core. @param len message length in bytes.
+ * @return 1 when the bytes are delivered, 0 when only the size moves. Thread-safety: any thread.
+ */
+int nm_core_payload_delivered(nm_core_t core, nm_len_t len);
+
 /** @brief Progress until *flag becomes non-zero (or the deadline passes), spinning then blocking.
  *  @param deadline_ns absolute ns on nm_core_time_ns(), 0 for none. @return 0 or -NM_ETIMEDOUT. */
 int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns);

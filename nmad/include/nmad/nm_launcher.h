@@ -46,6 +46,9 @@ int nm_launcher_get_size(nm_launcher_t l, int *size);
  *  same gate. Thread-safety: as the interfaces (the caller serializes without a progress thread).
  *  @return 0, -NM_EINVAL when rank is out of [0, size), -NM_ENOMEM. */
 int nm_launcher_get_gate(nm_launcher_t l, int rank, nm_gate_t *gate);
+/** @brief nm_launcher_get_gate() in the shape of a group's gate function (nm_coll_gate_of_t, nm_coll.h), for the
+ *  group of all ranks: @p launcher is the nm_launcher_t. @return the gate, or NULL (rank out of range, no memory). */
+nm_gate_t nm_launcher_gate_of(void *launcher, int rank);
 /** @brief Rank reached through @p gate. @return 0 or -NM_EINVAL for a gate of another core. */
 int nm_launcher_get_rank_of_gate(nm_launcher_t l, nm_gate_t gate, int *rank);
 /** @brief The core this launcher built (to open sessions, progress, wait). */
