@@ -105,8 +105,8 @@ static int nm_coll_send_all(nm_session_t session, const struct nm_coll_group_s *
 /**
  * Binomial-tree broadcast (nm_coll.h). Denis 2020, section 3.2 and fig. 1 (the tree), Hasanov 2015,
  * section 2.1.6 (its cost): each member computes its node in the tree rooted at @p root over virtual ranks
- * vrank = (self - root + n) % n, receives from its parent first, then posts non-blocking sends to its children,
- * largest subtree first, and waits for them all.
+ * vrank = (self - root + n) % n, receives from its parent first, then sends to its children one after the other,
+ * largest subtree first (each send completes before the next starts).
  *
  * A receive that fails with -NM_ETRUNCATED (the parent sent more than @p len bytes) still holds @p len valid
  * bytes: they are forwarded, so the subtree completes, and the error is returned. Any other receive error
@@ -117,7 +117,7 @@ int nm_coll_bcast_binomial_group(nm_session_t session, const struct nm_coll_grou
                                  void *buf, nm_len_t len, nm_tag_t tag)
 {
   struct nm_coll_tree_node node;
-  nm_sr_request_t reqs[NM_COLL_MAX_CHILDREN];
+  nm_sr_request_t reqs[1];
   int err, vself, i;
 
   err = nm_coll_check_args(session, group, self, root, buf, len);
@@ -138,9 +138,13 @@ int nm_coll_bcast_binomial_group(nm_session_t session, const struct nm_coll_grou
       return rc;
     err = rc;
   }
-  for (i = 0; i < node.n_children; i++)
-    node.children[i] = (node.children[i] + root) % n; /* vranks -> group indices */
-  nm_coll_keep_err(&err, nm_coll_send_all(session, group, node.children, node.n_children, buf, len, tag, reqs));
+  /* One child at a time, largest subtree first: the single-port tree of Hasanov 2015, section 2.1.6, whose cost
+   * is ceil(log2 n) (alpha + m beta). Sent all at once, the k copies would share this node's link, the largest
+   * subtree's copy would arrive after k m beta, and the broadcast would take k(k+1)/2 m beta (doc/nmad-sim.md). */
+  for (i = 0; i < node.n_children; i++) {
+    int child = (node.children[i] + root) % n; /* vrank -> group index */
+    nm_coll_keep_err(&err, nm_coll_send_all(session, group, &child, 1, buf, len, tag, reqs));
+  }
   return err;
 }
 
