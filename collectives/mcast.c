@@ -1,15 +1,17 @@
 /* Dynamic broadcasts (Denis 2020, "Dynamic broadcasts in StarPU/NewMadeleine", sections 3.2 and 4.3).
  *
- * Only the root knows the destinations. Every hop receives, in the header of an rpc message, the root, the
- * tag, the data length, the tree kind, its own point-to-point sequence number and its subtree as
- * (rank, priority, sequence number) triples. It receives the data in place (into the matching point-to-point
- * receive when that one is due and posted, else into a temporary buffer), forwards it to its children with
- * their priorities, then completes the receive or hands the data to the core as an unexpected message of the
- * root's (gate, tag) with that sequence number: the broadcast takes exactly the place of a point-to-point
- * message in the root's send order.
+ * Only the root knows the destinations. Every hop receives, on the rpc channel, the root, the tag, the data
+ * length, the tree kind, its own point-to-point sequence number and its subtree as (rank, priority, sequence
+ * number) triples. It receives the data in place (into the matching point-to-point receive when that one is due
+ * and posted, else into a temporary buffer), forwards it to its children with their priorities, then completes
+ * the receive or hands the data to the core as an unexpected message of the root's (gate, tag) with that sequence
+ * number: the broadcast takes exactly the place of a point-to-point message in the root's send order.
  *
- * Header (little-endian): u32 root, u32 n, u64 tag, u64 data length, u8 tree, 3 x u8 zero, u32 seq, i32 prio,
- * then n x {u32 rank, i32 prio, u32 seq}. */
+ * Header (little-endian): u32 root, u32 n, u64 tag, u64 data length, u8 tree, u8 kind, 2 x u8 zero, u32 seq,
+ * i32 prio. A subtree list of up to max_inline entries (at most 1,362: what fits in NM_RPC_HLEN_MAX) follows in
+ * the header (kind INLINE, the paper's layout), the body is the data. A longer one travels as the body of a LIST
+ * message, followed on the same ordering stream by a DATA message whose body is the data (doc/mcast.md, "Large
+ * destination lists"): rpc headers travel in the first packet, and 6,143 entries of 12 bytes do not fit in one. */
 #include "nmad/core/nm_core_private.h"
 #include "nmad/core/nm_le.h"
 #include "nm_mcast_tree.h"
@@ -20,12 +22,32 @@
 
 #define NM_MCAST_HDR_FIXED 36
 #define NM_MCAST_ENTRY_LEN 12
-#define NM_MCAST_HLEN_MAX (16 * 1024)
+#define NM_MCAST_KIND_OFF 25
+/* LIST messages waiting for their DATA message, per parent gate. A sender puts DATA right after its LIST; more
+ * than one is open only when a send monitor starts another broadcast to the same child in between. */
+#define NM_MCAST_OPEN_PER_GATE 4
+/* Up to this many entries, duplicates are found by comparing pairs (no allocation); above, with a bitmap. */
+#define NM_MCAST_DUP_PAIRWISE 16
+
+enum nm_mcast_kind_e {
+  NM_MCAST_INLINE = 0, /* the subtree list follows the fixed header; the body is the data */
+  NM_MCAST_LIST = 1,   /* the body is the subtree list; a DATA message follows */
+  NM_MCAST_DATA = 2    /* the body is the data of the LIST with the same fixed fields */
+};
+
+/* Parts of a received broadcast still outstanding (struct nm_mcast_fwd_s.parts). */
+#define NM_MCAST_PART_LIST 0x1     /* the LIST body (subtree list) is being received */
+#define NM_MCAST_PART_DATA_MSG 0x2 /* the DATA message has not arrived: the broadcast is in svc->open */
+#define NM_MCAST_PART_DATA 0x4     /* the data is being received */
+#define NM_MCAST_PART_HOLD 0x8     /* a call that may complete the other parts is running */
 
 struct nm_mcast_service_s {
   nm_session_t session;
   nm_rpc_service_t rpc;
-  int n_active; /* broadcasts being received or forwarded here */
+  int n_active;                /* broadcasts being received or forwarded here */
+  int max_dests;               /* largest destination list at the root; a received subtree has one less */
+  int max_inline;              /* longest subtree list sent in an rpc header (INLINE); longer: LIST + DATA */
+  struct nm_mcast_fwd_s *open; /* LIST messages waiting for their DATA message */
 };
 
 struct nm_mcast_entry_s {
@@ -33,23 +55,48 @@ struct nm_mcast_entry_s {
   int32_t prio;
   uint32_t seq;
 };
+/* A LIST body is received straight into the entry array and decoded in place. */
+_Static_assert(sizeof(struct nm_mcast_entry_s) == NM_MCAST_ENTRY_LEN, "entry layout must match the wire");
+
+/* The fixed part of a header, decoded. */
+struct nm_mcast_hdr_s {
+  uint32_t root, n;
+  nm_tag_t tag;
+  nm_len_t len;
+  uint8_t tree, kind;
+  nm_seq_t seq;
+  int32_t prio;
+};
 
 /* The sends of one hop to its children (at the root or at a forwarder). */
 struct nm_mcast_fanout_s {
   struct nm_req_s *reqs;
   uint8_t *hdrs;
-  int n, done, status;
+  int n, done, status; /* n: sends (one per child, two for a child whose list goes in a LIST message) */
+};
+
+struct nm_mcast_fwd_s;
+/* What an rpc token of a broadcast refers to: the broadcast and which of its bodies the token receives. */
+struct nm_mcast_part_s {
+  struct nm_mcast_fwd_s *f;
+  unsigned bit;
 };
 
 /* A broadcast being received and forwarded at this node. */
 struct nm_mcast_fwd_s {
   struct nm_mcast_service_s *svc;
+  struct nm_mcast_fwd_s *next_open; /* in svc->open while NM_MCAST_PART_DATA_MSG is set */
+  nm_gate_t from;                   /* the parent */
   nm_gate_t root_gate;
   nm_tag_t tag;
   nm_seq_t seq;
   nm_len_t len;
   uint8_t tree;
   uint32_t root;
+  uint8_t hdr[NM_MCAST_HDR_FIXED]; /* a LIST's fixed header: its DATA message must repeat it */
+  unsigned parts;                  /* NM_MCAST_PART_*: forwarding starts when none is left */
+  int status;                      /* first error: the broadcast is dropped, not forwarded */
+  struct nm_mcast_part_s list_part, data_part;
   struct nm_req_s *claimed; /* the application's receive, when the data lands in it directly */
   void *buf;
   struct nm_mcast_fanout_s out;
@@ -59,7 +106,17 @@ struct nm_mcast_fwd_s {
 
 static size_t nm_mcast_hdr_len(int n) { return NM_MCAST_HDR_FIXED + (size_t)n * NM_MCAST_ENTRY_LEN; }
 
-static void nm_mcast_put_hdr(uint8_t *h, uint32_t root, nm_tag_t tag, nm_len_t len, uint8_t tree,
+/* Longest subtree list whose header fits in an rpc header (1,362 entries). */
+#define NM_MCAST_INLINE_MAX ((int)((NM_RPC_HLEN_MAX - NM_MCAST_HDR_FIXED) / NM_MCAST_ENTRY_LEN))
+
+/* Largest subtree list a hop accepts: the root sends at most max_dests, a child is not in its own list. */
+static uint32_t nm_mcast_max_entries(const struct nm_mcast_service_s *svc)
+{
+  return svc->max_dests > 0 ? (uint32_t)svc->max_dests - 1 : 0;
+}
+
+/* Fixed header, then the n entries of sub (INLINE, or the body of a LIST that follows the header). */
+static void nm_mcast_put_hdr(uint8_t *h, uint32_t root, nm_tag_t tag, nm_len_t len, uint8_t tree, uint8_t kind,
                              const struct nm_mcast_entry_s *self, const struct nm_mcast_entry_s *sub, int n)
 {
   nm_put32(h, root);
@@ -68,6 +125,7 @@ static void nm_mcast_put_hdr(uint8_t *h, uint32_t root, nm_tag_t tag, nm_len_t l
   nm_put64(h + 16, len);
   memset(h + 24, 0, 4);
   nm_put8(h + 24, tree);
+  nm_put8(h + NM_MCAST_KIND_OFF, kind);
   nm_put32(h + 28, self->seq);
   nm_put32(h + 32, (uint32_t)self->prio);
   for (int i = 0; i < n; i++) {
@@ -78,23 +136,45 @@ static void nm_mcast_put_hdr(uint8_t *h, uint32_t root, nm_tag_t tag, nm_len_t l
   }
 }
 
-/* Send the data to the children of position 0 in list[0..m) (list positions 1..m). Each child gets its subtree
- * slice and its own priority in the local scheduler. @p notifier fires per child send; when the last one fired
- * the fan-out is over (it may already be over when this returns). @return number of children. */
-static int nm_mcast_fanout(nm_session_t session, struct nm_mcast_fanout_s *out, uint32_t root, nm_tag_t tag,
-                           const void *data, nm_len_t len, uint8_t tree, const struct nm_mcast_entry_s *list,
-                           int m, nm_req_notifier_t notifier, void *ref)
+static void nm_mcast_post(nm_session_t session, struct nm_req_s *req, nm_gate_t g, int prio, const uint8_t *h,
+                          size_t hlen, const void *body, nm_len_t blen, nm_req_notifier_t notifier, void *ref)
 {
+  nm_sr_send_init(session, req);
+  nm_sr_send_set_priority(session, req, prio);
+  nm_sr_request_set_monitor(session, req, NM_EVENT_SEND_COMPLETED, notifier, ref);
+  /* Errors complete the request (and reach the notifier); a gate that cannot be made (no memory) fails the
+   * child's send alike. The arguments are valid by construction (hlen <= NM_RPC_HLEN_MAX). */
+  if (g)
+    nm_rpc_isend(session, g, NM_MCAST_RPC_TAG, h, hlen, body, blen, req);
+  else
+    nm_req_complete(req, -NM_ENOMEM);
+}
+
+/* Send the data to the children of position 0 in list[0..m) (list positions 1..m). Each child gets its subtree
+ * slice and its own priority in the local scheduler: in its header when the slice fits, else as a LIST message
+ * followed by a DATA message on the same ordering stream. @p notifier fires per send; when the last one fired
+ * the fan-out is over (it may already be over when this returns: nothing here touches @p out, @p list or @p ref
+ * after the last send is posted). @return number of children, or -NM_ENOMEM. */
+static int nm_mcast_fanout(const struct nm_mcast_service_s *svc, struct nm_mcast_fanout_s *out, uint32_t root,
+                           nm_tag_t tag, const void *data, nm_len_t len, uint8_t tree,
+                           const struct nm_mcast_entry_s *list, int m, nm_req_notifier_t notifier, void *ref)
+{
+  nm_session_t session = svc->session;
+  const int max_inline = svc->max_inline;
   int *child = malloc(sizeof(int) * (size_t)(m ? m : 1)), *end = malloc(sizeof(int) * (size_t)(m ? m : 1));
   int nc = (child && end) ? nm_mcast_tree_children((enum nm_mcast_tree_e)tree, m, child, end) : -1;
   size_t total = 0;
-  for (int k = 0; k < nc; k++)
-    total += nm_mcast_hdr_len(end[k] - child[k]);
-  out->reqs = nc > 0 ? calloc((size_t)nc, sizeof(*out->reqs)) : NULL;
-  out->hdrs = nc > 0 ? malloc(total) : NULL;
+  int ns = 0;
+  for (int k = 0; k < nc; k++) {
+    int sub = end[k] - child[k];
+    total += nm_mcast_hdr_len(sub) + (sub <= max_inline ? 0 : NM_MCAST_HDR_FIXED);
+    ns += sub <= max_inline ? 1 : 2;
+  }
+  out->reqs = ns > 0 ? calloc((size_t)ns, sizeof(*out->reqs)) : NULL;
+  out->hdrs = ns > 0 ? malloc(total) : NULL;
   out->done = 0;
   out->status = NM_ESUCCESS;
-  if (nc < 0 || (nc > 0 && (!out->reqs || !out->hdrs))) {
+  if (nc < 0 || (ns > 0 && (!out->reqs || !out->hdrs))) {
     free(child);
     free(end);
     free(out->reqs);
@@ -105,31 +185,41 @@ static int nm_mcast_fanout(nm_session_t session, struct nm_mcast_fanout_s *out, 
     out->status = -NM_ENOMEM;
     return -NM_ENOMEM;
   }
-  out->n = nc;
-  /* Build every header first: a send may complete (and end the fan-out) inside the loop below. */
+  out->n = ns;
+  /* Build every header first: a send may complete (and end the fan-out) inside the loop below. Per child:
+   * INLINE header + entries, or LIST header + entries (its body) + DATA header. */
   size_t off = 0;
   for (int k = 0; k < nc; k++) {
     int sub = end[k] - child[k];
-    nm_mcast_put_hdr(out->hdrs + off, root, tag, len, tree, &list[child[k] - 1], &list[child[k]], sub);
+    int inl = sub <= max_inline;
+    uint8_t *h = out->hdrs + off;
+    nm_mcast_put_hdr(h, root, tag, len, tree, inl ? NM_MCAST_INLINE : NM_MCAST_LIST, &list[child[k] - 1],
+                     &list[child[k]], sub);
     off += nm_mcast_hdr_len(sub);
+    if (!inl) {
+      memcpy(out->hdrs + off, h, NM_MCAST_HDR_FIXED);
+      out->hdrs[off + NM_MCAST_KIND_OFF] = NM_MCAST_DATA;
+      off += NM_MCAST_HDR_FIXED;
+    }
   }
   struct nm_req_s *reqs = out->reqs;
-  uint8_t *hdrs = out->hdrs;
+  const uint8_t *hdrs = out->hdrs;
   off = 0;
-  for (int k = 0; k < nc; k++) {
+  for (int k = 0, s = 0; k < nc; k++) {
     const struct nm_mcast_entry_s *c = &list[child[k] - 1];
-    size_t hlen = nm_mcast_hdr_len(end[k] - child[k]);
-    nm_sr_send_init(session, &reqs[k]);
-    nm_sr_send_set_priority(session, &reqs[k], c->prio);
-    nm_sr_request_set_monitor(session, &reqs[k], NM_EVENT_SEND_COMPLETED, notifier, ref);
-    /* Errors complete the request (and reach the notifier): nothing more to do here. */
-    /* Errors complete the request; a gate that cannot be made (no memory) fails the child's send alike. */
+    int sub = end[k] - child[k], prio = c->prio;
+    size_t hlen = nm_mcast_hdr_len(sub);
     nm_gate_t g = nm_core_gate(session->core, (int)c->rank);
-    if (g)
-      nm_rpc_isend(session, g, NM_MCAST_RPC_TAG, hdrs + off, hlen, data, len, &reqs[k]);
-    else
-      nm_req_complete(&reqs[k], -NM_ENOMEM);
-    off += hlen;
+    if (sub <= max_inline) {
+      nm_mcast_post(session, &reqs[s++], g, prio, hdrs + off, hlen, data, len, notifier, ref);
+      off += hlen;
+    } else {
+      /* LIST then DATA, back to back: they take consecutive sequence numbers of the child's stream. */
+      nm_mcast_post(session, &reqs[s++], g, prio, hdrs + off, NM_MCAST_HDR_FIXED, hdrs + off + NM_MCAST_HDR_FIXED,
+                    hlen - NM_MCAST_HDR_FIXED, notifier, ref);
+      nm_mcast_post(session, &reqs[s++], g, prio, hdrs + off + hlen, NM_MCAST_HDR_FIXED, data, len, notifier, ref);
+      off += hlen + NM_MCAST_HDR_FIXED;
+    }
   }
   free(child);
   free(end);
@@ -185,7 +275,7 @@ int nm_mcast_isend(nm_mcast_service_t service, const int *dests, const int *prio
                    const void *data, nm_len_t len, enum nm_mcast_tree_e tree, nm_mcast_req_t *req)
 {
   if (!service || !req || n < 0 || (n > 0 && !dests) || (len && !data) || (unsigned)tree > NM_MCAST_TREE_BINARY ||
-      nm_mcast_hdr_len(n) > NM_MCAST_HLEN_MAX)
+      n > service->max_dests)
     return -NM_EINVAL;
   nm_session_t session = service->session;
   nm_core_t core = session->core;
@@ -229,7 +319,7 @@ int nm_mcast_isend(nm_mcast_service_t service, const int *dests, const int *prio
   }
   if (!err) {
     req->priv = out;
-    req->n_children = nm_mcast_fanout(session, out, (uint32_t)core->rank, tag, data, len, (uint8_t)tree, list, n,
+    req->n_children = nm_mcast_fanout(service, out, (uint32_t)core->rank, tag, data, len, (uint8_t)tree, list, n,
                                       nm_mcast_root_sent, req);
     if (req->n_children < 0) {
       err = req->n_children;
@@ -282,81 +372,297 @@ static void nm_mcast_fwd_sent(struct nm_req_s *req, unsigned event, void *ref)
     nm_mcast_fwd_finish(f, NM_ESUCCESS); /* a child's failure does not make our own copy wrong */
 }
 
-/* The data is in place: tell the application it may read it, then forward from the same buffer. */
-static void nm_mcast_finalizer(nm_rpc_token_t token, void *ref)
+/* A part of a broadcast is over: once none is left, drop it (an error) or forward it. The data is in place:
+ * tell the application it may read it, then forward from the same buffer. */
+static void nm_mcast_fwd_step(struct nm_mcast_fwd_s *f)
 {
-  struct nm_mcast_fwd_s *f = nm_rpc_token_get_ref(token);
-  if (!f)
+  if (f->parts)
     return;
-  int status = nm_rpc_token_status(token);
-  if (status) {
-    nm_mcast_fwd_finish(f, status);
+  if (f->status) {
+    nm_mcast_fwd_finish(f, f->status);
     return;
   }
   if (f->claimed)
     nm_req_notify(f->claimed, NM_EVENT_RECV_DATA);
-  int nc = nm_mcast_fanout(f->svc->session, &f->out, f->root, f->tag, f->buf, f->len, f->tree, f->entries,
+  int nc = nm_mcast_fanout(f->svc, &f->out, f->root, f->tag, f->buf, f->len, f->tree, f->entries,
                            f->n_entries, nm_mcast_fwd_sent, f);
   if (nc <= 0) /* no child (leaf), or no memory to forward */
     nm_mcast_fwd_finish(f, NM_ESUCCESS);
+}
+
+static void nm_mcast_part_over(struct nm_mcast_fwd_s *f, unsigned bit, int status)
+{
+  f->parts &= ~bit;
+  if (status && !f->status)
+    f->status = status;
+  nm_mcast_fwd_step(f);
+}
+
+static void nm_mcast_unlink_open(struct nm_mcast_fwd_s *f)
+{
+  for (struct nm_mcast_fwd_s **pp = &f->svc->open; *pp; pp = &(*pp)->next_open)
+    if (*pp == f) {
+      *pp = f->next_open;
+      break;
+    }
+  f->parts &= ~NM_MCAST_PART_DATA_MSG;
+}
+
+/* Drop the LIST messages whose parent failed before their DATA message came: it never will. */
+static void nm_mcast_sweep(struct nm_mcast_service_s *svc)
+{
+  struct nm_mcast_fwd_s **pp = &svc->open;
+  while (*pp) {
+    struct nm_mcast_fwd_s *f = *pp;
+    if (!f->from->status) {
+      pp = &f->next_open;
+      continue;
+    }
+    *pp = f->next_open;
+    nm_mcast_part_over(f, NM_MCAST_PART_DATA_MSG, f->from->status); /* nothing claimed yet: no up-call */
+  }
+}
+
+/* Fixed header from the network: validate every field before using any (DESIGN.md rule 5). The subtree length
+ * is bounded by the service's max_dests (at most the job size) before anything is allocated for it. */
+static int nm_mcast_get_hdr(const struct nm_mcast_service_s *svc, const uint8_t *h, nm_len_t hlen,
+                            struct nm_mcast_hdr_s *x)
+{
+  nm_core_t core = svc->session->core;
+  if (hlen < NM_MCAST_HDR_FIXED)
+    return -NM_EPROTO;
+  *x = (struct nm_mcast_hdr_s){.root = nm_get32(h), .n = nm_get32(h + 4), .tag = nm_get64(h + 8),
+                               .len = nm_get64(h + 16), .tree = h[24], .kind = h[NM_MCAST_KIND_OFF],
+                               .seq = nm_get32(h + 28), .prio = (int32_t)nm_get32(h + 32)};
+  if (h[26] || h[27] || x->tree > NM_MCAST_TREE_BINARY || x->kind > NM_MCAST_DATA ||
+      x->root >= (uint32_t)core->size || x->root == (uint32_t)core->rank || x->n > nm_mcast_max_entries(svc))
+    return -NM_EPROTO;
+  return NM_ESUCCESS;
+}
+
+/* Wire entries to host entries; @p raw may be @p e itself (same 12-byte layout: each entry is read whole before
+ * it is written). */
+static void nm_mcast_get_entries(const uint8_t *raw, struct nm_mcast_entry_s *e, uint32_t n)
+{
+  for (uint32_t i = 0; i < n; i++) {
+    const uint8_t *p = raw + (size_t)i * NM_MCAST_ENTRY_LEN;
+    uint32_t rank = nm_get32(p), prio = nm_get32(p + 4), seq = nm_get32(p + 8);
+    e[i] = (struct nm_mcast_entry_s){rank, (int32_t)prio, seq};
+  }
+}
+
+/* Subtree ranks: in range, not the root, not us, no duplicates. O(n) with a bitmap of the job's ranks (size / 8
+ * bytes, bounded by the job, not by the peer), pairwise for short lists. @return 0, -NM_EPROTO, -NM_ENOMEM. */
+static int nm_mcast_check_entries(nm_core_t core, uint32_t root, const struct nm_mcast_entry_s *e, uint32_t n)
+{
+  const uint32_t size = (uint32_t)core->size, me = (uint32_t)core->rank;
+  for (uint32_t i = 0; i < n; i++)
+    if (e[i].rank >= size || e[i].rank == me || e[i].rank == root)
+      return -NM_EPROTO;
+  if (n <= NM_MCAST_DUP_PAIRWISE) {
+    for (uint32_t i = 1; i < n; i++)
+      for (uint32_t j = 0; j < i; j++)
+        if (e[i].rank == e[j].rank)
+          return -NM_EPROTO;
+    return NM_ESUCCESS;
+  }
+  uint64_t *seen = calloc(((size_t)size + 63) / 64, sizeof(uint64_t));
+  if (!seen)
+    return -NM_ENOMEM;
+  int err = NM_ESUCCESS;
+  for (uint32_t i = 0; i < n && !err; i++) {
+    uint64_t bit = (uint64_t)1 << (e[i].rank % 64);
+    if (seen[e[i].rank / 64] & bit)
+      err = -NM_EPROTO;
+    seen[e[i].rank / 64] |= bit;
+  }
+  free(seen);
+  return err;
+}
+
+/* A broadcast of header @p x from @p from, with room for its n entries. */
+static struct nm_mcast_fwd_s *nm_mcast_fwd_new(struct nm_mcast_service_s *svc, const struct nm_mcast_hdr_s *x,
+                                               nm_gate_t from)
+{
+  nm_gate_t root_gate = nm_core_gate(svc->session->core, (int)x->root);
+  struct nm_mcast_fwd_s *f = root_gate ? malloc(sizeof(*f) + sizeof(struct nm_mcast_entry_s) * x->n) : NULL;
+  if (!f)
+    return NULL;
+  *f = (struct nm_mcast_fwd_s){.svc = svc, .from = from, .root_gate = root_gate, .tag = x->tag, .seq = x->seq,
+                               .len = x->len, .tree = x->tree, .root = x->root, .n_entries = (int)x->n};
+  f->list_part = (struct nm_mcast_part_s){f, NM_MCAST_PART_LIST};
+  f->data_part = (struct nm_mcast_part_s){f, NM_MCAST_PART_DATA};
+  svc->n_active++;
+  return f;
+}
+
+/* Receive the data: into the matching receive if it is due and posted, else into a temporary buffer. */
+static int nm_mcast_recv_data(struct nm_mcast_fwd_s *f, nm_rpc_token_t token)
+{
+  f->claimed = nm_core_claim_recv(f->svc->session, f->root_gate, f->tag, f->seq, f->len);
+  f->buf = f->claimed ? f->claimed->buf : malloc(f->len ? f->len : 1);
+  if (!f->claimed && !f->buf)
+    return -NM_ENOMEM;
+  f->parts |= NM_MCAST_PART_DATA;
+  nm_rpc_token_set_ref(token, &f->data_part);
+  return nm_rpc_irecv_body(token, f->buf, f->len);
+}
+
+/* INLINE: the subtree list is in the header. */
+static int nm_mcast_on_inline(struct nm_mcast_service_s *svc, nm_rpc_token_t token, const uint8_t *h,
+                              const struct nm_mcast_hdr_s *x)
+{
+  struct nm_mcast_fwd_s *f = nm_mcast_fwd_new(svc, x, nm_rpc_get_source(token));
+  if (!f)
+    return -NM_ENOMEM;
+  nm_mcast_get_entries(h + NM_MCAST_HDR_FIXED, f->entries, x->n);
+  int err = nm_mcast_check_entries(svc->session->core, x->root, f->entries, x->n);
+  if (!err)
+    err = nm_mcast_recv_data(f, token);
+  if (err) /* the rpc layer calls no finalizer for a rejected message */
+    nm_mcast_part_over(f, NM_MCAST_PART_DATA, err);
+  return err;
+}
+
+/* LIST: receive the subtree list (by rendezvous when large); the data comes in the DATA message that follows. */
+static int nm_mcast_on_list(struct nm_mcast_service_s *svc, nm_rpc_token_t token, const uint8_t *h,
+                            const struct nm_mcast_hdr_s *x)
+{
+  nm_gate_t from = nm_rpc_get_source(token);
+  nm_mcast_sweep(svc);
+  int on_gate = 0;
+  for (struct nm_mcast_fwd_s *o = svc->open; o; o = o->next_open)
+    if (o->from == from) {
+      if (o->root == x->root && o->tag == x->tag && o->seq == x->seq)
+        return -NM_EPROTO; /* the same broadcast twice */
+      on_gate++;
+    }
+  if (on_gate >= NM_MCAST_OPEN_PER_GATE)
+    return -NM_EPROTO;
+  struct nm_mcast_fwd_s *f = nm_mcast_fwd_new(svc, x, from);
+  if (!f)
+    return -NM_ENOMEM;
+  memcpy(f->hdr, h, NM_MCAST_HDR_FIXED);
+  f->parts = NM_MCAST_PART_LIST | NM_MCAST_PART_DATA_MSG;
+  f->next_open = svc->open;
+  svc->open = f;
+  nm_rpc_token_set_ref(token, &f->list_part);
+  int err = nm_rpc_irecv_body(token, f->entries, (nm_len_t)x->n * NM_MCAST_ENTRY_LEN);
+  if (err) {
+    nm_mcast_unlink_open(f);
+    nm_mcast_part_over(f, NM_MCAST_PART_LIST, err);
+  }
+  return err;
+}
+
+/* DATA: the data of an open LIST from the same parent; the fixed fields must repeat the LIST's. */
+static int nm_mcast_on_data(struct nm_mcast_service_s *svc, nm_rpc_token_t token, const uint8_t *h,
+                            const struct nm_mcast_hdr_s *x)
+{
+  nm_gate_t from = nm_rpc_get_source(token);
+  struct nm_mcast_fwd_s *f = svc->open;
+  while (f && !(f->from == from && f->root == x->root && f->tag == x->tag && f->seq == x->seq))
+    f = f->next_open;
+  if (!f)
+    return -NM_EPROTO;
+  nm_mcast_unlink_open(f);
+  if (memcmp(h, f->hdr, NM_MCAST_KIND_OFF) ||
+      memcmp(h + NM_MCAST_KIND_OFF + 1, f->hdr + NM_MCAST_KIND_OFF + 1, NM_MCAST_HDR_FIXED - NM_MCAST_KIND_OFF - 1)) {
+    nm_mcast_part_over(f, 0, -NM_EPROTO); /* dropped once its list, if still coming, fails with the gate */
+    return -NM_EPROTO;
+  }
+  int err = nm_mcast_recv_data(f, token);
+  if (err)
+    nm_mcast_part_over(f, NM_MCAST_PART_DATA, err);
+  return err;
+}
+
+/* The LIST body is in: decode and validate it. A malformed list fails the gate it came from (the DATA message
+ * then never comes); the broadcast is dropped. */
+static void nm_mcast_list_done(struct nm_mcast_fwd_s *f, int status)
+{
+  int bad = 0;
+  if (!status && !f->status) {
+    nm_mcast_get_entries((const uint8_t *)f->entries, f->entries, (uint32_t)f->n_entries);
+    status = nm_mcast_check_entries(f->svc->session->core, f->root, f->entries, (uint32_t)f->n_entries);
+    bad = status != 0;
+  }
+  if (status && !f->status)
+    f->status = status;
+  if (f->status && (f->parts & NM_MCAST_PART_DATA_MSG))
+    nm_mcast_unlink_open(f);
+  f->parts = (f->parts & ~NM_MCAST_PART_LIST) | NM_MCAST_PART_HOLD;
+  if (bad) /* completes the data receive, if posted: its part ends here, f stays held */
+    nm_gate_fail(f->from, status);
+  nm_mcast_part_over(f, NM_MCAST_PART_HOLD, 0);
+}
+
+static void nm_mcast_finalizer(nm_rpc_token_t token, void *ref)
+{
+  struct nm_mcast_part_s *p = nm_rpc_token_get_ref(token);
+  if (!p)
+    return;
+  if (p->bit == NM_MCAST_PART_LIST)
+    nm_mcast_list_done(p->f, nm_rpc_token_status(token));
+  else
+    nm_mcast_part_over(p->f, NM_MCAST_PART_DATA, nm_rpc_token_status(token));
 }
 
 /* Header from the network: validate everything before using it (DESIGN.md rule 5). */
 static int nm_mcast_handler(nm_rpc_token_t token, const void *header, nm_len_t hlen, void *ref)
 {
   struct nm_mcast_service_s *svc = ref;
-  nm_core_t core = svc->session->core;
   const uint8_t *h = header;
-  if (hlen < NM_MCAST_HDR_FIXED)
-    return -NM_EPROTO;
-  uint32_t root = nm_get32(h), n = nm_get32(h + 4);
-  nm_tag_t tag = nm_get64(h + 8);
-  nm_len_t len = nm_get64(h + 16);
-  uint8_t tree = h[24];
-  if (h[25] || h[26] || h[27] || tree > NM_MCAST_TREE_BINARY || root >= (uint32_t)core->size ||
-      root == (uint32_t)core->rank || n >= (uint32_t)core->size || hlen != nm_mcast_hdr_len((int)n) ||
-      len != nm_rpc_get_body_size(token))
-    return -NM_EPROTO;
-  nm_gate_t root_gate = nm_core_gate(core, (int)root);
-  if (!root_gate)
-    return -NM_ENOMEM;
-  struct nm_mcast_fwd_s *f = malloc(sizeof(*f) + sizeof(struct nm_mcast_entry_s) * n);
-  if (!f)
-    return -NM_ENOMEM;
-  *f = (struct nm_mcast_fwd_s){.svc = svc, .root_gate = root_gate, .tag = tag, .seq = nm_get32(h + 28),
-                               .len = len, .tree = tree, .root = root, .n_entries = (int)n};
-  for (uint32_t i = 0; i < n; i++) {
-    const uint8_t *e = h + NM_MCAST_HDR_FIXED + (size_t)i * NM_MCAST_ENTRY_LEN;
-    f->entries[i] = (struct nm_mcast_entry_s){nm_get32(e), (int32_t)nm_get32(e + 4), nm_get32(e + 8)};
-    uint32_t r = f->entries[i].rank;
-    int bad = r >= (uint32_t)core->size || r == (uint32_t)core->rank || r == root;
-    for (uint32_t j = 0; !bad && j < i; j++)
-      bad = f->entries[j].rank == r;
-    if (bad) {
-      free(f);
+  struct nm_mcast_hdr_s x;
+  int err = nm_mcast_get_hdr(svc, h, hlen, &x);
+  if (err)
+    return err;
+  nm_len_t body = nm_rpc_get_body_size(token);
+  switch (x.kind) {
+  case NM_MCAST_INLINE:
+    if (hlen != nm_mcast_hdr_len((int)x.n) || body != x.len)
       return -NM_EPROTO;
-    }
+    return nm_mcast_on_inline(svc, token, h, &x);
+  case NM_MCAST_LIST:
+    if (hlen != NM_MCAST_HDR_FIXED || body != (nm_len_t)x.n * NM_MCAST_ENTRY_LEN)
+      return -NM_EPROTO;
+    return nm_mcast_on_list(svc, token, h, &x);
+  default:
+    if (hlen != NM_MCAST_HDR_FIXED || body != x.len)
+      return -NM_EPROTO;
+    return nm_mcast_on_data(svc, token, h, &x);
   }
-  f->claimed = nm_core_claim_recv(svc->session, f->root_gate, tag, f->seq, len);
-  f->buf = f->claimed ? f->claimed->buf : malloc(len ? len : 1);
-  if (!f->buf) {
-    free(f);
-    return -NM_ENOMEM;
-  }
-  svc->n_active++;
-  nm_rpc_token_set_ref(token, f);
-  return nm_rpc_irecv_body(token, f->buf, len);
 }
 
-int nm_mcast_init(nm_session_t session, nm_mcast_service_t *out)
+int nm_mcast_init_params(nm_session_t session, const struct nm_mcast_params_s *params, nm_mcast_service_t *out)
 {
-  if (!session || !out)
+  const uint64_t known = NM_MCAST_PARAM_MAX_DESTS | NM_MCAST_PARAM_MAX_INLINE;
+  if (!session || !out || (params && (params->field_mask & ~known)))
     return -NM_EINVAL;
+  int max_dests = session->core->size - 1, max_inline = NM_MCAST_INLINE_MAX;
+  if (params && (params->field_mask & NM_MCAST_PARAM_MAX_DESTS)) {
+    if (params->max_dests < 0)
+      return -NM_EINVAL;
+    if (params->max_dests < max_dests)
+      max_dests = params->max_dests;
+  }
+  if (params && (params->field_mask & NM_MCAST_PARAM_MAX_INLINE)) {
+    if (params->max_inline < 0)
+      return -NM_EINVAL;
+    if (params->max_inline < max_inline)
+      max_inline = params->max_inline;
+  }
   struct nm_mcast_service_s *svc = calloc(1, sizeof(*svc));
   if (!svc)
     return -NM_ENOMEM;
   svc->session = session;
-  int err = nm_rpc_register(session, NM_MCAST_RPC_TAG, NM_TAG_MASK_FULL, NM_MCAST_HLEN_MAX, nm_mcast_handler,
+  svc->max_dests = max_dests;
+  svc->max_inline = max_inline;
+  /* The rpc layer refuses longer headers before the handler runs: an INLINE header of the longest subtree. */
+  nm_len_t hlen_max = nm_mcast_hdr_len((int)nm_mcast_max_entries(svc));
+  if (hlen_max > NM_RPC_HLEN_MAX)
+    hlen_max = NM_RPC_HLEN_MAX;
+  int err = nm_rpc_register(session, NM_MCAST_RPC_TAG, NM_TAG_MASK_FULL, hlen_max, nm_mcast_handler,
                             nm_mcast_finalizer, svc, &svc->rpc);
   if (err) {
     free(svc);
@@ -366,9 +672,15 @@ int nm_mcast_init(nm_session_t session, nm_mcast_service_t *out)
   return NM_ESUCCESS;
 }
 
+int nm_mcast_init(nm_session_t session, nm_mcast_service_t *out)
+{
+  return nm_mcast_init_params(session, NULL, out);
+}
+
 int nm_mcast_finalize(nm_mcast_service_t service)
 {
   NM_CORE_LOCKED(service->session->core);
+  nm_mcast_sweep(service);
   if (service->n_active)
     return -NM_EBUSY;
   int err = nm_rpc_unregister(service->rpc);

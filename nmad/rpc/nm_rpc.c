@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NM_RPC_HLEN_MAX (16 * 1024)
-
 struct nm_rpc_service_s {
   struct nm_rpc_service_s *next;
   struct nm_rpc_channel_s *channel;

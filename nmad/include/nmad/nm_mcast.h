@@ -13,7 +13,12 @@
  * and this hop's subtree as (rank, priority, sequence number) triples; a forwarding node splits its list into
  * child subtrees, trims it per child, and sends each child's message with that child's priority (honoured by
  * NMAD_STRATEGY=prio). Destinations are placed so that higher priorities receive earlier (closer to the root).
- * Large data is forwarded by rendezvous into the receivers' buffers; the header always arrives eagerly.
+ * Large data is forwarded by rendezvous into the receivers' buffers. A subtree list of up to 1,362 entries rides
+ * in the rpc header, as in the paper (section 3.2); a longer one (any number up to the job size: at 12 bytes per
+ * destination the list of a 6,144-rank job is 74 KB, more than a packet) is sent as a separate message just
+ * before the data, whose body comes by rendezvous when large (doc/mcast.md, "Large destination lists"). A receiver accepts a subtree of
+ * at most max_dests - 1 entries (nm_mcast_init_params(); default: the job size minus 2) and checks that bound
+ * before it allocates anything for the list.
  *
  * If the matching receive is not posted when a broadcast arrives, the data is received into a temporary buffer
  * and forwarding proceeds at once: a slow receiver never delays its subtree. The data is then kept as an
@@ -51,11 +56,41 @@ typedef struct nm_mcast_service_s *nm_mcast_service_t; /**< the broadcast engine
 /** rpc tag reserved for broadcast messages on a session's rpc channel (do not register rpc services over it). */
 #define NM_MCAST_RPC_TAG ((nm_tag_t)0x6e6d6d6361737401ULL)
 
+/** Bits of nm_mcast_params_s.field_mask: which fields are set. */
+#define NM_MCAST_PARAM_MAX_DESTS 0x1u
+#define NM_MCAST_PARAM_MAX_INLINE 0x2u
+
+/** Settings of a broadcast service (nm_mcast_init_params()). Set in field_mask the bit of every field you fill;
+ *  the others keep their defaults, so the struct can grow without breaking callers. */
+struct nm_mcast_params_s {
+  uint64_t field_mask; /**< NM_MCAST_PARAM_* bits of the fields set */
+  /** Largest number of destinations of one broadcast (NM_MCAST_PARAM_MAX_DESTS). nm_mcast_isend() refuses more;
+   *  a received subtree list of more than max_dests - 1 entries fails the sender's gate (-NM_EPROTO) before any
+   *  memory is allocated for it, so a peer makes this process hold at most 12 x (max_dests - 1) bytes per
+   *  broadcast it forwards. Default and upper bound: job size - 1 (larger values are reduced to it). Every
+   *  process of the job must use the same value. */
+  int max_dests;
+  /** Longest subtree list, in entries, that this process sends inside a child's rpc header
+   *  (NM_MCAST_PARAM_MAX_INLINE); a longer one goes in a message of its own just before the data (one message
+   *  more per such child, and its list comes by rendezvous when above the rendezvous threshold, instead of
+   *  taking up to 16 KiB of the first packet). Default and upper bound: 1,362, what fits in NM_RPC_HLEN_MAX;
+   *  0 sends every non-empty list apart. Receivers accept both forms: processes may use different values. */
+  int max_inline;
+};
+
 /** @brief Start dynamic broadcasts on @p session: registers the broadcast rpc service. Every process that may
  *  receive or forward a broadcast calls it once (typically right after opening the session). Broadcast messages
- *  that reach a process before its call are kept and handled at the call. @return 0, -NM_EINVAL, -NM_ENOMEM. */
+ *  that reach a process before its call are kept and handled at the call. Same as nm_mcast_init_params() with
+ *  default settings. @return 0, -NM_EINVAL, -NM_ENOMEM.
+ *  Thread-safety: like the core. */
 int nm_mcast_init(nm_session_t session, nm_mcast_service_t *out);
-/** @brief Stop the service. @return 0 or -NM_EBUSY while broadcasts are being forwarded. */
+/** @brief nm_mcast_init() with settings (Denis 2020, section 4.3: the service listens for broadcasts from every
+ *  node). @param params NULL for the defaults, else see struct nm_mcast_params_s.
+ *  @return 0, -NM_EINVAL (NULL session or out, unknown field_mask bit, max_dests or max_inline < 0, or the
+ *  broadcast rpc tag already has a service), -NM_ENOMEM. Thread-safety: like the core. */
+int nm_mcast_init_params(nm_session_t session, const struct nm_mcast_params_s *params, nm_mcast_service_t *out);
+/** @brief Stop the service. @return 0 or -NM_EBUSY while broadcasts are being received or forwarded (a list
+ *  whose data message will not come because its sender failed does not count). */
 int nm_mcast_finalize(nm_mcast_service_t service);
 
 /** Send request of a broadcast at the root (caller-owned, stays in place until completion). */
@@ -69,11 +104,16 @@ typedef struct nm_mcast_req_s {
 
 /**
  * @brief Root side of a dynamic broadcast.
+ * Only the root knows the destinations (Denis 2020, section 3.2): each child gets its subtree list and
+ * priorities, in its rpc header up to max_inline entries (default 1,362), else in a message of its own sent
+ * right before the data.
  * @param dests array of @p n destination ranks (not the root, no duplicates, in [0, size)).
  * @param prios array of @p n priorities (larger = more urgent), or NULL for all 0.
- * @param tag the point-to-point tag receivers use; @param data, len the data (untouched until completion).
- * @param tree tree kind (NM_MCAST_TREE_BINOMIAL by default).
- * @return 0, or -NM_EINVAL for a bad destination list (duplicate, root itself, out of range, n < 0), -NM_ENOMEM.
+ * @param n number of destinations, 0 to the service's max_dests (default: job size - 1).
+ * @param tag the point-to-point tag receivers use; @param data, len the data, @p len bytes (untouched until
+ * completion). @param tree tree kind (NM_MCAST_TREE_BINOMIAL by default).
+ * @return 0, or -NM_EINVAL for a bad destination list (duplicate, root itself, out of range, n < 0,
+ * n > max_dests), -NM_ENOMEM. Thread-safety: like the core.
  */
 int nm_mcast_isend(nm_mcast_service_t service, const int *dests, const int *prios, int n, nm_tag_t tag,
                    const void *data, nm_len_t len, enum nm_mcast_tree_e tree, nm_mcast_req_t *req);

@@ -30,6 +30,12 @@
 extern "C" {
 #endif
 
+/** Largest rpc header in bytes (16 KiB). A header travels in the first packet of its message (with the data of
+ *  a small message, inline with the RDV of a large one), so it must fit in a packet with room to spare; longer
+ *  metadata goes in the body, which has no such limit (dynamic broadcasts send long destination lists so, see
+ *  nm_mcast.h). */
+#define NM_RPC_HLEN_MAX ((nm_len_t)16 * 1024)
+
 typedef struct nm_rpc_service_s *nm_rpc_service_t; /**< a registered service */
 typedef struct nm_rpc_token_s *nm_rpc_token_t;     /**< one incoming message, from handler to finalizer */
 typedef struct nm_req_s nm_rpc_req_t;              /**< send request (same struct as nm_sr_request_t) */
@@ -45,7 +51,8 @@ typedef void (*nm_rpc_finalizer_t)(nm_rpc_token_t token, void *ref);
 /**
  * @brief Register a service on the rpc channel of @p session: messages whose tag t satisfies
  * (t & mask) == (tag & mask) go to it. Services of one session must not overlap.
- * @param hlen_max largest header accepted in bytes (at most 16 KiB); a longer header fails the sending gate.
+ * @param hlen_max largest header accepted in bytes (at most NM_RPC_HLEN_MAX); a longer header fails the sending
+ *        gate before the handler runs and before anything is allocated for it.
  * @param handler required; @param finalizer may be NULL; @param ref passed to both.
  * @return 0, -NM_EINVAL (bad argument or overlapping service), -NM_ENOMEM.
  */
@@ -81,7 +88,7 @@ int nm_rpc_irecv_body(nm_rpc_token_t token, void *buf, nm_len_t len);
 /**
  * @brief Send a message to service @p tag on @p gate: header then body (both untouched until completion).
  * Prepare @p req with nm_sr_send_init() first to set a priority or a monitor, or pass a zeroed struct.
- * @param header, hlen header bytes (hlen <= 16 KiB); @param body, blen body bytes (0 allowed).
+ * @param header, hlen header bytes (hlen <= NM_RPC_HLEN_MAX); @param body, blen body bytes (0 allowed).
  * @return 0, -NM_EINVAL, -NM_ECLOSED (gate failed; the request also completes with it).
  */
 int nm_rpc_isend(nm_session_t session, nm_gate_t gate, nm_tag_t tag, const void *header, nm_len_t hlen,
