@@ -26,9 +26,7 @@
 #include <nmad/nm_mcast.h>
 #include "collectives/nm_mcast_tree.h"
 #include "nmad/core/nm_le.h"
-/* The fake driver is compiled into this test here: the test's source list (tests/Makefile.inc) belongs to the
- * build files. If fake_driver.c is ever added to tests_test_mcast_unit_SOURCES, drop this line. */
-#include "fake_driver.c"
+#include "fake_driver.h"
 
 #define MMAX 200
 
