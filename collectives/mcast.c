@@ -68,11 +68,28 @@ struct nm_mcast_hdr_s {
   int32_t prio;
 };
 
+/* One send of a fan-out, described before it is posted. */
+struct nm_mcast_send_s {
+  nm_gate_t gate;
+  int prio;
+  int first;               /* the first send of its child (a LIST's DATA follows it at once) */
+  const uint8_t *h;
+  size_t hlen;
+  const void *body;
+  nm_len_t blen;
+};
+
 /* The sends of one hop to its children (at the root or at a forwarder). */
 struct nm_mcast_fanout_s {
   struct nm_req_s *reqs;
   uint8_t *hdrs;
-  int n, done, status; /* n: sends (one per child, two for a child whose list goes in a LIST message) */
+  struct nm_mcast_send_s *sends;
+  nm_session_t session;
+  nm_req_notifier_t notifier;
+  void *ref;
+  int n, posted, done, status; /* n: sends (one per child, two for a child whose list goes in a LIST message) */
+  int serial;  /* one child at a time (rendezvous-size data): the single-port tree */
+  int posting; /* inside nm_mcast_fanout_next(): completions only count */
 };
 
 struct nm_mcast_fwd_s;
@@ -150,14 +167,17 @@ static void nm_mcast_post(nm_session_t session, struct nm_req_s *req, nm_gate_t 
     nm_req_complete(req, -NM_ENOMEM);
 }
 
+static int nm_mcast_fanout_next(struct nm_mcast_fanout_s *out);
+
 /* Send the data to the children of position 0 in list[0..m) (list positions 1..m). Each child gets its subtree
  * slice and its own priority in the local scheduler: in its header when the slice fits, else as a LIST message
- * followed by a DATA message on the same ordering stream. @p notifier fires per send; when the last one fired
- * the fan-out is over (it may already be over when this returns: nothing here touches @p out, @p list or @p ref
- * after the last send is posted). @return number of children, or -NM_ENOMEM. */
+ * followed by a DATA message on the same ordering stream. @p notifier fires per send and posts the next child's
+ * sends (nm_mcast_fanout_done()); when it returns 1 the fan-out is over. If every send completed while this call
+ * posted them, *over is set instead and the caller ends the fan-out. @return number of children, or -NM_ENOMEM. */
 static int nm_mcast_fanout(const struct nm_mcast_service_s *svc, struct nm_mcast_fanout_s *out, uint32_t root,
                            nm_tag_t tag, const void *data, nm_len_t len, uint8_t tree,
-                           const struct nm_mcast_entry_s *list, int m, nm_req_notifier_t notifier, void *ref)
+                           const struct nm_mcast_entry_s *list, int m, nm_req_notifier_t notifier, void *ref,
+                           int *over)
 {
   nm_session_t session = svc->session;
   const int max_inline = svc->max_inline;
@@ -202,28 +222,75 @@ static int nm_mcast_fanout(const struct nm_mcast_service_s *svc, struct nm_mcast
       off += NM_MCAST_HDR_FIXED;
     }
   }
-  struct nm_req_s *reqs = out->reqs;
+  out->sends = ns > 0 ? malloc(sizeof(*out->sends) * (size_t)ns) : NULL;
+  if (ns > 0 && !out->sends) {
+    free(child);
+    free(end);
+    free(out->reqs);
+    free(out->hdrs);
+    out->reqs = NULL;
+    out->hdrs = NULL;
+    out->n = 0;
+    out->status = -NM_ENOMEM;
+    return -NM_ENOMEM;
+  }
   const uint8_t *hdrs = out->hdrs;
   off = 0;
   for (int k = 0, s = 0; k < nc; k++) {
     const struct nm_mcast_entry_s *c = &list[child[k] - 1];
-    int sub = end[k] - child[k], prio = c->prio;
+    int sub = end[k] - child[k];
     size_t hlen = nm_mcast_hdr_len(sub);
     nm_gate_t g = nm_core_gate(session->core, (int)c->rank);
     if (sub <= max_inline) {
-      nm_mcast_post(session, &reqs[s++], g, prio, hdrs + off, hlen, data, len, notifier, ref);
+      out->sends[s++] = (struct nm_mcast_send_s){g, c->prio, 1, hdrs + off, hlen, data, len};
       off += hlen;
     } else {
       /* LIST then DATA, back to back: they take consecutive sequence numbers of the child's stream. */
-      nm_mcast_post(session, &reqs[s++], g, prio, hdrs + off, NM_MCAST_HDR_FIXED, hdrs + off + NM_MCAST_HDR_FIXED,
-                    hlen - NM_MCAST_HDR_FIXED, notifier, ref);
-      nm_mcast_post(session, &reqs[s++], g, prio, hdrs + off + hlen, NM_MCAST_HDR_FIXED, data, len, notifier, ref);
+      out->sends[s++] = (struct nm_mcast_send_s){g, c->prio, 1, hdrs + off, NM_MCAST_HDR_FIXED,
+                                                 hdrs + off + NM_MCAST_HDR_FIXED, hlen - NM_MCAST_HDR_FIXED};
+      out->sends[s++] = (struct nm_mcast_send_s){g, c->prio, 0, hdrs + off + hlen, NM_MCAST_HDR_FIXED, data, len};
       off += hlen + NM_MCAST_HDR_FIXED;
     }
   }
+  out->session = session;
+  out->notifier = notifier;
+  out->ref = ref;
+  out->posted = 0;
+  out->posting = 0;
+  /* Rendezvous-size data goes to one child at a time, in tree order (largest subtree first): posted at once, the
+   * copies would share this node's link and the largest subtree would get its copy last of all (doc/nmad-sim.md;
+   * Hasanov 2015, section 2.1.6, single-port). Eager data goes to all at once: the latencies overlap. */
+  out->serial = len > session->core->cfg.rdv_threshold;
+  *over = nm_mcast_fanout_next(out);
   free(child);
   free(end);
   return nc;
+}
+
+/* Post the sends still to go: all of them, or (serial) the next child's once every send posted so far completed.
+ * Completions that happen while posting only count (out->posting); the loop sees them.
+ * @return 1 when the fan-out is over: its buffers are released and the caller ends it. */
+static int nm_mcast_fanout_next(struct nm_mcast_fanout_s *out)
+{
+  out->posting = 1;
+  while (out->posted < out->n && (!out->serial || out->done == out->posted)) {
+    do {
+      const struct nm_mcast_send_s *x = &out->sends[out->posted];
+      nm_mcast_post(out->session, &out->reqs[out->posted], x->gate, x->prio, x->h, x->hlen, x->body, x->blen,
+                    out->notifier, out->ref);
+      out->posted++;
+    } while (out->posted < out->n && !out->sends[out->posted].first);
+  }
+  out->posting = 0;
+  if (out->done < out->n)
+    return 0;
+  free(out->reqs);
+  free(out->hdrs);
+  free(out->sends);
+  out->reqs = NULL;
+  out->hdrs = NULL;
+  out->sends = NULL;
+  return 1;
 }
 
 /* One child send finished. @return 1 when it was the last one (the fan-out buffers are then released). */
@@ -231,27 +298,27 @@ static int nm_mcast_fanout_done(struct nm_mcast_fanout_s *out, int status)
 {
   if (status && !out->status)
     out->status = status;
-  if (++out->done < out->n)
-    return 0;
-  free(out->reqs);
-  free(out->hdrs);
-  out->reqs = NULL;
-  out->hdrs = NULL;
-  return 1;
+  out->done++;
+  return out->posting ? 0 : nm_mcast_fanout_next(out);
 }
 
 /* ---- root ---- */
 
+/* The root's fan-out is over: the broadcast request completes. */
+static void nm_mcast_root_over(nm_mcast_req_t *mreq)
+{
+  struct nm_mcast_fanout_s *out = mreq->priv;
+  mreq->status = out->status;
+  free(out);
+  mreq->priv = NULL;
+  mreq->completed = 1;
+}
+
 static void nm_mcast_root_sent(struct nm_req_s *req, unsigned event, void *ref)
 {
   nm_mcast_req_t *mreq = ref;
-  struct nm_mcast_fanout_s *out = mreq->priv;
-  if (nm_mcast_fanout_done(out, req->status)) {
-    mreq->status = out->status;
-    free(out);
-    mreq->priv = NULL;
-    mreq->completed = 1;
-  }
+  if (nm_mcast_fanout_done(mreq->priv, req->status))
+    nm_mcast_root_over(mreq);
 }
 
 struct nm_mcast_sort_s {
@@ -318,14 +385,17 @@ int nm_mcast_isend(nm_mcast_service_t service, const int *dests, const int *prio
     }
   }
   if (!err) {
+    int over = 0;
     req->priv = out;
     req->n_children = nm_mcast_fanout(service, out, (uint32_t)core->rank, tag, data, len, (uint8_t)tree, list, n,
-                                      nm_mcast_root_sent, req);
+                                      nm_mcast_root_sent, req, &over);
     if (req->n_children < 0) {
       err = req->n_children;
       req->priv = NULL;
     } else {
       out = NULL; /* owned by the request now (freed by the last completion) */
+      if (over)
+        nm_mcast_root_over(req);
     }
   }
   free(s);
@@ -384,9 +454,10 @@ static void nm_mcast_fwd_step(struct nm_mcast_fwd_s *f)
   }
   if (f->claimed)
     nm_req_notify(f->claimed, NM_EVENT_RECV_DATA);
+  int over = 0;
   int nc = nm_mcast_fanout(f->svc, &f->out, f->root, f->tag, f->buf, f->len, f->tree, f->entries,
-                           f->n_entries, nm_mcast_fwd_sent, f);
-  if (nc <= 0) /* no child (leaf), or no memory to forward */
+                           f->n_entries, nm_mcast_fwd_sent, f, &over);
+  if (nc <= 0 || over) /* no child (leaf), no memory to forward, or every send already done */
     nm_mcast_fwd_finish(f, NM_ESUCCESS);
 }
 
