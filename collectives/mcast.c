@@ -368,11 +368,20 @@ int nm_mcast_isend(nm_mcast_service_t service, const int *dests, const int *prio
       if (s[i].dest == s[i - 1].dest)
         err = -NM_EINVAL;
   }
-  if (!err)
+  int uniform = 1; /* every destination has the same priority (or none was given) */
+  for (int i = 1; prios && i < n; i++)
+    uniform &= prios[i] == prios[0];
+  if (!err && !uniform)
     err = nm_mcast_tree_arrival_order(tree, n, order);
+  for (int i = 0; !err && uniform && i < n; i++)
+    order[i] = i + 1;
   if (!err) {
     /* Place destinations by decreasing priority on the positions served first (paper 3.2), and give each the
-     * next point-to-point sequence number of (its gate, tag): the broadcast takes that place in the order. */
+     * next point-to-point sequence number of (its gate, tag): the broadcast takes that place in the order.
+     * Without priorities to honour, the caller's order is the tree order: every subtree is a run of consecutive
+     * destinations, as in the static binomial tree, so ranks that are neighbours (on a torus, in a switch) stay
+     * in one subtree and the last rounds' transfers stay short. Placed in arrival order, the last round pairs
+     * rank r with rank r + n/2: all its transfers would cross the network's bisection at once (doc/mcast.md). */
     qsort(s, (size_t)n, sizeof(*s), nm_mcast_by_prio);
     for (int i = 0; i < n; i++) {
       struct nm_gate_s *g = nm_core_gate(core, s[i].dest);

@@ -510,20 +510,19 @@ START_TEST(test_large_list_chain)
 }
 END_TEST
 
-/* Binomial over the whole job, no priorities: the root places its destinations, in the order given, on the
- * positions in the order they receive (nm_mcast_tree_arrival_order()). The child at position 4096 gets the 2,047
+/* Binomial over the whole job, no priorities: the destinations, in the order given, are the tree's positions
+ * 1..m (each subtree a run of consecutive destinations, as the static binomial tree). The child at position 4096 gets the 2,047
  * entries of positions 4097..6143 (24.6 KB: beyond the old cap, within a packet) as LIST + DATA; the child at
  * position 8 gets its 7 entries in its header (INLINE). */
 START_TEST(test_large_list_binomial)
 {
   const nm_len_t len = 64;
   const int m = JOB - 1;
-  int *dests = malloc(sizeof(int) * (size_t)m), *order = malloc(sizeof(int) * (size_t)m);
+  int *dests = malloc(sizeof(int) * (size_t)m), *order = NULL;
   int *list = malloc(sizeof(int) * (size_t)m);
-  ck_assert_int_eq(nm_mcast_tree_arrival_order(NM_MCAST_TREE_BINOMIAL, m, order), 0);
   for (int i = 0; i < m; i++) {
-    dests[i] = i + 1;
-    list[order[i] - 1] = dests[i]; /* list[p - 1]: the rank at position p */
+    dests[i] = m - i; /* the caller's order, not the ranks' */
+    list[i] = dests[i]; /* list[p - 1]: the rank at position p */
   }
   const int big = list[4096 - 1], small = list[8 - 1];
   struct node nd[3];
