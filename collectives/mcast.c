@@ -192,15 +192,18 @@ static int nm_mcast_fanout(const struct nm_mcast_service_s *svc, struct nm_mcast
   }
   out->reqs = ns > 0 ? calloc((size_t)ns, sizeof(*out->reqs)) : NULL;
   out->hdrs = ns > 0 ? malloc(total) : NULL;
+  out->sends = ns > 0 ? malloc(sizeof(*out->sends) * (size_t)ns) : NULL;
   out->done = 0;
   out->status = NM_ESUCCESS;
-  if (nc < 0 || (ns > 0 && (!out->reqs || !out->hdrs))) {
+  if (nc < 0 || (ns > 0 && (!out->reqs || !out->hdrs || !out->sends))) {
     free(child);
     free(end);
     free(out->reqs);
     free(out->hdrs);
+    free(out->sends);
     out->reqs = NULL;
     out->hdrs = NULL;
+    out->sends = NULL;
     out->n = 0;
     out->status = -NM_ENOMEM;
     return -NM_ENOMEM;
@@ -221,18 +224,6 @@ static int nm_mcast_fanout(const struct nm_mcast_service_s *svc, struct nm_mcast
       out->hdrs[off + NM_MCAST_KIND_OFF] = NM_MCAST_DATA;
       off += NM_MCAST_HDR_FIXED;
     }
-  }
-  out->sends = ns > 0 ? malloc(sizeof(*out->sends) * (size_t)ns) : NULL;
-  if (ns > 0 && !out->sends) {
-    free(child);
-    free(end);
-    free(out->reqs);
-    free(out->hdrs);
-    out->reqs = NULL;
-    out->hdrs = NULL;
-    out->n = 0;
-    out->status = -NM_ENOMEM;
-    return -NM_ENOMEM;
   }
   const uint8_t *hdrs = out->hdrs;
   off = 0;
