@@ -60,6 +60,22 @@ static const int nm_mpi_attr_lastusedcode = MPI_ERR_LASTCODE;
 
 /* ---------------------------------------------------------------- objects */
 
+nm_gate_t nm_mpi_world_gate(int w)
+{
+  if (w < 0 || w >= nm_mpi.world_size)
+    return NULL;
+  if (!nm_mpi.gates[w])
+    nm_mpi.gates[w] = nm_launcher_gate_of(nm_mpi.launcher, w);
+  return nm_mpi.gates[w];
+}
+
+nm_gate_t nm_mpi_comm_gate_resolve(const struct nm_mpi_comm_s *c, int rank)
+{
+  const int *from = c->is_inter ? c->remote_world : c->world;
+  /* peer_gates is a cache of what the group says: filling it does not change the communicator. */
+  return c->peer_gates[rank] = nm_mpi_world_gate(from[rank]);
+}
+
 int nm_mpi_comm_rank_of_gate(const struct nm_mpi_comm_s *c, nm_gate_t gate)
 {
   int w = -1;
@@ -97,7 +113,7 @@ static int nm_mpi_comm_map_ranks(struct nm_mpi_comm_s *c)
     c->rank_of_world[w] = -1;
   for (int i = 0; i < n; i++) {
     int valid = from[i] >= 0 && from[i] < nm_mpi.world_size;
-    gates[i] = valid ? nm_mpi.gates[from[i]] : NULL;
+    gates[i] = NULL; /* made on first use (nm_mpi_comm_gate()) */
     if (valid)
       c->rank_of_world[from[i]] = i;
   }
@@ -201,7 +217,7 @@ static int nm_mpi_comm_allgather(const int *world, int n, int self, nm_tag_t tag
     return MPI_ERR_NO_MEM;
   }
   for (int i = 0; i < n; i++)
-    gates[i] = nm_mpi.gates[world[i]];
+    gates[i] = nm_mpi_world_gate(world[i]);
   const nm_len_t len = sizeof(int) * (nm_len_t)k;
   int rc = 0;
   if (self == 0) {
@@ -234,7 +250,7 @@ static int nm_mpi_comm_bcast(const int *world, int n, int self, int root, nm_tag
   if (!gates)
     return MPI_ERR_NO_MEM;
   for (int i = 0; i < n; i++)
-    gates[i] = nm_mpi.gates[world[i]];
+    gates[i] = nm_mpi_world_gate(world[i]);
   int rc = nm_coll_bcast_binomial(nm_mpi.session, gates, n, self, root, buf, len, tag);
   free(gates);
   return nm_mpi_comm_nm_err(rc);

@@ -464,14 +464,10 @@ static int nm_mpi_do_init(int *argc, char ***argv)
   err = nm_session_open_flags(nm_mpi.core, "mpi", NM_SESSION_ORDER_BY_CONTEXT, &nm_mpi.session);
   if (err)
     return nm_mpi_init_fail("nm_session_open(\"mpi\")", err);
+  /* The table of gates by world rank: filled on first use (nm_mpi_world_gate()), as the core makes gates. */
   nm_mpi.gates = calloc((size_t)nm_mpi.world_size, sizeof(nm_gate_t));
   if (!nm_mpi.gates)
     return nm_mpi_init_fail("allocation of the gate table", -NM_ENOMEM);
-  for (int r = 0; r < nm_mpi.world_size; r++) {
-    err = nm_launcher_get_gate(nm_mpi.launcher, r, &nm_mpi.gates[r]);
-    if (err)
-      return nm_mpi_init_fail("nm_launcher_get_gate", err);
-  }
   err = nm_mcast_init(nm_mpi.session, &nm_mpi.mcast);
   if (err)
     return nm_mpi_init_fail("nm_mcast_init", err);

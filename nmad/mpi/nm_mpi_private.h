@@ -170,7 +170,8 @@ struct nm_mpi_comm_s {
                                  intercommunicators), -1 if not a member; world_size entries */
   /* The point-to-point peers, resolved once (the latency path reads no group): */
   int peer_size;              /* size of the group sends go to (remote_size for intercommunicators) */
-  nm_gate_t *peer_gates;      /* gate of each rank of that group */
+  nm_gate_t *peer_gates;      /* gate of each rank of that group, NULL until first used (gates are made on first
+                                 use, DESIGN.md rule 8; nm_mpi_comm_gate()) */
   MPI_Errhandler errhandler;
   char name[MPI_MAX_OBJECT_NAME];
   struct nm_mpi_attr_s *attrs;
@@ -296,7 +297,7 @@ struct nm_mpi_s {
   nm_session_t session;         /* all MPI traffic */
   nm_mcast_service_t mcast;     /* MPIX_Dynamic_bcast */
   int world_rank, world_size;
-  nm_gate_t *gates;             /* gate of each world rank */
+  nm_gate_t *gates;             /* gate of each world rank, NULL until first used (nm_mpi_world_gate()) */
   uint32_t next_context;        /* next free context id (even) */
   struct nm_mpi_table_s comms, datatypes, ops, groups, requests, errhandlers, keyvals, infos, messages;
   void *bsend_buf;              /* MPI_Buffer_attach */
@@ -336,10 +337,17 @@ static inline struct nm_mpi_comm_s *nm_mpi_comm_get(MPI_Comm comm)
   return nm_mpi_table_get(&nm_mpi.comms, comm);
 }
 
+/** Gate of world rank @p w, made on first use and kept in nm_mpi.gates. NULL if out of range or out of memory. */
+nm_gate_t nm_mpi_world_gate(int w);
+/** nm_mpi_comm_gate()'s slow path: resolve and remember the gate of @p rank. */
+nm_gate_t nm_mpi_comm_gate_resolve(const struct nm_mpi_comm_s *c, int rank);
 /** Gate of @p rank (in the remote group for intercommunicators). NULL if out of range. */
 static inline nm_gate_t nm_mpi_comm_gate(const struct nm_mpi_comm_s *c, int rank)
 {
-  return (unsigned)rank < (unsigned)c->peer_size ? c->peer_gates[rank] : NULL;
+  if ((unsigned)rank >= (unsigned)c->peer_size)
+    return NULL;
+  nm_gate_t g = c->peer_gates[rank];
+  return g ? g : nm_mpi_comm_gate_resolve(c, rank);
 }
 
 /** @return the datatype object or NULL if the handle is invalid (the table holds mpi_datatype.c's objects,
