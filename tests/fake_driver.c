@@ -18,6 +18,8 @@ static int fake_open(struct nm_drv_s *drv, const char *word, int all_local)
 static void fake_close(struct nm_drv_s *drv)
 {
   struct fake_drv_s *f = drv->priv;
+  for (int i = 0; i < FAKE_MAX_PKTS; i++)
+    free(f->pkts[i].buf);
   free(f->pkts);
   free(f);
 }
@@ -30,7 +32,10 @@ static int fake_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, size_
   struct fake_drv_s *f = drv->priv;
   if (f->n_pkts == FAKE_MAX_PKTS)
     return -NM_EAGAIN;
-  struct fake_pkt_s *p = &f->pkts[f->n_pkts++];
+  struct fake_pkt_s *p = &f->pkts[f->n_pkts];
+  if (!p->buf && !(p->buf = malloc(drv->props.max_packet)))
+    return -NM_ENOMEM;
+  f->n_pkts++;
   p->peer = peer;
   p->len = len;
   memcpy(p->buf, buf, len);
@@ -77,13 +82,19 @@ const struct nm_drv_ops_s fake_drv_ops = {
 
 nm_core_t fake_core_new(int size, const char *strategy, size_t rdv_threshold, struct fake_drv_s **fake)
 {
+  return fake_core_new_rank(0, size, strategy, rdv_threshold, fake);
+}
+
+nm_core_t fake_core_new_rank(int rank, int size, const char *strategy, size_t rdv_threshold,
+                             struct fake_drv_s **fake)
+{
   nm_core_t core;
   struct nm_drv_s *drv, *self;
-  if (nm_core_create(0, size, &core))
+  if (nm_core_create(rank, size, &core))
     return NULL;
   nm_core_add_driver(core, &fake_drv_ops, "fake", 1, &drv);
   nm_core_add_driver(core, &nm_drv_self_ops, "self", 1, &self);
-  self->ops->connect(self, 0, NULL, 0);
+  self->ops->connect(self, (uint64_t)rank, NULL, 0);
   core->cfg.strategy = nm_strategy_lookup(strategy);
   core->cfg.rdv_threshold = rdv_threshold;
   core->cfg.spin_ns = 0;

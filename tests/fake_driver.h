@@ -11,7 +11,7 @@
 struct fake_pkt_s {
   uint64_t peer;
   size_t len;
-  uint8_t buf[70000];
+  uint8_t *buf; /* max_packet bytes, allocated when the slot is first used (kept when n_pkts is reset) */
 };
 
 struct fake_large_s {
@@ -38,6 +38,9 @@ extern const struct nm_drv_ops_s fake_drv_ops;
 /** A core of @p size ranks where we are rank 0: gates 1..size-1 go through the fake driver, gate 0 through
  *  the self driver. Strategy by name, rendezvous threshold in bytes. */
 nm_core_t fake_core_new(int size, const char *strategy, size_t rdv_threshold, struct fake_drv_s **fake);
+/** fake_core_new() where we are rank @p rank (the self driver serves it, the fake driver every other rank). */
+nm_core_t fake_core_new_rank(int rank, int size, const char *strategy, size_t rdv_threshold,
+                             struct fake_drv_s **fake);
 void fake_core_free(nm_core_t core);
 /** Complete every packet send left in flight. */
 void fake_complete_sends(nm_core_t core, struct fake_drv_s *f);
