@@ -272,21 +272,6 @@ double bench_mean(const double *v, int n)
   return s / n;
 }
 
-void *bench_alloc(size_t len)
-{
-  long page = sysconf(_SC_PAGESIZE);
-  size_t align = page > 0 ? (size_t)page : 4096;
-  void *p = NULL;
-
-  if (len == 0)
-    len = align;
-  if (posix_memalign(&p, align, len) != 0)
-    return NULL;
-  /* Touch every page now so that first-touch page faults are not timed. */
-  memset(p, 0, len);
-  return p;
-}
-
 void *bench_alloc_untouched(size_t len)
 {
   long page = sysconf(_SC_PAGESIZE);
@@ -295,6 +280,16 @@ void *bench_alloc_untouched(size_t len)
 
   if (posix_memalign(&p, align, len ? len : align) != 0)
     return NULL;
+  return p;
+}
+
+void *bench_alloc(size_t len)
+{
+  void *p = bench_alloc_untouched(len);
+
+  /* Touch every page now so that first-touch page faults are not timed. */
+  if (p != NULL)
+    memset(p, 0, len);
   return p;
 }
 

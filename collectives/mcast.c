@@ -251,7 +251,7 @@ static int nm_mcast_fanout(const struct nm_mcast_service_s *svc, struct nm_mcast
   /* Rendezvous-size data goes to one child at a time, in tree order (largest subtree first): posted at once, the
    * copies would share this node's link and the largest subtree would get its copy last of all (doc/nmad-sim.md;
    * Hasanov 2015, section 2.1.6, single-port). Eager data goes to all at once: the latencies overlap. */
-  out->serial = len > session->core->cfg.rdv_threshold;
+  out->serial = len > nm_core_rdv_threshold(session->core);
   *over = nm_mcast_fanout_next(out);
   free(child);
   free(end);

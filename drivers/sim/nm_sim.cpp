@@ -77,7 +77,9 @@ struct nm_sim_drv_s {
   std::vector<nm_sim_large_send_s> sends;
   std::unordered_map<uint64_t, nm_sim_large_recv_s> recvs; /* posted large receives, by rendezvous tag */
   std::unordered_map<uint64_t, nm_sim_msg_s *> early;     /* large data whose receive is not posted (yet) */
-  std::vector<nm_sim_done_s> done;
+  std::vector<nm_sim_done_s> done, reporting; /* reporting: the batch progress is reporting (capacity kept) */
+  std::vector<nm_sim_large_send_s> finished;  /* large sends progress found complete (capacity kept) */
+  std::vector<sg4::CommPtr> wait_set;         /* block()'s activities (capacity kept: no allocation per wait) */
   unsigned idle_polls;
 };
 
@@ -106,15 +108,15 @@ void post_recv(nm_sim_drv_s *p)
   p->recv = p->mbox->get_async<nm_sim_msg_s>(&p->recv_msg);
 }
 
-/* Large data arrived for a posted receive: move the bytes (unless fake) and report it. */
-void deliver_large(nm_drv_s *drv, const nm_sim_large_recv_s &r, nm_sim_msg_s *m)
+/* Large data meets its posted receive: move the bytes (unless fake), free the message. @return the completion. */
+nm_sim_done_s land_large(const nm_sim_large_recv_s &r, nm_sim_msg_s *m)
 {
   int err = m->len > r.len ? -NM_EPROTO : NM_ESUCCESS;
   if (!err && !m->fake && m->len)
     std::memcpy(r.buf, m->data(), m->len);
-  size_t len = err ? 0 : m->len;
+  nm_sim_done_s d{r.ctx, err, err ? 0 : m->len};
   std::free(m);
-  drv->up.large_done(drv->up.ref, r.ctx, err, len);
+  return d;
 }
 
 void handle_arrival(nm_drv_s *drv, nm_sim_msg_s *m)
@@ -133,9 +135,9 @@ void handle_arrival(nm_drv_s *drv, nm_sim_msg_s *m)
     p->early[m->rtag] = m;
     return;
   }
-  nm_sim_large_recv_s r = it->second;
+  nm_sim_done_s d = land_large(it->second, m);
   p->recvs.erase(it);
-  deliver_large(drv, r, m);
+  drv->up.large_done(drv->up.ref, d.ctx, d.err, d.len);
 }
 
 int sim_open(nm_drv_s *drv, const char *provider, int all_local)
@@ -221,13 +223,8 @@ int sim_large_recv(nm_drv_s *drv, uint64_t peer, void *buf, size_t len, uint64_t
   nm_sim_large_recv_s r{static_cast<int>(peer), buf, len, ctx};
   auto e = p->early.find(rtag);
   if (e != p->early.end() && e->second->src == r.peer) {
-    nm_sim_msg_s *m = e->second;
+    p->done.push_back(land_large(r, e->second)); /* upcalls come from progress only */
     p->early.erase(e);
-    int err = m->len > len ? -NM_EPROTO : NM_ESUCCESS;
-    if (!err && !m->fake && m->len)
-      std::memcpy(buf, m->data(), m->len);
-    p->done.push_back({ctx, err, err ? 0 : m->len}); /* upcalls come from progress only */
-    std::free(m);
     return NM_ESUCCESS;
   }
   p->recvs[rtag] = r;
@@ -250,12 +247,12 @@ int sim_progress(nm_drv_s *drv)
 {
   nm_sim_drv_s *p = priv(drv);
   int n = 0;
-  std::vector<nm_sim_done_s> done;
-  done.swap(p->done);
-  for (auto &d : done) {
+  p->reporting.swap(p->done); /* the upcalls may add to done */
+  for (auto &d : p->reporting) {
     drv->up.large_done(drv->up.ref, d.ctx, d.err, d.len);
     n++;
   }
+  p->reporting.clear();
   try {
     while (p->recv->test()) {
       nm_sim_msg_s *m = p->recv_msg;
@@ -263,7 +260,7 @@ int sim_progress(nm_drv_s *drv)
       handle_arrival(drv, m);
       n++;
     }
-    std::vector<nm_sim_large_send_s> finished;
+    std::vector<nm_sim_large_send_s> &finished = p->finished;
     for (size_t i = 0; i < p->sends.size();)
       if (p->sends[i].comm->test()) {
         finished.push_back(p->sends[i]);
@@ -276,6 +273,7 @@ int sim_progress(nm_drv_s *drv)
       drv->up.large_done(drv->up.ref, s.ctx, NM_ESUCCESS, s.len);
       n++;
     }
+    finished.clear();
   } catch (const simgrid::Exception &e) {
     std::fprintf(stderr, "nmad: rank %d: sim driver: %s\n", p->self->rank, e.what());
   }
@@ -298,8 +296,8 @@ int sim_block(nm_drv_s *drv, uint64_t deadline_ns)
   p->idle_polls = 0;
   if (!p->done.empty())
     return NM_ESUCCESS;
-  std::vector<sg4::CommPtr> comms;
-  comms.reserve(p->sends.size() + 1);
+  std::vector<sg4::CommPtr> &comms = p->wait_set;
+  comms.clear();
   comms.push_back(p->recv);
   for (auto &s : p->sends)
     comms.push_back(s.comm);
@@ -308,12 +306,15 @@ int sim_block(nm_drv_s *drv, uint64_t deadline_ns)
     uint64_t now = sim_now_ns(drv);
     timeout = deadline_ns > now ? static_cast<double>(deadline_ns - now) * 1e-9 : 0.0;
   }
+  int rc;
   try {
-    return sg4::Comm::wait_any_for(comms, timeout) < 0 ? -NM_ETIMEDOUT : NM_ESUCCESS;
+    rc = sg4::Comm::wait_any_for(comms, timeout) < 0 ? -NM_ETIMEDOUT : NM_ESUCCESS;
   } catch (const simgrid::Exception &e) {
     std::fprintf(stderr, "nmad: rank %d: sim driver: %s\n", p->self->rank, e.what());
-    return -NM_EDRIVER;
+    rc = -NM_EDRIVER;
   }
+  comms.clear(); /* drop the references: a finished send's activity is released when progress reaps it */
+  return rc;
 }
 
 } // namespace

@@ -271,7 +271,7 @@ int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
   unsigned idle_passes = 0;
   /* No spin phase (ranks outnumber cores): yield from the first idle pass, not after NM_CLOCK_EVERY passes
    * of spinning, which would hold the core for ~10 us while the peer that shares it has the message to send. */
-  const int yield_at_once = core->cfg.spin_ns == 0;
+  const int yield_at_once = core->cfg.spin_ns == 0 || core->block_drv;
   int yielding = yield_at_once;
   while (!*flag) {
     int n = nm_core_progress(core);
@@ -295,9 +295,11 @@ int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
     if (!idle_since)
       idle_since = now;
     uint64_t idle = now - idle_since;
-    if (idle < core->cfg.spin_ns)
+    /* A driver that blocks by itself (simulation) has no spin or yield phase: its time passes only while ranks
+     * block, so such a phase would never end. */
+    if (!core->block_drv && idle < core->cfg.spin_ns)
       continue;
-    if (idle < core->cfg.yield_ns || (core->n_large && !core->block_drv)) {
+    if (!core->block_drv && (idle < core->cfg.yield_ns || core->n_large)) {
       yielding = 1;
       if (idle > NM_BLOCK_MAX_NS && core->n_large)
         nm_core_check_faults(core); /* a peer may have died in the middle of the transfer */

@@ -214,7 +214,6 @@ struct nm_core_s {
   /* Gates are made on first use (DESIGN.md rule 8): a rank's state grows with the peers it talks to, not with
    * the job. uthash by rank; last_gate caches the latest lookup (one peer at a time is the common case). */
   struct nm_gate_s *gate_table, *last_gate;
-  int n_gates;
   struct nm_drv_s *self_drv;  /* the rail of the gate to oneself */
   struct nm_drv_s *clock_drv; /* the driver whose clock is the core's time (now_ns), or NULL: CLOCK_MONOTONIC */
   struct nm_drv_s *block_drv; /* the driver that blocks by itself (block), or NULL: poll() on the wait fds */
@@ -377,6 +376,8 @@ struct nm_req_s *nm_core_claim_recv(nm_session_t session, nm_gate_t gate, nm_tag
 /** Deliver @p len bytes at @p data (malloc'd; ownership passes to the core) as message @p seq of (gate, tag) on
  *  @p session, as if it had arrived from the network. */
 void nm_core_inject(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_seq_t seq, void *data, nm_len_t len);
+/** Messages of more bytes than this go by rendezvous (NMAD_RDV_THRESHOLD). */
+nm_len_t nm_core_rdv_threshold(nm_core_t core);
 /** Fire @p events on a request's monitor (if it asked for them) without completing it. */
 void nm_req_notify(struct nm_req_s *req, unsigned events);
 /** Complete a request and fire @p events (a mask) on its monitor in one call. */

@@ -33,7 +33,6 @@ struct nm_gate_s *nm_core_gate(struct nm_core_s *core, int rank)
     g->rails[g->n_rails++] = (struct nm_rail_s){.drv = drv, .peer = (uint64_t)rank};
   }
   HASH_ADD_INT(core->gate_table, rank, g);
-  core->n_gates++;
   core->last_gate = g;
   return g;
 }

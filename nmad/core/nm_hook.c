@@ -64,3 +64,5 @@ void nm_core_session_replay(nm_session_t session)
     nm_unexp_free(session->core, u);
   }
 }
+
+nm_len_t nm_core_rdv_threshold(nm_core_t core) { return core->cfg.rdv_threshold; }

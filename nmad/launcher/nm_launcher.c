@@ -174,14 +174,10 @@ static int nm_launcher_setup(struct nm_launcher_s *l)
   err = nm_config_load(&l->core->cfg, max_eager, local_ranks > local_cpus);
   if (err)
     return err;
-  if (l->core->block_drv) {
-    /* Simulated time passes only while ranks block: a spin or yield phase would never end. */
-    l->core->cfg.spin_ns = l->core->cfg.yield_ns = 0;
-    if (l->core->cfg.progress_thread) {
-      fprintf(stderr, "nmad: NMAD_PROGRESS=thread is not available under simulation (one OS thread runs every "
-                      "rank); use NMAD_PROGRESS=poll\n");
-      return -NM_EINVAL;
-    }
+  if (l->bs.drv_ops && l->core->cfg.progress_thread) {
+    fprintf(stderr, "nmad: NMAD_PROGRESS=thread is not available under simulation (one OS thread runs every "
+                    "rank); use NMAD_PROGRESS=poll\n");
+    return -NM_EINVAL;
   }
   int fd = l->bs.ops->fault_fd(&l->bs);
   nm_core_set_fault_source(l->core, fd, nm_launcher_poll_fault, &l->bs);
