@@ -55,7 +55,7 @@ int nm_cancel_send(struct nm_req_s *req)
     return -NM_EALREADY;
   if (gate->status)
     return gate->status;
-  int large = nm_req_total(req) > gate->core->cfg.rdv_threshold;
+  int large = nm_req_is_rdv(gate->core, req);
   if (req->completed) {
     /* A completed eager send only says its data left: it may still wait unmatched at the receiver. Any other
      * completed send was matched (RTR, ACK) or failed. */
@@ -154,7 +154,7 @@ int nm_cancel_handle_reply(struct nm_gate_s *gate, const struct nm_wire_chunk_s 
     nm_req_list_remove(&gate->cancelling, req);
     nm_req_complete(req, -NM_ECANCELED);
   } else if (nm_req_list_has(&gate->rdv_sends, req) &&
-             (nm_req_total(req) > gate->core->cfg.rdv_threshold || (req->flags & NM_REQF_SENT))) {
+             (nm_req_is_rdv(gate->core, req) || (req->flags & NM_REQF_SENT))) {
     nm_req_list_remove(&gate->rdv_sends, req); /* an RDV nobody will answer, or a sync send whose data left */
     nm_req_complete(req, -NM_ECANCELED);
   }

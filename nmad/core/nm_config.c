@@ -73,6 +73,14 @@ int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed
     return -NM_EINVAL;
   }
   cfg->rdv_threshold = v > max_eager ? max_eager : v;
+  v = NM_EAGER_CREDIT_DEFAULT;
+  s = getenv("NMAD_EAGER_CREDIT");
+  if (s && *s && (nm_config_parse_size(s, &v) || v < NM_EAGER_CREDIT_MIN || v > NM_EAGER_CREDIT_MAX)) {
+    fprintf(stderr, "nmad: NMAD_EAGER_CREDIT='%s' is invalid; accepted: a byte count (suffix K, M, G) from %u to %llu\n",
+            s, NM_EAGER_CREDIT_MIN, (unsigned long long)NM_EAGER_CREDIT_MAX);
+    return -NM_EINVAL;
+  }
+  cfg->eager_credit = v;
   v = oversubscribed ? 0 : 10; /* more ranks than cores: spinning only steals the peers' time slices */
   s = getenv("NMAD_SPIN_US");
   if (s && *s && (nm_config_parse_size(s, &v) || v > 10000000)) {

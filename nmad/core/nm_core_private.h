@@ -41,6 +41,7 @@ enum nm_req_state_e {
 #define NM_REQF_MATCHED 0x10  /* recv: gate/tag/msg_len known */
 #define NM_REQF_CANCEL 0x20   /* send: CANCEL sent, outcome not known yet (nm_cancel.c) */
 #define NM_REQF_CANCELLED 0x40 /* send: the receiver withdrew it; completes with -NM_ECANCELED once its data left */
+#define NM_REQF_RDV 0x80      /* send: went by rendezvous although small enough for eager (no credit, nm_credit.c) */
 
 /* Intrusive doubly-linked list of requests (through req->next/prev). */
 struct nm_req_list_s {
@@ -93,6 +94,7 @@ struct nm_unexp_s {
   nm_len_t msg_len;
   uint32_t len;        /* bytes in data: the whole message (DATA) or its inline prefix (RDV) */
   uint32_t prefix_len; /* header bytes at the start of the message (rpc), 0 otherwise */
+  uint32_t credit;     /* eager credit it holds of its gate's sender (nm_credit.c); 0 for local messages */
   uint64_t cookie;
   uint8_t *data;       /* len bytes, malloc'd (or NULL when len is 0) */
 };
@@ -134,6 +136,9 @@ struct nm_gate_s {
   struct nm_unexp_s *ooo;            /* arrivals ahead of their sequence number */
   struct nm_seq_s *seqs;             /* uthash by (session, tag) */
   struct nm_seq_s *last_seq;         /* one-entry cache of seqs */
+  int64_t credit;                    /* send: eager bytes the peer still accepts (nm_credit.c) */
+  int64_t credit_owed;               /* receive: consumed eager bytes not yet returned to the peer (a stored
+                                      * message's cost is taken off while it waits, nm_credit_stored()) */
   int in_work_list;
   struct nm_gate_s *work_next;
   UT_hash_handle hh;                 /* in core->gate_table, by rank */
@@ -187,6 +192,7 @@ struct nm_config_s {
   size_t rdv_threshold; /* bytes: larger messages go by rendezvous */
   uint64_t spin_ns;     /* busy-poll time before yielding */
   uint64_t yield_ns;    /* busy-poll-and-yield time before blocking */
+  uint64_t eager_credit; /* bytes of unexpected eager data a receiver accepts per peer (NMAD_EAGER_CREDIT) */
   int progress_thread;  /* NMAD_PROGRESS=thread */
   enum nm_bind_e bind;  /* NMAD_BIND: where the progress thread runs */
 };
@@ -227,6 +233,7 @@ struct nm_core_s {
   uint64_t next_cookie; /* RDV / sync-send identifiers */
   uint64_t next_rtag;   /* rendezvous tags for large receives */
   int n_large;          /* large transfers posted to drivers and not completed */
+  struct nm_core_stats_s stats; /* flow-control figures (nm_core_get_stats()) */
   /* Events handled by the progress passes of every thread (under the lock). A waiter compares it with the value
    * it saw on entry: with a progress thread, the event it waits for may be handled by the other thread. */
   unsigned long progress_events;
@@ -285,7 +292,7 @@ void nm_core_set_fault_source(nm_core_t core, int fd, int (*poll)(void *, int *)
 void nm_req_complete(struct nm_req_s *req, int status);
 
 /* ---- core/nm_config.c ---- */
-/** Read NMAD_STRATEGY, NMAD_RDV_THRESHOLD, NMAD_SPIN_US, NMAD_YIELD_US, NMAD_PROGRESS, NMAD_BIND;
+/** Read NMAD_STRATEGY, NMAD_RDV_THRESHOLD, NMAD_EAGER_CREDIT, NMAD_SPIN_US, NMAD_YIELD_US, NMAD_PROGRESS, NMAD_BIND;
  *  @p oversubscribed (more ranks on this host than usable cores) makes the default spin 0. @return 0 or -NM_EINVAL (message printed). */
 int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed);
 /** Parse a byte size with optional K/M/G suffix. @return 0 or -NM_EINVAL. */
@@ -348,7 +355,7 @@ int nm_core_schedule_gate(struct nm_gate_s *gate);
 /** Room left in a packet wrapper, in bytes. */
 static inline size_t nm_pw_room(const struct nm_pw_s *pw) { return pw->cap - pw->len; }
 /** Bytes a send request takes in a packet (DATA or RDV chunk). */
-size_t nm_pw_req_size(const struct nm_core_s *core, const struct nm_req_s *req);
+size_t nm_pw_req_size(const struct nm_gate_s *gate, const struct nm_req_s *req);
 /** Pack the head control chunk of the gate. @return 1 packed, 0 no room or none. */
 int nm_pw_pack_ctrl(struct nm_pw_s *pw);
 /** Pack send request @p req (removed from the send queue by this call). @return 1 packed, 0 no room. */
@@ -401,6 +408,38 @@ int nm_match_tag(nm_tag_t msg_tag, nm_tag_t want_tag, nm_tag_t mask);
 struct nm_unexp_s *nm_unexp_from_chunk(nm_core_t core, struct nm_gate_s *gate, uint32_t session,
                                        const struct nm_wire_chunk_s *c);
 void nm_unexp_free(nm_core_t core, struct nm_unexp_s *u);
+
+/* ---- core/nm_credit.c: eager flow control ---- */
+/** Default of NMAD_EAGER_CREDIT, bytes per peer. */
+#define NM_EAGER_CREDIT_DEFAULT (1u << 20)
+/** Accepted range of NMAD_EAGER_CREDIT: a window smaller than 4 KiB sends nearly everything by rendezvous;
+ *  credit travels in 32-bit per-message costs and must not overflow the signed 64-bit window. */
+#define NM_EAGER_CREDIT_MIN 4096u
+#define NM_EAGER_CREDIT_MAX (1ULL << 40)
+/** Sender: 1 if an eager message of @p total bytes finds too little credit left on @p gate (it must go by
+ *  rendezvous), 0 if it may go eager. */
+int nm_credit_short(const struct nm_gate_s *gate, nm_len_t total);
+/** Sender: an eager message of @p total bytes leaves: take its cost from the gate's credit. */
+void nm_credit_charge(struct nm_gate_s *gate, nm_len_t total);
+/** Receiver: an eager message of @p gate was consumed (matched, taken by a hook, or its stored copy freed):
+ *  its @p cost goes back to the sender, in one CREDIT chunk once enough is owed. */
+void nm_credit_consumed(struct nm_gate_s *gate, uint64_t cost);
+/** Receiver: an eager message of @p cost bytes of credit was stored (unexpected, out of order or orphan). */
+void nm_credit_stored(struct nm_gate_s *gate, uint64_t cost);
+/** Receiver: a stored message is freed: its credit goes back (nothing for local or rendezvous messages). */
+void nm_credit_release(struct nm_unexp_s *u);
+/** Sender: a CREDIT chunk returned @p bytes. @return 0, or -NM_EPROTO if the peer returns more than it holds. */
+int nm_credit_handle(struct nm_gate_s *gate, uint64_t bytes);
+/** Whether eager flow control applies on @p gate (not to oneself, not when disabled). */
+static inline int nm_credit_on(const struct nm_gate_s *gate)
+{
+  return gate->core->cfg.eager_credit && gate->rank != gate->core->rank;
+}
+/** Whether a send goes (or went) by rendezvous. */
+static inline int nm_req_is_rdv(const struct nm_core_s *core, const struct nm_req_s *req)
+{
+  return (req->flags & NM_REQF_RDV) || req->hdr_len + req->len > core->cfg.rdv_threshold;
+}
 
 /* ---- core/nm_rdv.c ---- */
 /** Receiver: a posted receive matched an RDV (whose inline prefix is in @p c): copy the prefix, post the large

@@ -26,6 +26,7 @@ struct nm_gate_s *nm_core_gate(struct nm_core_s *core, int rank)
     return NULL;
   g->core = core;
   g->rank = rank;
+  g->credit = (int64_t)core->cfg.eager_credit; /* the window every receiver grants (NMAD_EAGER_CREDIT, job-wide) */
   for (int i = 0; i < core->n_drvs; i++) {
     struct nm_drv_s *drv = &core->drvs[i];
     if ((rank == core->rank) != (drv == core->self_drv) || g->n_rails == NM_MAX_RAILS)

@@ -90,8 +90,18 @@ void nm_core_packet(void *ref, struct nm_drv_s *drv, const void *buf, size_t len
     }
     switch (c->type) {
     case NM_WIRE_DATA:
+      nm_incoming_msg(gate, c, NULL);
+      if (nm_credit_on(gate)) /* consumed, or its stored copy took the cost back off (nm_credit_stored()) */
+        nm_credit_consumed(gate, nm_wire_credit_cost(c->len));
+      break;
     case NM_WIRE_RDV:
       nm_incoming_msg(gate, c, NULL);
+      break;
+    case NM_WIRE_CREDIT:
+      if ((err = nm_credit_handle(gate, c->cookie)))
+        nm_gate_fail(gate, err);
+      else
+        nm_gate_mark_work(gate);
       break;
     case NM_WIRE_RTR:
       if ((err = nm_rdv_handle_rtr(gate, c)))

@@ -38,6 +38,7 @@ struct nm_unexp_s *nm_unexp_from_chunk(nm_core_t core, struct nm_gate_s *gate, u
   u->len = c->len;
   u->prefix_len = c->prefix_len;
   u->cookie = c->cookie;
+  u->credit = 0;
   u->data = NULL;
   if (c->len) {
     u->data = malloc(c->len);
@@ -47,11 +48,16 @@ struct nm_unexp_s *nm_unexp_from_chunk(nm_core_t core, struct nm_gate_s *gate, u
     }
     memcpy(u->data, c->payload, c->len);
   }
+  if (c->type == NM_WIRE_DATA && nm_credit_on(gate)) { /* only chunks from the network come here */
+    u->credit = (uint32_t)nm_wire_credit_cost(c->len);
+    nm_credit_stored(gate, u->credit);
+  }
   return u;
 }
 
 void nm_unexp_free(nm_core_t core, struct nm_unexp_s *u)
 {
+  nm_credit_release(u);
   free(u->data);
   nm_pool_put(&core->unexp_pool, u);
 }

@@ -2,9 +2,15 @@
 #include "nm_core_private.h"
 #include <string.h>
 
-size_t nm_pw_req_size(const struct nm_core_s *core, const struct nm_req_s *req)
+/* Whether @p req leaves by rendezvous: too large for eager, or its gate's eager credit is short (nm_credit.c). */
+static int nm_pw_req_rdv(const struct nm_gate_s *gate, const struct nm_req_s *req)
 {
-  if (nm_req_total(req) > core->cfg.rdv_threshold)
+  return nm_req_is_rdv(gate->core, req) || nm_credit_short(gate, nm_req_total(req));
+}
+
+size_t nm_pw_req_size(const struct nm_gate_s *gate, const struct nm_req_s *req)
+{
+  if (nm_pw_req_rdv(gate, req))
     return NM_WIRE_RDV_LEN + req->hdr_len; /* the header travels inline with the RDV */
   return nm_wire_data_size(nm_req_total(req), req->flags & NM_REQF_SYNC, req->hdr_len > 0);
 }
@@ -16,6 +22,8 @@ static size_t nm_ctrl_size(const struct nm_ctrl_s *c)
     return NM_WIRE_RTR_LEN;
   case NM_WIRE_ACK:
     return NM_WIRE_ACK_LEN;
+  case NM_WIRE_CREDIT:
+    return NM_WIRE_CREDIT_LEN;
   default:
     return NM_WIRE_CANCEL_LEN;
   }
@@ -35,6 +43,8 @@ int nm_pw_pack_ctrl(struct nm_pw_s *pw)
     pw->len += nm_wire_put_rtr(p, c->rail, c->cookie, c->offset, c->len, c->rtag);
   else if (c->type == NM_WIRE_ACK)
     pw->len += nm_wire_put_ack(p, c->cookie);
+  else if (c->type == NM_WIRE_CREDIT)
+    pw->len += nm_wire_put_credit(p, c->cookie);
   else
     pw->len += nm_wire_put_cancel(p, c->type, c->result, c->session, c->tag, c->seq);
   pw->n_chunks++;
@@ -46,14 +56,18 @@ int nm_pw_pack_req(struct nm_pw_s *pw, struct nm_req_s *req)
 {
   struct nm_gate_s *gate = pw->gate;
   struct nm_core_s *core = gate->core;
-  size_t size = nm_pw_req_size(core, req);
+  int rdv = nm_pw_req_rdv(gate, req);
+  size_t size = nm_pw_req_size(gate, req);
   if (size > nm_pw_room(pw) || pw->n_chunks == UINT16_MAX)
     return 0;
   nm_req_list_remove(&gate->send_queue, req);
   uint8_t *p = pw->buf + pw->len;
   uint32_t sid = req->session->id;
   nm_len_t total = nm_req_total(req);
-  if (total > core->cfg.rdv_threshold) {
+  if (rdv) {
+    if (total <= core->cfg.rdv_threshold)
+      core->stats.rdv_for_credit++;
+    req->flags |= NM_REQF_RDV;
     /* Large: only the RDV (and the header, if any) travels now; the rest goes when the receiver's RTR names
      * where (nm_rdv.c). */
     req->cookie = core->next_cookie++;
@@ -66,6 +80,7 @@ int nm_pw_pack_req(struct nm_pw_s *pw, struct nm_req_s *req)
     else
       nm_req_list_append(&gate->rdv_sends, req);
   } else {
+    nm_credit_charge(gate, total);
     int sync = req->flags & NM_REQF_SYNC;
     if (sync) {
       req->cookie = core->next_cookie++;

@@ -111,7 +111,7 @@ int nm_rdv_handle_rtr(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c)
   struct nm_req_s *req = nm_rdv_find(gate, c->cookie);
   uint64_t len = c->msg_len; /* RTR: bytes requested */
   /* Only the part after the inline header can be asked for. */
-  if (!req || nm_req_total(req) <= gate->core->cfg.rdv_threshold || c->offset < req->hdr_len ||
+  if (!req || !nm_req_is_rdv(gate->core, req) || c->offset < req->hdr_len ||
       c->offset > nm_req_total(req) || len > nm_req_total(req) - c->offset || c->rail >= gate->n_rails)
     return -NM_EPROTO;
   nm_req_list_remove(&gate->rdv_sends, req);

@@ -72,6 +72,14 @@ size_t nm_wire_put_ack(uint8_t *buf, uint64_t cookie)
   return NM_WIRE_ACK_LEN;
 }
 
+size_t nm_wire_put_credit(uint8_t *buf, uint64_t bytes)
+{
+  memset(buf, 0, 8);
+  nm_put8(buf, NM_WIRE_CREDIT);
+  nm_put64(buf + 8, bytes);
+  return NM_WIRE_CREDIT_LEN;
+}
+
 size_t nm_wire_put_cancel(uint8_t *buf, uint8_t type, uint8_t result, uint32_t session, uint64_t tag, uint32_t seq)
 {
   put_msg_hdr(buf, type, result, session, tag, seq, 0); /* the message header's layout, result in the flags byte */
@@ -165,12 +173,15 @@ int nm_wire_next_chunk(const uint8_t *buf, size_t len, size_t *off, struct nm_wi
     *off += NM_WIRE_RTR_LEN;
     return NM_ESUCCESS;
   case NM_WIRE_ACK:
+  case NM_WIRE_CREDIT: /* same layout: 7 reserved bytes, one u64 */
     if (left < NM_WIRE_ACK_LEN)
       return -NM_EPROTO;
     for (int i = 1; i < 8; i++)
       if (p[i] != 0)
         return -NM_EPROTO;
     c->cookie = nm_get64(p + 8);
+    if (c->type == NM_WIRE_CREDIT && c->cookie == 0)
+      return -NM_EPROTO;
     *off += NM_WIRE_ACK_LEN;
     return NM_ESUCCESS;
   case NM_WIRE_CANCEL:

@@ -29,6 +29,11 @@
 #define NM_WIRE_ACK_LEN 16
 /** CANCEL and CANCEL_REPLY chunks: type u8, result u8, reserved u16, session u32, tag u64, seq u32, reserved u32. */
 #define NM_WIRE_CANCEL_LEN 24
+/** CREDIT chunk: type u8, reserved u8*7, bytes u64 (eager credit the receiver gives back to the sender). */
+#define NM_WIRE_CREDIT_LEN 16
+/** What one eager message costs in flow-control credit on top of its payload bytes: the receiver's record of an
+ *  unexpected message (struct, allocator overhead) whatever the message's size (doc/protocol.md, "Flow control"). */
+#define NM_WIRE_CREDIT_MSG_COST 128
 
 enum nm_wire_type_e {
   NM_WIRE_DATA = 1, /* eager message: the whole payload follows */
@@ -36,12 +41,13 @@ enum nm_wire_type_e {
   NM_WIRE_RTR = 3,  /* ready to receive: send [offset, offset+len) on rail with rtag */
   NM_WIRE_ACK = 4,  /* synchronous send matched */
   NM_WIRE_CANCEL = 5,      /* sender: withdraw message (session, tag, seq) unless a receive matched it */
-  NM_WIRE_CANCEL_REPLY = 6 /* receiver: the outcome (result 1: withdrawn, 0: too late, it was matched) */
+  NM_WIRE_CANCEL_REPLY = 6, /* receiver: the outcome (result 1: withdrawn, 0: too late, it was matched) */
+  NM_WIRE_CREDIT = 7        /* receiver: eager credit returned (flow control) */
 };
 #define NM_WIRE_FLAG_SYNC 0x01   /* DATA: the sender waits for an ACK carrying cookie */
 #define NM_WIRE_FLAG_PREFIX 0x02 /* DATA: the first prefix_len payload bytes are a header (rpc) */
 #define NM_FLAG_LOCAL_BCAST 0x80 /* never on the wire: a stored message that came by dynamic broadcast */
-#define NM_WIRE_TYPE_MAX 6
+#define NM_WIRE_TYPE_MAX 7
 
 /** A parsed packet header. */
 struct nm_wire_pkt_s {
@@ -59,12 +65,15 @@ struct nm_wire_chunk_s {
   uint32_t len;         /* DATA: payload bytes; RDV: inline prefix bytes */
   uint32_t prefix_len;  /* DATA with FLAG_PREFIX, RDV: bytes of the message that are its header (rpc) */
   uint64_t msg_len;     /* DATA, RDV: total message length; RTR: bytes requested */
-  uint64_t cookie;      /* RDV, RTR, ACK, sync DATA */
+  uint64_t cookie;      /* RDV, RTR, ACK, sync DATA; CREDIT: the bytes returned */
   uint8_t result;       /* CANCEL_REPLY: 1 withdrawn, 0 too late */
   uint64_t offset;      /* RTR */
   uint64_t rtag;        /* RTR */
   const uint8_t *payload;
 };
+
+/** Flow-control credit an eager message of @p len bytes (header included) takes from its sender's window. */
+static inline uint64_t nm_wire_credit_cost(uint64_t len) { return len + NM_WIRE_CREDIT_MSG_COST; }
 
 /** Bytes a DATA chunk with @p len payload bytes takes. */
 static inline size_t nm_wire_data_size(size_t len, int sync, int prefix) {
@@ -82,6 +91,8 @@ size_t nm_wire_put_rdv(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t se
                        uint64_t cookie, uint32_t inline_len);
 size_t nm_wire_put_rtr(uint8_t *buf, uint8_t rail, uint64_t cookie, uint64_t offset, uint64_t len, uint64_t rtag);
 size_t nm_wire_put_ack(uint8_t *buf, uint64_t cookie);
+/** Write a CREDIT chunk returning @p bytes of eager credit. @return NM_WIRE_CREDIT_LEN. */
+size_t nm_wire_put_credit(uint8_t *buf, uint64_t bytes);
 /** Write a CANCEL (@p type NM_WIRE_CANCEL, @p result 0) or CANCEL_REPLY chunk. @return NM_WIRE_CANCEL_LEN. */
 size_t nm_wire_put_cancel(uint8_t *buf, uint8_t type, uint8_t result, uint32_t session, uint64_t tag, uint32_t seq);
 

@@ -98,6 +98,23 @@ uint64_t nm_core_time_ns(nm_core_t core);
  */
 int nm_core_payload_delivered(nm_core_t core, nm_len_t len);
 
+/** Flow-control figures of a core (nm_core_get_stats()). Credit bytes count a message's payload plus
+ *  NM_WIRE_CREDIT_MSG_COST (128) for the receiver's record of it (doc/protocol.md, "Flow control"). */
+struct nm_core_stats_s {
+  uint64_t unexpected_bytes;      /**< eager data held now as unexpected, out of order or for an unopened session */
+  uint64_t unexpected_bytes_peak; /**< the most ever held at once */
+  uint64_t rdv_for_credit;        /**< sends that went by rendezvous only because their peer's credit was short */
+  uint64_t credit_chunks_sent;    /**< CREDIT chunks sent back to senders */
+};
+
+/**
+ * @brief Read the core's flow-control figures. The receiver-side bound they show: unexpected_bytes never exceeds
+ *        NMAD_EAGER_CREDIT times the number of peers that send to this rank (doc/reliability.md, "Flow control").
+ * @param core the core. @param stats out.
+ * Thread-safety: takes the core lock.
+ */
+void nm_core_get_stats(nm_core_t core, struct nm_core_stats_s *stats);
+
 /** @brief Progress until *flag becomes non-zero (or the deadline passes), spinning then blocking.
  *  @param deadline_ns absolute ns on nm_core_time_ns(), 0 for none. @return 0 or -NM_ETIMEDOUT. */
 int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns);
