@@ -32,8 +32,10 @@
 enum nm_mcast_kind_e {
   NM_MCAST_INLINE = 0, /* the subtree list follows the fixed header; the body is the data */
   NM_MCAST_LIST = 1,   /* the body is the subtree list; a DATA message follows */
-  NM_MCAST_DATA = 2    /* the body is the data of the LIST with the same fixed fields */
+  NM_MCAST_DATA = 2,   /* the body is the data of the LIST with the same fixed fields */
+  NM_MCAST_SKIP = 3    /* the broadcast was lost above: the body is the subtree list, byte 26 the error (doc/mcast.md) */
 };
+#define NM_MCAST_ERR_OFF 26
 
 /* Parts of a received broadcast still outstanding (struct nm_mcast_fwd_s.parts). */
 #define NM_MCAST_PART_LIST 0x1     /* the LIST body (subtree list) is being received */
@@ -44,10 +46,12 @@ enum nm_mcast_kind_e {
 struct nm_mcast_service_s {
   nm_session_t session;
   nm_rpc_service_t rpc;
-  int n_active;                /* broadcasts being received or forwarded here */
+  int n_active;                /* broadcasts being received or forwarded here, SKIP fan-outs in flight */
   int max_dests;               /* largest destination list at the root; a received subtree has one less */
   int max_inline;              /* longest subtree list sent in an rpc header (INLINE); longer: LIST + DATA */
   struct nm_mcast_fwd_s *open; /* LIST messages waiting for their DATA message */
+  struct nm_mcast_fwd_s *active; /* every broadcast being received or forwarded here */
+  struct nm_gate_fail_hook_s on_gate_fail; /* a parent's death ends its open LISTs at once */
 };
 
 struct nm_mcast_entry_s {
@@ -103,6 +107,7 @@ struct nm_mcast_part_s {
 struct nm_mcast_fwd_s {
   struct nm_mcast_service_s *svc;
   struct nm_mcast_fwd_s *next_open; /* in svc->open while NM_MCAST_PART_DATA_MSG is set */
+  struct nm_mcast_fwd_s *next_active, *prev_active; /* in svc->active */
   nm_gate_t from;                   /* the parent */
   nm_gate_t root_gate;
   nm_tag_t tag;
@@ -112,7 +117,9 @@ struct nm_mcast_fwd_s {
   uint32_t root;
   uint8_t hdr[NM_MCAST_HDR_FIXED]; /* a LIST's fixed header: its DATA message must repeat it */
   unsigned parts;                  /* NM_MCAST_PART_*: forwarding starts when none is left */
-  int status;                      /* first error: the broadcast is dropped, not forwarded */
+  int status;                      /* first error: the broadcast is lost here, its subtree is told (SKIP) */
+  int entries_ok;                  /* the subtree list was validated: a SKIP may be sent over it */
+  uint8_t skip_err;                /* a SKIP message: the error it reports (positive NM_E*), else 0 */
   struct nm_mcast_part_s list_part, data_part;
   struct nm_req_s *claimed; /* the application's receive, when the data lands in it directly */
   void *buf;
@@ -168,19 +175,23 @@ static void nm_mcast_post(nm_session_t session, struct nm_req_s *req, nm_gate_t 
 }
 
 static int nm_mcast_fanout_next(struct nm_mcast_fanout_s *out);
+static void nm_mcast_child_failed(struct nm_mcast_service_s *svc, struct nm_mcast_fanout_s *out,
+                                  struct nm_req_s *req, int via_child);
+static void nm_mcast_get_entries(const uint8_t *raw, struct nm_mcast_entry_s *e, uint32_t n);
 
 /* Send the data to the children of position 0 in list[0..m) (list positions 1..m). Each child gets its subtree
  * slice and its own priority in the local scheduler: in its header when the slice fits, else as a LIST message
- * followed by a DATA message on the same ordering stream. @p notifier fires per send and posts the next child's
+ * followed by a DATA message on the same ordering stream. With @p skip_err, each child gets instead one SKIP
+ * message (its slice as the body, no data): the broadcast was lost above it. @p notifier fires per send and posts the next child's
  * sends (nm_mcast_fanout_done()); when it returns 1 the fan-out is over. If every send completed while this call
  * posted them, *over is set instead and the caller ends the fan-out. @return number of children, or -NM_ENOMEM. */
 static int nm_mcast_fanout(const struct nm_mcast_service_s *svc, struct nm_mcast_fanout_s *out, uint32_t root,
                            nm_tag_t tag, const void *data, nm_len_t len, uint8_t tree,
-                           const struct nm_mcast_entry_s *list, int m, nm_req_notifier_t notifier, void *ref,
-                           int *over)
+                           const struct nm_mcast_entry_s *list, int m, uint8_t skip_err,
+                           nm_req_notifier_t notifier, void *ref, int *over)
 {
   nm_session_t session = svc->session;
-  const int max_inline = svc->max_inline;
+  const int max_inline = skip_err ? m : svc->max_inline; /* a SKIP carries its slice as the body, in one message */
   int *child = malloc(sizeof(int) * (size_t)(m ? m : 1)), *end = malloc(sizeof(int) * (size_t)(m ? m : 1));
   int nc = (child && end) ? nm_mcast_tree_children((enum nm_mcast_tree_e)tree, m, child, end) : -1;
   size_t total = 0;
@@ -216,8 +227,9 @@ static int nm_mcast_fanout(const struct nm_mcast_service_s *svc, struct nm_mcast
     int sub = end[k] - child[k];
     int inl = sub <= max_inline;
     uint8_t *h = out->hdrs + off;
-    nm_mcast_put_hdr(h, root, tag, len, tree, inl ? NM_MCAST_INLINE : NM_MCAST_LIST, &list[child[k] - 1],
-                     &list[child[k]], sub);
+    nm_mcast_put_hdr(h, root, tag, len, tree, skip_err ? NM_MCAST_SKIP : inl ? NM_MCAST_INLINE : NM_MCAST_LIST,
+                     &list[child[k] - 1], &list[child[k]], sub);
+    h[NM_MCAST_ERR_OFF] = skip_err;
     off += nm_mcast_hdr_len(sub);
     if (!inl) {
       memcpy(out->hdrs + off, h, NM_MCAST_HDR_FIXED);
@@ -232,7 +244,11 @@ static int nm_mcast_fanout(const struct nm_mcast_service_s *svc, struct nm_mcast
     int sub = end[k] - child[k];
     size_t hlen = nm_mcast_hdr_len(sub);
     nm_gate_t g = nm_core_gate(session->core, (int)c->rank);
-    if (sub <= max_inline) {
+    if (skip_err) {
+      out->sends[s++] = (struct nm_mcast_send_s){g, c->prio, 1, hdrs + off, NM_MCAST_HDR_FIXED,
+                                                 hdrs + off + NM_MCAST_HDR_FIXED, hlen - NM_MCAST_HDR_FIXED};
+      off += hlen;
+    } else if (sub <= max_inline) {
       out->sends[s++] = (struct nm_mcast_send_s){g, c->prio, 1, hdrs + off, hlen, data, len};
       off += hlen;
     } else {
@@ -251,7 +267,7 @@ static int nm_mcast_fanout(const struct nm_mcast_service_s *svc, struct nm_mcast
   /* Rendezvous-size data goes to one child at a time, in tree order (largest subtree first): posted at once, the
    * copies would share this node's link and the largest subtree would get its copy last of all (doc/nmad-sim.md;
    * Hasanov 2015, section 2.1.6, single-port). Eager data goes to all at once: the latencies overlap. */
-  out->serial = len > nm_core_rdv_threshold(session->core);
+  out->serial = !skip_err && len > nm_core_rdv_threshold(session->core);
   *over = nm_mcast_fanout_next(out);
   free(child);
   free(end);
@@ -293,14 +309,120 @@ static int nm_mcast_fanout_done(struct nm_mcast_fanout_s *out, int status)
   return out->posting ? 0 : nm_mcast_fanout_next(out);
 }
 
+/* ---- lost broadcasts (SKIP) ----
+ * Every destination owns a sequence number of the root's stream (gate, tag): if its copy can never come (a hop
+ * failed locally, or died), the receive would wait for ever and every later message of that stream behind it.
+ * So whoever knows a subtree lost the broadcast tells it: a SKIP message carries the subtree list down the same
+ * tree, and each destination fills its place in the order with an error (nm_core_inject_lost()). */
+
+/* A SKIP fan-out in flight. */
+struct nm_mcast_skip_s {
+  struct nm_mcast_service_s *svc;
+  struct nm_mcast_fanout_s out;
+};
+
+static void nm_mcast_skip_sent(struct nm_req_s *req, unsigned event, void *ref)
+{
+  struct nm_mcast_skip_s *k = ref;
+  struct nm_mcast_service_s *svc = k->svc;
+  if (req->status) /* never back through the same child: down its subtree instead */
+    nm_mcast_child_failed(svc, &k->out, req, 0);
+  if (nm_mcast_fanout_done(&k->out, req->status)) {
+    svc->n_active--;
+    free(k);
+  }
+}
+
+/* Send SKIP (error @p err < 0) to the children of a node whose subtree is list[0..m) (positions 1..m). */
+static void nm_mcast_skip_list(struct nm_mcast_service_s *svc, uint32_t root, nm_tag_t tag, nm_len_t len,
+                               uint8_t tree, const struct nm_mcast_entry_s *list, int m, int err)
+{
+  struct nm_mcast_skip_s *k = m > 0 ? malloc(sizeof(*k)) : NULL;
+  if (!k)
+    return; /* a leaf, or no memory: that subtree is not told (doc/mcast.md) */
+  k->svc = svc;
+  int over = 0;
+  int nc = nm_mcast_fanout(svc, &k->out, root, tag, NULL, len, tree, list, m, (uint8_t)-err, nm_mcast_skip_sent, k,
+                           &over);
+  if (nc < 0 || over) {
+    free(k);
+    return;
+  }
+  svc->n_active++;
+}
+
+/* Tell the subtree of a child that the broadcast will not come. @p h is the header we sent that child: its fixed
+ * part, then its subtree list (INLINE, or the body of its LIST). A live child (@p via_child) gets one SKIP with
+ * its whole list and passes it on; for one that is gone, or that a SKIP did not reach, we act in its place. */
+static void nm_mcast_skip_subtree(struct nm_mcast_service_s *svc, const uint8_t *h, nm_gate_t g, int via_child,
+                                  int err)
+{
+  uint32_t n = nm_get32(h + 4);
+  if (!via_child || !g || g->status) {
+    struct nm_mcast_entry_s *list = malloc(sizeof(*list) * (n ? n : 1));
+    if (list) {
+      nm_mcast_get_entries(h + NM_MCAST_HDR_FIXED, list, n);
+      nm_mcast_skip_list(svc, nm_get32(h), nm_get64(h + 8), nm_get64(h + 16), h[24], list, (int)n, err);
+    }
+    free(list);
+    return;
+  }
+  struct nm_mcast_skip_s *k = calloc(1, sizeof(*k));
+  size_t hlen = nm_mcast_hdr_len((int)n);
+  struct nm_mcast_fanout_s *out = k ? &k->out : NULL;
+  if (out && (out->reqs = calloc(1, sizeof(*out->reqs))) && (out->hdrs = malloc(hlen)) &&
+      (out->sends = malloc(sizeof(*out->sends)))) {
+    memcpy(out->hdrs, h, hlen);
+    out->hdrs[NM_MCAST_KIND_OFF] = NM_MCAST_SKIP;
+    out->hdrs[NM_MCAST_ERR_OFF] = (uint8_t)-err;
+    out->sends[0] = (struct nm_mcast_send_s){g, (int32_t)nm_get32(h + 32), 1, out->hdrs, NM_MCAST_HDR_FIXED,
+                                             out->hdrs + NM_MCAST_HDR_FIXED, hlen - NM_MCAST_HDR_FIXED};
+    *out = (struct nm_mcast_fanout_s){.reqs = out->reqs, .hdrs = out->hdrs, .sends = out->sends,
+                                      .session = svc->session, .notifier = nm_mcast_skip_sent, .ref = k, .n = 1};
+    k->svc = svc;
+    svc->n_active++;
+    if (nm_mcast_fanout_next(out)) {
+      svc->n_active--;
+      free(k);
+    }
+    return;
+  }
+  if (out) {
+    free(out->reqs);
+    free(out->hdrs);
+  }
+  free(k);
+}
+
+/* Send @p req of fan-out @p out failed: its child's subtree lost the broadcast. The DATA message that follows a
+ * LIST counts only when the LIST went through (else the LIST's own failure told the subtree). */
+static void nm_mcast_child_failed(struct nm_mcast_service_s *svc, struct nm_mcast_fanout_s *out,
+                                  struct nm_req_s *req, int via_child)
+{
+  ptrdiff_t i = req - out->reqs;
+  if (i < 0 || i >= out->n)
+    return;
+  const struct nm_mcast_send_s *x = &out->sends[i];
+  if (!x->first && (!out->reqs[i - 1].completed || out->reqs[i - 1].status))
+    return;
+  const struct nm_mcast_send_s *first = x->first ? x : x - 1;
+  nm_mcast_skip_subtree(svc, first->h, first->gate, via_child, req->status);
+}
+
 /* ---- root ---- */
+
+/* A broadcast at its root (nm_mcast_req_t.priv). */
+struct nm_mcast_root_s {
+  struct nm_mcast_service_s *svc;
+  struct nm_mcast_fanout_s out;
+};
 
 /* The root's fan-out is over: the broadcast request completes. */
 static void nm_mcast_root_over(nm_mcast_req_t *mreq)
 {
-  struct nm_mcast_fanout_s *out = mreq->priv;
-  mreq->status = out->status;
-  free(out);
+  struct nm_mcast_root_s *r = mreq->priv;
+  mreq->status = r->out.status;
+  free(r);
   mreq->priv = NULL;
   mreq->completed = 1;
 }
@@ -308,7 +430,10 @@ static void nm_mcast_root_over(nm_mcast_req_t *mreq)
 static void nm_mcast_root_sent(struct nm_req_s *req, unsigned event, void *ref)
 {
   nm_mcast_req_t *mreq = ref;
-  if (nm_mcast_fanout_done(mreq->priv, req->status))
+  struct nm_mcast_root_s *r = mreq->priv;
+  if (req->status)
+    nm_mcast_child_failed(r->svc, &r->out, req, 1);
+  if (nm_mcast_fanout_done(&r->out, req->status))
     nm_mcast_root_over(mreq);
 }
 
@@ -346,7 +471,7 @@ int nm_mcast_isend(nm_mcast_service_t service, const int *dests, const int *prio
   struct nm_mcast_sort_s *s = malloc(sizeof(*s) * (size_t)n);
   struct nm_mcast_entry_s *list = malloc(sizeof(*list) * (size_t)n);
   int *order = malloc(sizeof(int) * (size_t)n);
-  struct nm_mcast_fanout_s *out = malloc(sizeof(*out));
+  struct nm_mcast_root_s *out = malloc(sizeof(*out));
   int err = (!s || !list || !order || !out) ? -NM_ENOMEM : NM_ESUCCESS;
   for (int i = 0; !err && i < n; i++) {
     s[i] = (struct nm_mcast_sort_s){dests[i], prios ? prios[i] : 0, i};
@@ -387,11 +512,14 @@ int nm_mcast_isend(nm_mcast_service_t service, const int *dests, const int *prio
   if (!err) {
     int over = 0;
     req->priv = out;
-    req->n_children = nm_mcast_fanout(service, out, (uint32_t)core->rank, tag, data, len, (uint8_t)tree, list, n,
+    out->svc = service;
+    req->n_children = nm_mcast_fanout(service, &out->out, (uint32_t)core->rank, tag, data, len, (uint8_t)tree, list, n, 0,
                                       nm_mcast_root_sent, req, &over);
-    if (req->n_children < 0) {
+    if (req->n_children < 0) { /* nothing was posted: give the sequence numbers back, leaving no hole */
       err = req->n_children;
       req->priv = NULL;
+      for (int i = 0; i < n; i++)
+        nm_gate_seq(nm_core_gate(core, s[i].dest), session->id, tag)->next_send--;
     } else {
       out = NULL; /* owned by the request now (freed by the last completion) */
       if (over)
@@ -422,15 +550,31 @@ int nm_mcast_test(nm_mcast_service_t service, nm_mcast_req_t *req)
 
 /* ---- receiving and forwarding ---- */
 
+/* The broadcast is over at this node: hand the data to the application (or fail its receive), and when it was
+ * lost here (@p status < 0) fill our place in the root's order with the error and tell our subtree. A SKIP that
+ * finds our place already delivered stops here: the broadcast went through us, our children had it from us. */
 static void nm_mcast_fwd_finish(struct nm_mcast_fwd_s *f, int status)
 {
   struct nm_mcast_service_s *svc = f->svc;
-  if (f->claimed)
+  /* A parent that broke the protocol (-NM_EPROTO) is not believed about anything: no SKIP on its word. */
+  int tell = status && status != -NM_EPROTO && f->entries_ok;
+  if (f->claimed) {
     nm_req_complete_events(f->claimed, status, NM_EVENT_FINALIZED | NM_EVENT_RECV_COMPLETED);
-  else if (status == NM_ESUCCESS)
+  } else if (status == NM_ESUCCESS) {
     nm_core_inject(svc->session, f->root_gate, f->tag, f->seq, f->buf, f->len); /* the core owns buf now */
-  else
+  } else {
     free(f->buf);
+    if (tell && nm_core_inject_lost(svc->session, f->root_gate, f->tag, f->seq, status) == 0 && f->skip_err)
+      tell = 0;
+  }
+  if (tell)
+    nm_mcast_skip_list(svc, f->root, f->tag, f->len, f->tree, f->entries, f->n_entries, status);
+  if (f->prev_active)
+    f->prev_active->next_active = f->next_active;
+  else
+    svc->active = f->next_active;
+  if (f->next_active)
+    f->next_active->prev_active = f->prev_active;
   svc->n_active--;
   free(f);
 }
@@ -438,6 +582,8 @@ static void nm_mcast_fwd_finish(struct nm_mcast_fwd_s *f, int status)
 static void nm_mcast_fwd_sent(struct nm_req_s *req, unsigned event, void *ref)
 {
   struct nm_mcast_fwd_s *f = ref;
+  if (req->status)
+    nm_mcast_child_failed(f->svc, &f->out, req, 1);
   if (nm_mcast_fanout_done(&f->out, req->status))
     nm_mcast_fwd_finish(f, NM_ESUCCESS); /* a child's failure does not make our own copy wrong */
 }
@@ -456,7 +602,9 @@ static void nm_mcast_fwd_step(struct nm_mcast_fwd_s *f)
     nm_req_notify(f->claimed, NM_EVENT_RECV_DATA);
   int over = 0;
   int nc = nm_mcast_fanout(f->svc, &f->out, f->root, f->tag, f->buf, f->len, f->tree, f->entries,
-                           f->n_entries, nm_mcast_fwd_sent, f, &over);
+                           f->n_entries, 0, nm_mcast_fwd_sent, f, &over);
+  if (nc < 0) /* no memory to forward: our copy is good, the subtree lost it */
+    nm_mcast_skip_list(f->svc, f->root, f->tag, f->len, f->tree, f->entries, f->n_entries, nc);
   if (nc <= 0 || over) /* no child (leaf), no memory to forward, or every send already done */
     nm_mcast_fwd_finish(f, NM_ESUCCESS);
 }
@@ -494,6 +642,11 @@ static void nm_mcast_sweep(struct nm_mcast_service_s *svc)
   }
 }
 
+static void nm_mcast_gate_failed(void *ref, struct nm_gate_s *gate)
+{
+  nm_mcast_sweep(ref);
+}
+
 /* Fixed header from the network: validate every field before using any (DESIGN.md rule 5). The subtree length
  * is bounded by the service's max_dests (at most the job size) before anything is allocated for it. */
 static int nm_mcast_get_hdr(const struct nm_mcast_service_s *svc, const uint8_t *h, nm_len_t hlen,
@@ -505,7 +658,9 @@ static int nm_mcast_get_hdr(const struct nm_mcast_service_s *svc, const uint8_t 
   *x = (struct nm_mcast_hdr_s){.root = nm_get32(h), .n = nm_get32(h + 4), .tag = nm_get64(h + 8),
                                .len = nm_get64(h + 16), .tree = h[24], .kind = h[NM_MCAST_KIND_OFF],
                                .seq = nm_get32(h + 28), .prio = (int32_t)nm_get32(h + 32)};
-  if (h[26] || h[27] || x->tree > NM_MCAST_TREE_BINARY || x->kind > NM_MCAST_DATA ||
+  int bad_err = x->kind == NM_MCAST_SKIP ? h[NM_MCAST_ERR_OFF] == 0 || h[NM_MCAST_ERR_OFF] >= NM_ERR_MAX
+                                         : h[NM_MCAST_ERR_OFF] != 0;
+  if (bad_err || h[27] || x->tree > NM_MCAST_TREE_BINARY || x->kind > NM_MCAST_SKIP ||
       x->root >= (uint32_t)core->size || x->root == (uint32_t)core->rank || x->n > nm_mcast_max_entries(svc))
     return -NM_EPROTO;
   return NM_ESUCCESS;
@@ -563,6 +718,10 @@ static struct nm_mcast_fwd_s *nm_mcast_fwd_new(struct nm_mcast_service_s *svc, c
                                .len = x->len, .tree = x->tree, .root = x->root, .n_entries = (int)x->n};
   f->list_part = (struct nm_mcast_part_s){f, NM_MCAST_PART_LIST};
   f->data_part = (struct nm_mcast_part_s){f, NM_MCAST_PART_DATA};
+  f->next_active = svc->active;
+  if (svc->active)
+    svc->active->prev_active = f;
+  svc->active = f;
   svc->n_active++;
   return f;
 }
@@ -570,7 +729,10 @@ static struct nm_mcast_fwd_s *nm_mcast_fwd_new(struct nm_mcast_service_s *svc, c
 /* Receive the data: into the matching receive if it is due and posted, else into a temporary buffer. */
 static int nm_mcast_recv_data(struct nm_mcast_fwd_s *f, nm_rpc_token_t token)
 {
+  nm_core_t core = f->svc->session->core;
   f->claimed = nm_core_claim_recv(f->svc->session, f->root_gate, f->tag, f->seq, f->len);
+  if (!f->claimed && f->len > nm_core_peer_alloc_max(core))
+    return -NM_ENOMEM; /* the root's word on the size: never a buffer beyond NMAD_PEER_ALLOC_MAX */
   f->buf = f->claimed ? f->claimed->buf : malloc(f->len ? f->len : 1);
   if (!f->claimed && !f->buf)
     return -NM_ENOMEM;
@@ -588,11 +750,15 @@ static int nm_mcast_on_inline(struct nm_mcast_service_s *svc, nm_rpc_token_t tok
     return -NM_ENOMEM;
   nm_mcast_get_entries(h + NM_MCAST_HDR_FIXED, f->entries, x->n);
   int err = nm_mcast_check_entries(svc->session->core, x->root, f->entries, x->n);
-  if (!err)
-    err = nm_mcast_recv_data(f, token);
-  if (err) /* the rpc layer calls no finalizer for a rejected message */
+  if (err) { /* malformed: the gate fails (the rpc layer calls no finalizer for a rejected message) */
     nm_mcast_part_over(f, NM_MCAST_PART_DATA, err);
-  return err;
+    return err;
+  }
+  f->entries_ok = 1;
+  err = nm_mcast_recv_data(f, token);
+  if (err) /* no buffer for it here: lost at this node, the subtree is told; the body is discarded */
+    nm_mcast_part_over(f, NM_MCAST_PART_DATA, err);
+  return NM_ESUCCESS;
 }
 
 /* LIST: receive the subtree list (by rendezvous when large); the data comes in the DATA message that follows. */
@@ -643,9 +809,35 @@ static int nm_mcast_on_data(struct nm_mcast_service_s *svc, nm_rpc_token_t token
     return -NM_EPROTO;
   }
   int err = nm_mcast_recv_data(f, token);
-  if (err)
+  if (err) /* lost here, as for INLINE */
     nm_mcast_part_over(f, NM_MCAST_PART_DATA, err);
-  return err;
+  return NM_ESUCCESS;
+}
+
+/* SKIP: the broadcast was lost above us. If we are receiving it anyway, that copy decides (a LIST still waiting
+ * for its DATA message is failed: the DATA will not come). Otherwise receive the subtree list as for a LIST;
+ * nm_mcast_list_done() then fails our place and passes the SKIP on. */
+static int nm_mcast_on_skip(struct nm_mcast_service_s *svc, nm_rpc_token_t token, const uint8_t *h,
+                            const struct nm_mcast_hdr_s *x)
+{
+  for (struct nm_mcast_fwd_s *o = svc->active; o; o = o->next_active)
+    if (o->root == x->root && o->tag == x->tag && o->seq == x->seq) {
+      if (o->parts & NM_MCAST_PART_DATA_MSG) {
+        nm_mcast_unlink_open(o);
+        nm_mcast_part_over(o, 0, -(int)h[NM_MCAST_ERR_OFF]);
+      }
+      return NM_ESUCCESS;
+    }
+  struct nm_mcast_fwd_s *f = nm_mcast_fwd_new(svc, x, nm_rpc_get_source(token));
+  if (!f)
+    return NM_ESUCCESS; /* no memory: this subtree is not told (doc/mcast.md) */
+  f->skip_err = h[NM_MCAST_ERR_OFF];
+  f->parts = NM_MCAST_PART_LIST;
+  nm_rpc_token_set_ref(token, &f->list_part);
+  int err = nm_rpc_irecv_body(token, f->entries, (nm_len_t)x->n * NM_MCAST_ENTRY_LEN);
+  if (err)
+    nm_mcast_part_over(f, NM_MCAST_PART_LIST, err);
+  return NM_ESUCCESS;
 }
 
 /* The LIST body is in: decode and validate it. A malformed list fails the gate it came from (the DATA message
@@ -657,6 +849,9 @@ static void nm_mcast_list_done(struct nm_mcast_fwd_s *f, int status)
     nm_mcast_get_entries((const uint8_t *)f->entries, f->entries, (uint32_t)f->n_entries);
     status = nm_mcast_check_entries(f->svc->session->core, f->root, f->entries, (uint32_t)f->n_entries);
     bad = status != 0;
+    f->entries_ok = !bad;
+    if (!bad && f->skip_err)
+      status = -(int)f->skip_err; /* a SKIP: lost above us, now known to whom it matters */
   }
   if (status && !f->status)
     f->status = status;
@@ -698,6 +893,10 @@ static int nm_mcast_handler(nm_rpc_token_t token, const void *header, nm_len_t h
     if (hlen != NM_MCAST_HDR_FIXED || body != (nm_len_t)x.n * NM_MCAST_ENTRY_LEN)
       return -NM_EPROTO;
     return nm_mcast_on_list(svc, token, h, &x);
+  case NM_MCAST_SKIP:
+    if (hlen != NM_MCAST_HDR_FIXED || body != (nm_len_t)x.n * NM_MCAST_ENTRY_LEN)
+      return -NM_EPROTO;
+    return nm_mcast_on_skip(svc, token, h, &x);
   default:
     if (hlen != NM_MCAST_HDR_FIXED || body != x.len)
       return -NM_EPROTO;
@@ -739,6 +938,8 @@ int nm_mcast_init_params(nm_session_t session, const struct nm_mcast_params_s *p
     free(svc);
     return err;
   }
+  svc->on_gate_fail = (struct nm_gate_fail_hook_s){.fn = nm_mcast_gate_failed, .ref = svc};
+  nm_core_gate_fail_hook_add(session->core, &svc->on_gate_fail);
   *out = svc;
   return NM_ESUCCESS;
 }
@@ -755,7 +956,9 @@ int nm_mcast_finalize(nm_mcast_service_t service)
   if (service->n_active)
     return -NM_EBUSY;
   int err = nm_rpc_unregister(service->rpc);
-  if (!err)
+  if (!err) {
+    nm_core_gate_fail_hook_remove(service->session->core, &service->on_gate_fail);
     free(service);
+  }
   return err;
 }

@@ -699,8 +699,11 @@ START_TEST(test_bad_headers)
     ck_assert_int_eq(from_5->status, 0); /* a LIST waits for its DATA */
     ck_assert_int_eq(nm_mcast_finalize(mc), -NM_EBUSY);
     nm_gate_fail(from_5, -NM_ECLOSED);
-    ck_assert_int_eq(nm_mcast_finalize(mc), 0); /* the LIST whose DATA will never come is dropped */
-    ck_assert_int_eq(nm_sr_rtest(nd[0].sess, &rr), -NM_EAGAIN);
+    /* The LIST whose DATA will never come is dropped, and the broadcast counts as lost: our place in the root's
+     * order fails the receive, and the list's first rank is told (SKIP; no node here: dropped). */
+    ck_assert_int_eq(nm_sr_rtest(nd[0].sess, &rr), -NM_ECLOSED);
+    pump(nd, 2);
+    ck_assert_int_eq(nm_mcast_finalize(mc), 0);
   } else {
     ck_assert_int_eq(from_5->status, -NM_EPROTO);
     if (_i == BAD_OVER_JOB || _i == BAD_OVER_PARAM)
@@ -724,6 +727,92 @@ START_TEST(test_bad_headers)
 }
 END_TEST
 
+/* ---- lost broadcasts: SKIP fills the destinations' places in the root's order (doc/mcast.md) ---- */
+
+/* Cases of test_lost: a forwarder whose NMAD_PEER_ALLOC_MAX is below the data and that has no posted receive;
+ * a forwarder that dies after the root's header reached it, before the data moved. */
+enum { LOST_LIMIT, LOST_DEATH, LOST_N };
+
+/* Deliver the packets node @p i sent to the nodes of @p nodes, once, without progressing anyone. */
+static void deliver_once(struct node *nodes, int k, int i)
+{
+  struct fake_drv_s *f = nodes[i].fake;
+  for (int p = 0; p < f->n_pkts; p++) {
+    struct node *d = node_of(nodes, k, f->pkts[p].peer);
+    if (d)
+      nm_core_packet(d->core, &d->core->drvs[0], f->pkts[p].buf, f->pkts[p].len, (uint64_t)nodes[i].rank);
+  }
+  f->n_pkts = 0;
+}
+
+/* Chain 0 -> 1 -> 2 -> 3 of 100,000 B (rendezvous). The broadcast is lost at rank 1: the receives of ranks 2 and
+ * 3 (and, for the limit, of rank 1) complete with the error, and a point-to-point message the root sends next on
+ * the same (gate, tag) is delivered to each of them: nothing stalls behind the lost broadcast. */
+START_TEST(test_lost)
+{
+  const nm_len_t len = 100000;
+  struct node nd[4];
+  nm_mcast_service_t mc[4];
+  for (int i = 0; i < 4; i++) {
+    node_init(&nd[i], i);
+    ck_assert_int_eq(nm_mcast_init(nd[i].sess, &mc[i]), 0);
+  }
+  uint8_t *data = malloc(len), *got[4] = {0};
+  fill(data, len, 3);
+  nm_sr_request_t rr[4], after[4], sr[4];
+  int dests[3] = {1, 2, 3}, next[4] = {0, 11, 12, 13}, got_next[4] = {0};
+  for (int i = 1; i < 4; i++)
+    got[i] = calloc(1, len);
+  for (int i = 2; i < 4; i++)
+    ck_assert_int_eq(nm_sr_irecv(nd[i].sess, nm_core_gate(nd[i].core, 0), BTAG, got[i], len, &rr[i]), 0);
+  if (_i == LOST_LIMIT)
+    nd[1].core->cfg.peer_alloc_max = 1000; /* and rank 1 posts its receive only later: no buffer for 100,000 B */
+  nm_mcast_req_t req;
+  ck_assert_int_eq(nm_mcast_isend(mc[0], dests, NULL, 3, BTAG, data, len, NM_MCAST_TREE_CHAIN, &req), 0);
+  struct node net[4] = {nd[0], nd[1], nd[2], nd[3]};
+  int k = 4;
+  if (_i == LOST_DEATH) {
+    nm_core_progress(nd[0].core);
+    deliver_once(nd, 4, 0); /* rank 1 has the header and asked for the data (its RTR is queued) */
+    for (int i = 0; i < 4; i++) /* then dies, and the launcher tells every other rank */
+      if (i != 1)
+        nm_gate_fail(nm_core_gate(nd[i].core, 1), -NM_ECLOSED);
+    net[1] = nd[3]; /* out of the network */
+    k = 3;
+  }
+  /* The root's next message on the same stream, to each destination. */
+  for (int i = 1; i < 4; i++)
+    if (i != 1 || _i == LOST_LIMIT)
+      ck_assert_int_eq(nm_sr_isend(nd[0].sess, nm_core_gate(nd[0].core, i), BTAG, &next[i], sizeof(int), &sr[i]),
+                       0);
+  pump(net, k);
+  const int want = _i == LOST_DEATH ? -NM_ECLOSED : -NM_ENOMEM;
+  ck_assert_int_eq(nm_mcast_test(mc[0], &req), _i == LOST_DEATH ? -NM_ECLOSED : 0);
+  for (int i = 2; i < 4; i++) {
+    ck_assert_int_eq(nm_sr_rtest(nd[i].sess, &rr[i]), want);
+    ck_assert_int_eq(nm_sr_irecv(nd[i].sess, nm_core_gate(nd[i].core, 0), BTAG, &got_next[i], sizeof(int),
+                                 &after[i]), 0);
+    ck_assert_int_eq(nm_sr_rtest(nd[i].sess, &after[i]), 0);
+    ck_assert_int_eq(got_next[i], next[i]);
+  }
+  if (_i == LOST_LIMIT) { /* rank 1 itself: its place holds the error, then the next message */
+    ck_assert_int_eq(nm_sr_irecv(nd[1].sess, nm_core_gate(nd[1].core, 0), BTAG, got[1], len, &rr[1]), 0);
+    ck_assert_int_eq(nm_sr_rtest(nd[1].sess, &rr[1]), -NM_ENOMEM);
+    ck_assert_int_eq(nm_sr_irecv(nd[1].sess, nm_core_gate(nd[1].core, 0), BTAG, &got_next[1], sizeof(int),
+                                 &after[1]), 0);
+    ck_assert_int_eq(nm_sr_rtest(nd[1].sess, &after[1]), 0);
+    ck_assert_int_eq(got_next[1], next[1]);
+  }
+  for (int i = 0; i < 4; i++)
+    if (i != 1 || _i == LOST_LIMIT)
+      ck_assert_int_eq(nm_mcast_finalize(mc[i]), 0);
+  nodes_free(nd, 4);
+  for (int i = 1; i < 4; i++)
+    free(got[i]);
+  free(data);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("mcast_unit");
@@ -737,6 +826,7 @@ int main(void)
   tcase_add_loop_test(tl, test_large_list_chain, 0, 4);
   tcase_add_test(tl, test_large_list_binomial);
   tcase_add_loop_test(tl, test_bad_headers, 0, BAD_N);
+  tcase_add_loop_test(tl, test_lost, 0, LOST_N);
   suite_add_tcase(s, tl);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <unistd.h>
 
 int nm_config_parse_size(const char *s, uint64_t *out)
 {
@@ -23,6 +24,12 @@ int nm_config_parse_size(const char *s, uint64_t *out)
     return -NM_EINVAL;
   *out = v * mult;
   return NM_ESUCCESS;
+}
+
+uint64_t nm_config_peer_alloc_default(void)
+{
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 2 : (1ULL << 30);
 }
 
 /* NMAD_PROGRESS and NMAD_BIND (the progress thread and its placement, nm_progress_thread.c). The default
@@ -81,6 +88,13 @@ int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed
     return -NM_EINVAL;
   }
   cfg->eager_credit = v;
+  v = nm_config_peer_alloc_default();
+  s = getenv("NMAD_PEER_ALLOC_MAX");
+  if (s && *s && (nm_config_parse_size(s, &v) || v == 0)) {
+    fprintf(stderr, "nmad: NMAD_PEER_ALLOC_MAX='%s' is invalid; accepted: a byte count (suffix K, M, G) above 0\n", s);
+    return -NM_EINVAL;
+  }
+  cfg->peer_alloc_max = v;
   v = oversubscribed ? 0 : 10; /* more ranks than cores: spinning only steals the peers' time slices */
   s = getenv("NMAD_SPIN_US");
   if (s && *s && (nm_config_parse_size(s, &v) || v > 10000000)) {

@@ -103,6 +103,7 @@ int nm_core_create(int rank, int size, nm_core_t *out)
   core->rank = rank;
   core->size = size;
   core->cfg.eager_credit = NM_EAGER_CREDIT_DEFAULT;
+  core->cfg.peer_alloc_max = nm_config_peer_alloc_default();
   nm_pool_init(&core->ctrl_pool, sizeof(struct nm_ctrl_s));
   nm_pool_init(&core->large_pool, sizeof(struct nm_large_s));
   nm_pool_init(&core->unexp_pool, sizeof(struct nm_unexp_s));
@@ -325,6 +326,8 @@ int nm_core_payload_delivered(nm_core_t core, nm_len_t len)
   }
   return 1;
 }
+
+nm_len_t nm_core_peer_alloc_max(nm_core_t core) { return core->cfg.peer_alloc_max; }
 
 void nm_core_idle(nm_core_t core)
 {

@@ -173,6 +173,14 @@ struct nm_session_s {
   struct nm_unexp_s *unexp_head, *unexp_tail; /* unexpected messages, in arrival order */
 };
 
+/** A layer above the core that must know when a gate fails (the dynamic broadcast: a LIST whose parent died
+ *  waits for a DATA message that will never come). Embedded in the layer's own state; see nm_core_gate_fail_hook_add(). */
+struct nm_gate_fail_hook_s {
+  void (*fn)(void *ref, struct nm_gate_s *gate);
+  void *ref;
+  struct nm_gate_fail_hook_s *next;
+};
+
 /** Fault reporter (the launcher): fd readable on news, poll returns 1 + rank of a dead process. */
 struct nm_fault_source_s {
   int fd;
@@ -192,6 +200,7 @@ struct nm_config_s {
   size_t rdv_threshold; /* bytes: larger messages go by rendezvous */
   uint64_t spin_ns;     /* busy-poll time before yielding */
   uint64_t yield_ns;    /* busy-poll-and-yield time before blocking */
+  uint64_t peer_alloc_max; /* largest buffer allocated on a peer's word (NMAD_PEER_ALLOC_MAX) */
   uint64_t eager_credit; /* bytes of unexpected eager data a receiver accepts per peer (NMAD_EAGER_CREDIT) */
   int progress_thread;  /* NMAD_PROGRESS=thread */
   enum nm_bind_e bind;  /* NMAD_BIND: where the progress thread runs */
@@ -227,6 +236,7 @@ struct nm_core_s {
   struct nm_drv_s drvs[NM_MAX_RAILS + 1];
   struct nm_session_s *sessions;
   struct nm_unexp_s *orphans; /* messages for sessions not opened yet */
+  struct nm_gate_fail_hook_s *gate_fail_hooks;
   struct nm_gate_s *work_head; /* gates with pending sends or control chunks */
   size_t pw_cap;
   struct nm_pool_s pw_pool, ctrl_pool, large_pool, unexp_pool;
@@ -292,11 +302,13 @@ void nm_core_set_fault_source(nm_core_t core, int fd, int (*poll)(void *, int *)
 void nm_req_complete(struct nm_req_s *req, int status);
 
 /* ---- core/nm_config.c ---- */
-/** Read NMAD_STRATEGY, NMAD_RDV_THRESHOLD, NMAD_EAGER_CREDIT, NMAD_SPIN_US, NMAD_YIELD_US, NMAD_PROGRESS, NMAD_BIND;
+/** Read NMAD_STRATEGY, NMAD_RDV_THRESHOLD, NMAD_EAGER_CREDIT, NMAD_PEER_ALLOC_MAX, NMAD_SPIN_US, NMAD_YIELD_US, NMAD_PROGRESS, NMAD_BIND;
  *  @p oversubscribed (more ranks on this host than usable cores) makes the default spin 0. @return 0 or -NM_EINVAL (message printed). */
 int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed);
 /** Parse a byte size with optional K/M/G suffix. @return 0 or -NM_EINVAL. */
 int nm_config_parse_size(const char *s, uint64_t *out);
+/** Default of NMAD_PEER_ALLOC_MAX: half the machine's physical memory (1 GiB if unknown). */
+uint64_t nm_config_peer_alloc_default(void);
 
 /* ---- core/nm_gate.c ---- */
 /** The gate to @p rank, made on first use with one rail per network driver (the self driver for one's own
@@ -383,6 +395,14 @@ struct nm_req_s *nm_core_claim_recv(nm_session_t session, nm_gate_t gate, nm_tag
 /** Deliver @p len bytes at @p data (malloc'd; ownership passes to the core) as message @p seq of (gate, tag) on
  *  @p session, as if it had arrived from the network. */
 void nm_core_inject(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_seq_t seq, void *data, nm_len_t len);
+/** Message @p seq of (gate, tag) on @p session will never come (a dynamic broadcast lost on its way): give its
+ *  place in the order to an entry that completes the receive it matches with @p err (negative), so that later
+ *  messages are delivered. Nothing happens when that message was delivered already or is waiting for its turn.
+ *  @return 1 placed, 0 nothing to do, -NM_ENOMEM. */
+int nm_core_inject_lost(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_seq_t seq, int err);
+/** Call @p h->fn(h->ref, gate) at the end of every nm_gate_fail() (after the gate's requests completed). */
+void nm_core_gate_fail_hook_add(nm_core_t core, struct nm_gate_fail_hook_s *h);
+void nm_core_gate_fail_hook_remove(nm_core_t core, struct nm_gate_fail_hook_s *h);
 /** Messages of more bytes than this go by rendezvous (NMAD_RDV_THRESHOLD). */
 nm_len_t nm_core_rdv_threshold(nm_core_t core);
 /** Fire @p events on a request's monitor (if it asked for them) without completing it. */

@@ -66,3 +66,18 @@ void nm_core_session_replay(nm_session_t session)
 }
 
 nm_len_t nm_core_rdv_threshold(nm_core_t core) { return core->cfg.rdv_threshold; }
+
+void nm_core_gate_fail_hook_add(nm_core_t core, struct nm_gate_fail_hook_s *h)
+{
+  h->next = core->gate_fail_hooks;
+  core->gate_fail_hooks = h;
+}
+
+void nm_core_gate_fail_hook_remove(nm_core_t core, struct nm_gate_fail_hook_s *h)
+{
+  for (struct nm_gate_fail_hook_s **pp = &core->gate_fail_hooks; *pp; pp = &(*pp)->next)
+    if (*pp == h) {
+      *pp = h->next;
+      return;
+    }
+}

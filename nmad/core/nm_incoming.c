@@ -140,6 +140,26 @@ void nm_core_inject(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_seq_t
   nm_incoming_msg(gate, &c, u);
 }
 
+int nm_core_inject_lost(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_seq_t seq, int err)
+{
+  struct nm_core_s *core = session->core;
+  struct nm_seq_s *s = nm_gate_seq(gate, session->id, tag);
+  if (gate->status || !s || (int32_t)(seq - s->next_recv) < 0)
+    return 0; /* delivered already (or the gate is gone, which fails the receives by itself) */
+  for (struct nm_unexp_s *u = gate->ooo; u; u = u->next)
+    if (u->session_id == session->id && nm_seq_tag(session->id, u->tag) == s->key.tag && u->seq == seq)
+      return 0; /* arrived, waiting for its turn */
+  struct nm_unexp_s *u = nm_pool_get(&core->unexp_pool);
+  if (!u)
+    return -NM_ENOMEM;
+  *u = (struct nm_unexp_s){.gate = gate, .session_id = session->id, .type = NM_WIRE_DATA,
+                           .flags = NM_FLAG_LOCAL_LOST, .tag = tag, .seq = seq, .cookie = (uint64_t)(int64_t)err};
+  struct nm_wire_chunk_s c;
+  nm_unexp_to_chunk(u, &c);
+  nm_incoming_msg(gate, &c, u);
+  return 1;
+}
+
 struct nm_req_s *nm_core_claim_recv(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_seq_t seq,
                                     nm_len_t min_len)
 {

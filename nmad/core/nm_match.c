@@ -83,6 +83,11 @@ static void nm_deliver(struct nm_req_s *req, struct nm_gate_s *gate, const struc
   req->tag = c->tag;
   req->msg_len = c->msg_len;
   req->flags |= NM_REQF_MATCHED;
+  if (c->flags & NM_FLAG_LOCAL_LOST) { /* its place in the order, without data (nm_core_inject_lost()) */
+    req->msg_len = 0;
+    nm_req_complete_events(req, (int)(int64_t)c->cookie, NM_EVENT_FINALIZED | NM_EVENT_RECV_COMPLETED);
+    return;
+  }
   if (c->type == NM_WIRE_RDV) {
     nm_rdv_accept(req, gate, c);
     return;

@@ -47,6 +47,7 @@ enum nm_wire_type_e {
 #define NM_WIRE_FLAG_SYNC 0x01   /* DATA: the sender waits for an ACK carrying cookie */
 #define NM_WIRE_FLAG_PREFIX 0x02 /* DATA: the first prefix_len payload bytes are a header (rpc) */
 #define NM_FLAG_LOCAL_BCAST 0x80 /* never on the wire: a stored message that came by dynamic broadcast */
+#define NM_FLAG_LOCAL_LOST 0x40  /* never on the wire: a broadcast lost on its way (cookie: the error to report) */
 #define NM_WIRE_TYPE_MAX 7
 
 /** A parsed packet header. */

@@ -458,7 +458,8 @@ static int nm_mpi_improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Mes
   *flag = nm_mpi_iprobe(comm, source, tag, &st, &gate, &ntag, &len);
   if (!*flag)
     return MPI_SUCCESS;
-  struct nm_mpi_message_s *m = calloc(1, sizeof(*m));
+  /* len is the sender's word: never allocate beyond NMAD_PEER_ALLOC_MAX on it */
+  struct nm_mpi_message_s *m = len <= nm_core_peer_alloc_max(nm_mpi.core) ? calloc(1, sizeof(*m)) : NULL;
   void *tmp = m ? malloc(len ? len : 1) : NULL;
   int h = tmp ? nm_mpi_table_add(&nm_mpi.messages, m) : -1;
   if (h < 0) {

@@ -98,6 +98,15 @@ uint64_t nm_core_time_ns(nm_core_t core);
  */
 int nm_core_payload_delivered(nm_core_t core, nm_len_t len);
 
+/**
+ * @brief The largest buffer nmad allocates for a size a peer announced (NMAD_PEER_ALLOC_MAX, default half the
+ *        physical memory): a broadcast forwarder's temporary copy, MPI_Improbe's message buffer. A larger
+ *        announced size fails that operation with -NM_ENOMEM (MPI_ERR_NO_MEM) instead of allocating
+ *        (DESIGN.md rule 9; doc/reliability.md, "Untrusted sizes").
+ * @param core the core. @return bytes. Thread-safety: any thread.
+ */
+nm_len_t nm_core_peer_alloc_max(nm_core_t core);
+
 /** Flow-control figures of a core (nm_core_get_stats()). Credit bytes count a message's payload plus
  *  NM_WIRE_CREDIT_MSG_COST (128) for the receiver's record of it (doc/protocol.md, "Flow control"). */
 struct nm_core_stats_s {
