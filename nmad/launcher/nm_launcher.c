@@ -239,6 +239,7 @@ int nm_launcher_get_gate(nm_launcher_t l, int rank, nm_gate_t *gate)
 {
   if (rank < 0 || rank >= l->bs.size)
     return -NM_EINVAL;
+  NM_CORE_LOCKED(l->core); /* a progress thread looks gates up while we may make one */
   *gate = nm_core_gate(l->core, rank); /* made on first use (DESIGN.md rule 8) */
   return *gate ? NM_ESUCCESS : -NM_ENOMEM;
 }
