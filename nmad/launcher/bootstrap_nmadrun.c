@@ -6,8 +6,13 @@
  * Collectives are blocking request/reply. The launcher may also send FAULT frames at any time; they are queued
  * here, each dead rank once, and handed out by poll_fault(). A FAULT read while a collective waits fails that
  * collective with -NM_ECLOSED: the dead rank will never contribute, and the launcher sends no result after it.
- * Not thread-safe: one thread uses a bootstrap at a time.
+ * An abort sends one ABORT frame and then waits for nmad-run to terminate the process. Not thread-safe: one
+ * thread uses a bootstrap at a time, except abort(), which only writes one small frame (atomic on a stream
+ * socket) and never reads.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* POLLRDHUP */
+#endif
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -25,7 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
+
+/** After sending ABORT, how long the rank waits for nmad-run's SIGTERM (or SIGKILL, 0.3 s later) before it
+ *  exits by itself: nmad-run acts within milliseconds; this bound only serves a launcher that does not. */
+#define NM_ABORT_WAIT_MS 3000
 
 struct nmadrun_priv_s {
   int fd;           /**< socket to nmad-run */
@@ -200,6 +210,42 @@ static int nmadrun_fault_fd(struct nm_bootstrap_s *bs)
   return p->fd;
 }
 
+static int64_t mono_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Exiting right after the frame would let the other ranks see this rank die (and report that as their own
+ * failure) before nmad-run has read the request: wait to be terminated instead. Only hang-ups wake us, so
+ * FAULT frames stay in the socket for a thread that may be reading it. */
+static void wait_for_termination(int fd)
+{
+  int64_t end = mono_ms() + NM_ABORT_WAIT_MS;
+  for (int64_t left = NM_ABORT_WAIT_MS; left > 0; left = end - mono_ms()) {
+    struct pollfd pfd = { .fd = fd, .events = POLLRDHUP, .revents = 0 };
+    int n = poll(&pfd, 1, (int)left);
+    if (n > 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
+      return; /* nmad-run is gone: nobody will terminate us */
+    if (n < 0 && errno != EINTR)
+      return;
+  }
+}
+
+static int nmadrun_abort(struct nm_bootstrap_s *bs, int code)
+{
+  struct nmadrun_priv_s *p = bs->priv;
+  if (p->eof)
+    return -NM_ECLOSED;
+  uint8_t payload[NMAD_RUN_ABORT_LEN];
+  nmad_run_abort_encode(payload, (int32_t)code);
+  int rc = nmad_run_send(p->fd, NMAD_RUN_MSG_ABORT, (uint32_t)bs->rank, payload, sizeof(payload));
+  if (rc == 0)
+    wait_for_termination(p->fd);
+  return rc;
+}
+
 static int nmadrun_fini(struct nm_bootstrap_s *bs)
 {
   struct nmadrun_priv_s *p = bs->priv;
@@ -223,5 +269,6 @@ const struct nm_bootstrap_ops_s nm_bootstrap_nmadrun_ops = {
   .barrier = nmadrun_barrier,
   .poll_fault = nmadrun_poll_fault,
   .fault_fd = nmadrun_fault_fd,
+  .abort = nmadrun_abort,
   .fini = nmadrun_fini,
 };

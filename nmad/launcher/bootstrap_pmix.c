@@ -8,7 +8,8 @@
  * - barrier = PMIx_Fence without data;
  * - faults: an event handler for the process-termination codes runs on the PMIx progress thread and only
  *   writes the dead rank (an int32) into a pipe owned by this bootstrap; poll_fault() reads that pipe in the
- *   caller's thread, so no state is shared between threads except through the pipe.
+ *   caller's thread, so no state is shared between threads except through the pipe;
+ * - abort = PMIx_Abort on the whole namespace.
  * Compiled only when HAVE_PMIX. Not thread-safe: one thread uses a bootstrap at a time.
  */
 #ifndef _GNU_SOURCE
@@ -398,6 +399,15 @@ static int pmix_boot_fault_fd(struct nm_bootstrap_s *bs)
   return p->pipe_rd;
 }
 
+/* PMIx_Abort with no process list aborts our whole namespace: the launcher (mpirun, srun) kills every rank
+ * and reports @p code; it may kill the caller before the call returns. */
+static int pmix_boot_abort(struct nm_bootstrap_s *bs, int code)
+{
+  char msg[96];
+  snprintf(msg, sizeof(msg), "nmad: rank %d called abort with code %d", bs->rank, code);
+  return pmix_to_nm(PMIx_Abort(code, msg, NULL, 0));
+}
+
 static int pmix_boot_fini(struct nm_bootstrap_s *bs)
 {
   struct pmix_priv_s *p = bs->priv;
@@ -419,5 +429,6 @@ const struct nm_bootstrap_ops_s nm_bootstrap_pmix_ops = {
   .barrier = pmix_boot_barrier,
   .poll_fault = pmix_boot_poll_fault,
   .fault_fd = pmix_boot_fault_fd,
+  .abort = pmix_boot_abort,
   .fini = pmix_boot_fini,
 };

@@ -45,6 +45,8 @@ static int sim_barrier(struct nm_bootstrap_s *bs)
 
 static int sim_poll_fault(struct nm_bootstrap_s *bs, int *rank) { return 0; }
 static int sim_fault_fd(struct nm_bootstrap_s *bs) { return -1; }
+/* Every simulated rank lives in this one process: the caller's exit ends the whole simulated job. */
+static int sim_abort(struct nm_bootstrap_s *bs, int code) { return 0; }
 static int sim_fini(struct nm_bootstrap_s *bs) { return NM_ESUCCESS; }
 
 const struct nm_bootstrap_ops_s nm_bootstrap_sim_ops = {
@@ -54,5 +56,6 @@ const struct nm_bootstrap_ops_s nm_bootstrap_sim_ops = {
   .barrier = sim_barrier,
   .poll_fault = sim_poll_fault,
   .fault_fd = sim_fault_fd,
+  .abort = sim_abort,
   .fini = sim_fini,
 };

@@ -50,6 +50,14 @@ static int singleton_fault_fd(struct nm_bootstrap_s *bs)
   return -1;
 }
 
+/* Alone in the job: the caller's own exit ends it. */
+static int singleton_abort(struct nm_bootstrap_s *bs, int code)
+{
+  (void)bs;
+  (void)code;
+  return 0;
+}
+
 static int singleton_fini(struct nm_bootstrap_s *bs)
 {
   (void)bs;
@@ -63,5 +71,6 @@ const struct nm_bootstrap_ops_s nm_bootstrap_singleton_ops = {
   .barrier = singleton_barrier,
   .poll_fault = singleton_poll_fault,
   .fault_fd = singleton_fault_fd,
+  .abort = singleton_abort,
   .fini = singleton_fini,
 };

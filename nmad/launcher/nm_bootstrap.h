@@ -34,6 +34,11 @@ struct nm_bootstrap_ops_s {
   /** File descriptor that becomes readable when poll_fault() may have something, or -1 (then poll_fault is
    *  called periodically). */
   int (*fault_fd)(struct nm_bootstrap_s *bs);
+  /** Ask the launcher to end every rank of the job now, the job exiting with @p code (modulo 256). Returns once
+   *  the launcher has the request (it may kill the caller before); the caller exits next. Not collective; may be
+   *  called while another thread is inside a collective. @return 0, or -NM_E* if the launcher cannot be told
+   *  (then only the caller ends). */
+  int (*abort)(struct nm_bootstrap_s *bs, int code);
   /** Tell the launcher this rank finishes normally, then release. @return 0 or -NM_E*. */
   int (*fini)(struct nm_bootstrap_s *bs);
 };

@@ -223,6 +223,19 @@ int nm_launcher_exit(nm_launcher_t l)
   return err ? err : berr ? berr : ferr;
 }
 
+void nm_launcher_abort(nm_launcher_t l, int code)
+{
+  /* Nothing of nmad is torn down: peers may be blocked on us, and a flush could wait on them forever. */
+  fflush(NULL);
+  if (l) {
+    int err = l->bs.ops->abort(&l->bs, code);
+    if (err)
+      fprintf(stderr, "nmad: rank %d: the %s launcher could not be asked to end the job (%s): only this rank "
+                      "exits\n", l->bs.rank, l->bs.ops->name, nm_strerror(err));
+  }
+  _exit(code & 0xff); /* what a launcher reports as the job's status: the code modulo 256, as Open MPI */
+}
+
 int nm_launcher_get_rank(nm_launcher_t l, int *rank)
 {
   *rank = l->bs.rank;

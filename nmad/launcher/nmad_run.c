@@ -7,6 +7,8 @@
  * NMAD_RUN_SIZE. One poll() loop serves everything: the children's frames (read incrementally, so a slow or
  * broken child never blocks the others), signals (through a self-pipe: SIGCHLD, and the signals forwarded to
  * the children), and three deadlines (--timeout, the grace period after a failure, SIGKILL after SIGTERM).
+ * A rank that aborts (ABORT frame: MPI_Abort, nm_launcher_abort) ends the job at once: every rank gets SIGTERM,
+ * then SIGKILL ABORT_KILL_DELAY_MS later, with no grace period, and the job exits with the rank's code.
  * This is a program, not the library: the self-pipe write end is the one static variable, as a signal
  * handler cannot reach anything else. All other state lives in struct run_s in main().
  */
@@ -46,6 +48,9 @@
 #define EXIT_NOTFOUND 127 /**< program not found or not executable */
 #define EXIT_TIMEOUT 124  /**< --timeout expired (as timeout(1)) */
 #define KILL_DELAY_MS 2000 /**< from SIGTERM to SIGKILL when nmad-run terminates the ranks itself */
+/** From SIGTERM to SIGKILL after an abort: short, as users expect the job gone within a second, but long
+ *  enough for a rank's SIGTERM handler to flush its output. */
+#define ABORT_KILL_DELAY_MS 300
 #define DEFAULT_GRACE_S 10.0
 
 /** Write end of the self-pipe, for the signal handler only. */
@@ -102,6 +107,10 @@ struct run_s {
   int timed_out;
   int term_signals; /**< terminating signals received from outside */
 
+  int abort_rank; /**< first rank that asked to abort the job, or -1 */
+  int32_t abort_code; /**< its exit code (the job exits with it modulo 256) */
+  int failed_before_abort; /**< a rank had already failed: the abort is a consequence, that failure decides */
+
   int first_signal; /**< signal that killed the first rank killed by a signal, or 0 */
   int max_status;
   int unfinalized; /**< some rank exited 0 without FINI */
@@ -137,9 +146,12 @@ static void usage(FILE *out)
           "  --bind-to P     none (default) or core: rank r runs on core r mod (number of cores)\n"
           "                  (env NMAD_RUN_BIND)\n"
           "  -h, --help      this help\n"
-          "Exit status: 128+sig if a process was killed by signal sig (the first one), else the largest exit\n"
-          "status (at least 1 if a process exited without finalizing); %d on timeout; %d on a bad command\n"
-          "line; %d if prog cannot be executed. See doc/nmad-run.md.\n",
+          "Exit status: C mod 256 if a process called abort with code C (MPI_Abort, nm_launcher_abort: every\n"
+          "process is then terminated at once, as with Open MPI's mpirun) and none had failed before; else\n"
+          "128+sig if a process was killed by signal sig (the first one), else the largest exit status (at least\n"
+          "1 if a process exited without finalizing); %d on timeout; %d on a bad command line; %d if prog\n"
+          "cannot be executed.\n"
+          "See doc/nmad-run.md.\n",
           NMAD_RUN_MAX_RANKS, EXIT_TIMEOUT, DEFAULT_GRACE_S, EXIT_TIMEOUT, EXIT_USAGE, EXIT_NOTFOUND);
 }
 
@@ -552,6 +564,22 @@ static void contribute(struct run_s *run, int r, const struct nmad_run_hdr_s *h,
   coll_reset(run);
 }
 
+static void terminate_all_within(struct run_s *run, int64_t kill_delay_ms);
+
+/* Rank @p r asked to end the job: the first request wins (later ones come from ranks that see its effects). */
+static void handle_abort(struct run_s *run, int r, const uint8_t *payload)
+{
+  if (run->abort_rank >= 0 || run->timed_out)
+    return;
+  run->abort_rank = r;
+  run->abort_code = nmad_run_abort_decode(payload);
+  run->failed_before_abort = run->first_signal || run->max_status || run->unfinalized;
+  fprintf(stderr, "nmad-run: rank %d called abort with code %ld, terminating %d ranks\n", r,
+          (long)run->abort_code, run->nalive);
+  run->grace_at = -1; /* the user asked for the end: waiting for the others is pointless */
+  terminate_all_within(run, ABORT_KILL_DELAY_MS);
+}
+
 static void handle_frame(struct run_s *run, int r, const struct nmad_run_hdr_s *h, const uint8_t *payload)
 {
   struct rank_s *rk = &run->ranks[r];
@@ -571,6 +599,10 @@ static void handle_frame(struct run_s *run, int r, const struct nmad_run_hdr_s *
   if (h->type == NMAD_RUN_MSG_FINI) {
     rk->fini = 1;
     rank_gone(run, r, 0);
+    return;
+  }
+  if (h->type == NMAD_RUN_MSG_ABORT) {
+    handle_abort(run, r, payload);
     return;
   }
   contribute(run, r, h, payload);
@@ -605,7 +637,7 @@ static void handle_input(struct run_s *run, int r)
 
 static void start_grace(struct run_s *run)
 {
-  if (run->grace_used || run->timed_out)
+  if (run->grace_used || run->timed_out || run->abort_rank >= 0)
     return;
   run->grace_used = 1;
   run->grace_at = now_ms() + (int64_t)(run->grace_s * 1000.0);
@@ -630,6 +662,14 @@ static void reap(struct run_s *run)
     run->nalive--;
     close_rank_fd(rk);
     char why[128] = "";
+    if (run->abort_rank >= 0) {
+      /* Terminated for the abort: not a failure of its own, whatever its status (a SIGTERM handler, such as
+       * the one libinfinipath installs through libfabric, exits with 1). No report, no FAULT frames: every rank
+       * is being terminated, and one that handles SIGTERM would only print the consequences of the abort. */
+      if (run->gone_rank < 0)
+        run->gone_rank = r;
+      continue;
+    }
     if (WIFSIGNALED(status)) {
       int sig = WTERMSIG(status);
       snprintf(why, sizeof(why), "killed by signal %d (%s)%s", sig, strsignal(sig),
@@ -654,11 +694,18 @@ static void reap(struct run_s *run)
   }
 }
 
-static void terminate_all(struct run_s *run)
+/* SIGTERM now, SIGKILL @p kill_delay_ms later (or at the SIGKILL already planned, if sooner). */
+static void terminate_all_within(struct run_s *run, int64_t kill_delay_ms)
 {
   signal_all(run, SIGTERM);
-  if (run->kill_at < 0)
-    run->kill_at = now_ms() + KILL_DELAY_MS;
+  int64_t at = now_ms() + kill_delay_ms;
+  if (run->kill_at < 0 || at < run->kill_at)
+    run->kill_at = at;
+}
+
+static void terminate_all(struct run_s *run)
+{
+  terminate_all_within(run, KILL_DELAY_MS);
 }
 
 static void handle_signals(struct run_s *run)
@@ -755,6 +802,8 @@ static void main_loop(struct run_s *run, struct pollfd *pfds, int *pfd_rank)
 
 static int exit_status(const struct run_s *run)
 {
+  if (run->abort_rank >= 0 && !run->failed_before_abort)
+    return (int)((uint32_t)run->abort_code & 0xff); /* as Open MPI's mpirun: MPI_Abort(comm, 300) gives 44 */
   if (run->timed_out)
     return EXIT_TIMEOUT;
   if (run->first_signal)
@@ -769,6 +818,7 @@ int main(int argc, char **argv)
   struct run_s run;
   memset(&run, 0, sizeof(run));
   run.gone_rank = -1;
+  run.abort_rank = -1;
   run.timeout_at = run.grace_at = run.kill_at = -1;
   run.sig_rd = -1;
   int rc = parse_args(&run, argc, argv);

@@ -53,6 +53,7 @@ const char *nmad_run_msg_name(uint32_t type)
   case NMAD_RUN_MSG_BARRIER: return "BARRIER";
   case NMAD_RUN_MSG_FAULT: return "FAULT";
   case NMAD_RUN_MSG_FINI: return "FINI";
+  case NMAD_RUN_MSG_ABORT: return "ABORT";
   default: return "unknown";
   }
 }
@@ -76,9 +77,22 @@ int nmad_run_hdr_decode(const uint8_t in[NMAD_RUN_HDR_SIZE], struct nmad_run_hdr
   case NMAD_RUN_MSG_FAULT:
   case NMAD_RUN_MSG_FINI:
     return h->len == 0 ? 0 : -NM_EPROTO;
+  case NMAD_RUN_MSG_ABORT:
+    return h->len == NMAD_RUN_ABORT_LEN ? 0 : -NM_EPROTO;
   default:
     return -NM_EPROTO;
   }
+}
+
+void nmad_run_abort_encode(uint8_t out[NMAD_RUN_ABORT_LEN], int32_t code)
+{
+  put_u32(out, (uint32_t)code);
+}
+
+int32_t nmad_run_abort_decode(const uint8_t in[NMAD_RUN_ABORT_LEN])
+{
+  uint32_t v = get_u32(in);
+  return v > INT32_MAX ? -(int32_t)(UINT32_MAX - v) - 1 : (int32_t)v; /* two's complement without UB */
 }
 
 /* Wait until fd is ready for @p events; used when a caller hands us a non-blocking fd. */

@@ -19,6 +19,10 @@
  *    arrives will never get its reply: once any rank has died, the launcher answers every collective
  *    with FAULT frames instead of a result.
  *  - FINI, child->launcher only: this rank ends normally (len 0); the child closes its socket next.
+ *  - ABORT, child->launcher only: this rank asks for the whole job to end now (MPI_Abort, nm_launcher_abort());
+ *    payload: the requested exit code, a 4-byte little-endian signed integer (NMAD_RUN_ABORT_LEN bytes). The
+ *    launcher terminates every rank at once, without a grace period, and exits with that code modulo 256. The
+ *    child sends nothing after it and waits to be terminated.
  * Frames from the peer are untrusted (DESIGN.md rule 5): nmad_run_hdr_decode() checks type and length.
  * No global state; all functions are thread-safe as long as one fd is used by one thread at a time.
  */
@@ -32,6 +36,8 @@
 #define NMAD_RUN_HDR_SIZE 16
 /** Largest payload accepted in one frame, in bytes (64 MiB): bounds the memory a peer can make us allocate. */
 #define NMAD_RUN_PROTO_MAX_PAYLOAD ((uint64_t)64 << 20)
+/** Payload length of an ABORT frame, in bytes (the exit code). */
+#define NMAD_RUN_ABORT_LEN 4
 /** Largest number of ranks nmad-run starts. */
 #define NMAD_RUN_MAX_RANKS 1024
 
@@ -40,7 +46,8 @@ enum nmad_run_msg_e {
   NMAD_RUN_MSG_ALLGATHER = 1,
   NMAD_RUN_MSG_BARRIER = 2,
   NMAD_RUN_MSG_FAULT = 3,
-  NMAD_RUN_MSG_FINI = 4
+  NMAD_RUN_MSG_FINI = 4,
+  NMAD_RUN_MSG_ABORT = 5
 };
 
 /** A decoded frame header. */
@@ -65,7 +72,7 @@ const char *nmad_run_msg_name(uint32_t type);
 void nmad_run_hdr_encode(uint8_t out[NMAD_RUN_HDR_SIZE], uint32_t type, uint32_t arg, uint64_t len);
 
 /** @brief Decode and validate a header (known type, len <= NMAD_RUN_PROTO_MAX_PAYLOAD, len 0 for BARRIER,
- *  FAULT and FINI). @return 0 or -NM_EPROTO. */
+ *  FAULT and FINI, len NMAD_RUN_ABORT_LEN for ABORT). @return 0 or -NM_EPROTO. */
 int nmad_run_hdr_decode(const uint8_t in[NMAD_RUN_HDR_SIZE], struct nmad_run_hdr_s *h);
 
 /** @brief Write exactly @p len bytes; retries on EINTR and short writes, waits in poll() when the fd is
@@ -85,6 +92,11 @@ int nmad_run_send(int fd, uint32_t type, uint32_t arg, const void *payload, uint
 /** @brief Blocking receive of one frame. @p *payload gets a malloc'd buffer of h->len bytes (NULL when the
  *  length is 0); the caller frees it. @return 0, -NM_ECLOSED, -NM_EPROTO, -NM_ENOMEM, -NM_EUNKNOWN. */
 int nmad_run_recv(int fd, struct nmad_run_hdr_s *h, void **payload);
+
+/** @brief Encode the exit code of an ABORT frame into @p out (NMAD_RUN_ABORT_LEN bytes, little-endian). */
+void nmad_run_abort_encode(uint8_t out[NMAD_RUN_ABORT_LEN], int32_t code);
+/** @brief Decode the exit code of an ABORT frame's payload (NMAD_RUN_ABORT_LEN bytes). */
+int32_t nmad_run_abort_decode(const uint8_t in[NMAD_RUN_ABORT_LEN]);
 
 /** @brief Initialize an incremental receiver. */
 void nmad_run_rx_init(struct nmad_run_rx_s *rx);

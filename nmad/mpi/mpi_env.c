@@ -576,13 +576,13 @@ int PMPI_Finalize(void)
 NM_MPI_ALIAS(Abort)
 int PMPI_Abort(MPI_Comm comm, int errorcode)
 {
-  /* Kill the job: nmad-run (or the PMIx launcher) terminates the other ranks when one exits without
-   * finalizing. Nothing of nmad is torn down: peers may be blocked on us, and _exit() skips atexit handlers
-   * that could wait on them. */
+  /* End the whole job, whatever @p comm (as Open MPI and MPICH do): nm_launcher_abort() asks nmad-run (or the
+   * PMIx launcher) to terminate every rank at once; the job's exit status is errorcode modulo 256, the status
+   * Open MPI's mpirun gives. Nothing of nmad is torn down: peers may be blocked on us. Before MPI_Init and after
+   * MPI_Finalize there is no launcher to ask: only this process exits. */
   fprintf(stderr, "MPI_Abort: rank %d of %d aborting on communicator %d with error code %d\n", nm_mpi.world_rank,
           nm_mpi.world_size, comm, errorcode);
-  fflush(NULL);
-  _exit(errorcode & 0xff ? errorcode & 0xff : 1);
+  nm_launcher_abort(nm_mpi.initialized && !nm_mpi.finalized ? nm_mpi.launcher : NULL, errorcode);
 }
 
 /* ---------------------------------------------------------------- threads, time, versions */

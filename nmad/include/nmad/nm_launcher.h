@@ -37,6 +37,30 @@ int nm_launcher_init(nm_launcher_t *out, int *argc, char ***argv);
  *  @return 0 or a negative error (peer failures are reported but resources are still freed). */
 int nm_launcher_exit(nm_launcher_t l);
 
+/**
+ * @brief End every process of the job now (the native MPI_Abort): the launcher terminates all ranks without
+ * waiting for them, and the job's exit status is @p code modulo 256, as Open MPI's mpirun reports an MPI_Abort
+ * (so 0 and multiples of 256 give status 0: use a code in [1, 255] to report a failure).
+ *  - nmad-run: the caller sends an ABORT frame; nmad-run prints "rank R called abort with code C", sends
+ *    SIGTERM to every rank at once, SIGKILL 0.3 s later to those still alive, skips its grace period and exits
+ *    with the status above. The caller waits for its SIGTERM, so no other rank sees it die first.
+ *  - PMIx (mpirun, srun, prterun): PMIx_Abort() on the whole job; the launcher decides the rest.
+ *  - singleton and nmad-sim: the process exits, which ends the job.
+ * Stdio streams are flushed; nothing else is released and no other rank is waited for (it may be blocked on us).
+ * Not collective. Not for error handling inside the library (DESIGN.md rule 6): only an explicit request of
+ * the application ends the process.
+ * @param l the launcher, or NULL before nm_launcher_init() (then only this process exits).
+ * @param code exit code of the job; the process itself exits with @p code modulo 256 if the launcher has not
+ *        terminated it (launcher unreachable, or not within 3 s).
+ * @return never returns.
+ * Thread-safety: callable from any thread, even while another one is inside nmad (it takes no lock); not
+ * async-signal-safe (stdio).
+ */
+#if defined(__GNUC__)
+__attribute__((noreturn))
+#endif
+void nm_launcher_abort(nm_launcher_t l, int code);
+
 /** @brief Rank of this process, in [0, size). @return 0. */
 int nm_launcher_get_rank(nm_launcher_t l, int *rank);
 /** @brief Number of processes in the job (>= 1). @return 0. */
