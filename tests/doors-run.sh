@@ -2,7 +2,7 @@
 # The doors of a running job (doc/reliability.md, "Authenticated sources and closed doors"):
 #   doors-run.sh DRIVER NPROCS loopback   all ranks on this host: every socket the ranks listen on (ss -ltnup)
 #                                         is on 127.0.0.1; skipped (77) without ss
-#   doors-run.sh DRIVER NPROCS intruder   a process outside the job (tests/doors_intruder.c) sends rank 0 packets
+#   doors-run.sh DRIVER NPROCS intruder   a process outside the job (tests/it_doors_intruder.c) sends rank 0 packets
 #                                         with another key, with the job's key (read from rank 0's environment,
 #                                         as anyone who can read it could) and a forged source, and garbage: the
 #                                         job completes and rank 0 counts each refused packet
@@ -55,7 +55,7 @@ run_intruder() {
   esac
   key=$(tr '\0' '\n' <"/proc/$(cat "$dir/pid.0")/environ" | sed -n 's/^NMAD_RUN_KEY=//p')
   [ -n "$key" ] || fail "no NMAD_RUN_KEY in rank 0's environment"
-  "$b/tests/doors_intruder" "$prov" "$(cat "$dir/addr")" "$key" "$(cat "$dir/session")" 7 "$evil" ||
+  "$b/tests/it_doors_intruder" "$prov" "$(cat "$dir/addr")" "$key" "$(cat "$dir/session")" 7 "$evil" ||
     fail "the intruder could not send"
 }
 

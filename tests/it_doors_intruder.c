@@ -5,7 +5,7 @@
  *   N with the job's own key, read from the rank's environment (a forged source: the provider names the sender
  *     FI_ADDR_NOTAVAIL, so the rank refuses it as from an unknown source),
  *   1 that is not an nmad packet at all (foreign).
- * Usage: doors_intruder PROVIDER ADDR_HEX KEY_HEX SESSION TAG N. Exits 0 once every send completed. */
+ * Usage: it_doors_intruder PROVIDER ADDR_HEX KEY_HEX SESSION TAG N. Exits 0 once every send completed. */
 #include "nmad/core/nm_wire.h"
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -34,7 +34,7 @@ struct intruder_s {
 
 static void die(const char *what, long rc)
 {
-  fprintf(stderr, "doors_intruder: %s: %s\n", what, rc < 0 ? fi_strerror((int)-rc) : "failed");
+  fprintf(stderr, "it_doors_intruder: %s: %s\n", what, rc < 0 ? fi_strerror((int)-rc) : "failed");
   exit(1);
 }
 
@@ -123,7 +123,7 @@ static void send_all(struct intruder_s *x, size_t *lens, int n)
 int main(int argc, char **argv)
 {
   if (argc != 7) {
-    fprintf(stderr, "usage: doors_intruder PROVIDER ADDR_HEX KEY_HEX SESSION TAG N\n");
+    fprintf(stderr, "usage: it_doors_intruder PROVIDER ADDR_HEX KEY_HEX SESSION TAG N\n");
     return 2;
   }
   static struct intruder_s x;
@@ -147,7 +147,7 @@ int main(int argc, char **argv)
   lens[k] = 8;
   memcpy(x.pkts[k++], "not nmad", 8);
   send_all(&x, lens, k);
-  printf("doors_intruder: %d packets with another key, %d with the job's key and a forged source, 1 not nmad: all "
+  printf("it_doors_intruder: %d packets with another key, %d with the job's key and a forged source, 1 not nmad: all "
          "sent\n", n, n);
   fi_close(&x.ep->fid);
   fi_close(&x.av->fid);
