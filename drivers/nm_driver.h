@@ -21,7 +21,8 @@ struct nm_drv_upcalls_s {
   /** A packet send posted with ctx finished (err 0 or -NM_E*). */
   void (*send_done)(void *ref, void *ctx, int err);
   /** A packet arrived; @p buf is valid only during the call. @p src_hint is the peer index the driver knows
-   *  the packet came from, or UINT64_MAX if it cannot tell. */
+   *  the packet came from, or UINT64_MAX if it cannot tell (with NM_DRV_F_AUTH_SOURCE: a sender the driver does
+   *  not know, whose packet the core drops). */
   void (*packet)(void *ref, struct nm_drv_s *drv, const void *buf, size_t len, uint64_t src_hint);
   /** A large send or receive posted with ctx finished; @p len bytes moved. */
   void (*large_done)(void *ref, void *ctx, int err, size_t len);
@@ -42,6 +43,10 @@ struct nm_drv_props_s {
 #define NM_DRV_F_RANK_ADDRESSED 0x1u
 /** Large transfers above props.fake_above bytes move only their size (nmad-sim --fake-payload). */
 #define NM_DRV_F_FAKE_PAYLOAD 0x2u
+/** The driver authenticates sources: the packet upcall's src_hint is the peer the transport says sent it, and
+ *  UINT64_MAX means a sender outside the address table, so the core drops the packet instead of trusting the rank
+ *  its header claims (libfabric FI_SOURCE where nm_ofi_quirks.c says it holds). */
+#define NM_DRV_F_AUTH_SOURCE 0x4u
 
 #define NM_DRV_ADDR_MAX 128 /* bytes of an endpoint address */
 #define NM_DRV_NO_FD (-1)

@@ -33,6 +33,10 @@ struct fake_drv_s {
   int cancelled;
 };
 
+/** The job key of the fuzz harness's cores (fuzz_incoming.c, gen_corpus.c): the seeds carry it, so the fuzzers
+ *  start past the key check of nm_core_packet() and spend their time in the parsers behind it. */
+#define FAKE_FUZZ_JOB_KEY 0x66757a7a2d6b6579ULL /* "fuzz-key" */
+
 extern const struct nm_drv_ops_s fake_drv_ops;
 
 /** A core of @p size ranks where we are rank 0: gates 1..size-1 go through the fake driver, gate 0 through

@@ -239,6 +239,101 @@ START_TEST(test_lying_source_fails_gate)
 }
 END_TEST
 
+/* The doors (doc/reliability.md): the driver names the sender; the header's rank must agree. */
+START_TEST(test_forged_rank_fails_that_gate_only)
+{
+  char b2[16], b3[16];
+  nm_sr_request_t r2, r3;
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(2), 1, b2, sizeof(b2), &r2), 0);
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(3), 1, b3, sizeof(b3), &r3), 0);
+  size_t len = fake_data_packet(pkt, 2, sess->id, 1, 0, "forged", 7); /* claims rank 2 */
+  inject(pkt, len, 3);                                                 /* the driver says rank 3 */
+  ck_assert_int_eq(gate(3)->status, -NM_EPROTO);
+  ck_assert_int_eq(nm_sr_rtest(sess, &r3), -NM_EPROTO);
+  ck_assert_int_eq(nm_sr_rtest(sess, &r2), -NM_EAGAIN); /* rank 2's stream is untouched */
+  inject_data(2, 1, 0, "real");
+  ck_assert_int_eq(nm_sr_rwait(sess, &r2), 0);
+  ck_assert_str_eq(b2, "real");
+  ck_assert_int_eq(gate(1)->status, 0);
+  ck_assert_int_eq(gate(2)->status, 0);
+  struct nm_core_refused_s ref;
+  ck_assert_int_eq(nm_core_get_refused(core, &ref), 0);
+  ck_assert_uint_eq(ref.foreign + ref.unknown_source, 0); /* a job peer lied: a gate failure, not a refusal */
+}
+END_TEST
+
+START_TEST(test_unknown_source_dropped_with_auth_driver)
+{
+  char b[16];
+  nm_sr_request_t r;
+  core->drvs[0].props.flags |= NM_DRV_F_AUTH_SOURCE;
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 1, b, sizeof(b), &r), 0);
+  size_t len = fake_data_packet(pkt, 1, sess->id, 1, 0, "stranger", 9);
+  nm_core_packet(core, &core->drvs[0], pkt, len, UINT64_MAX); /* from an address outside the table */
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), -NM_EAGAIN);
+  NM_CORE_FOR_GATES(core, g)
+    ck_assert_int_eq(g->status, 0);
+  struct nm_core_refused_s ref;
+  ck_assert_int_eq(nm_core_get_refused(core, &ref), 0);
+  ck_assert_uint_eq(ref.unknown_source, 1);
+  ck_assert_uint_eq(ref.foreign, 0);
+  inject_data(1, 1, 0, "rank 1"); /* the real sequence number 0 is still expected */
+  ck_assert_int_eq(nm_sr_rwait(sess, &r), 0);
+  ck_assert_str_eq(b, "rank 1");
+}
+END_TEST
+
+START_TEST(test_unknown_source_trusts_header_without_auth)
+{
+  char b[16];
+  nm_sr_request_t r;
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 1, b, sizeof(b), &r), 0);
+  size_t len = fake_data_packet(pkt, 1, sess->id, 1, 0, "shm-like", 9);
+  nm_core_packet(core, &core->drvs[0], pkt, len, UINT64_MAX); /* a driver that cannot tell: the header decides */
+  ck_assert_int_eq(nm_sr_rwait(sess, &r), 0);
+  ck_assert_str_eq(b, "shm-like");
+}
+END_TEST
+
+/* Packets of another job (another key), of another protocol version, or not nmad at all: dropped and counted,
+ * whatever source the driver gives them, and no gate fails. */
+START_TEST(test_foreign_packets_refused)
+{
+  const uint64_t key = 0x0123456789abcdefULL;
+  char b[16];
+  nm_sr_request_t r;
+  nm_core_set_job_key(core, key);
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 1, b, sizeof(b), &r), 0);
+  size_t len = fake_data_packet(pkt, 1, sess->id, 1, 0, "other", 6);
+  nm_wire_put_pkt_hdr_key(pkt, 1, 1, (uint32_t)len, key ^ 1); /* another job's key */
+  inject(pkt, len, 1);
+  nm_core_packet(core, &core->drvs[0], pkt, len, UINT64_MAX);
+  nm_wire_put_pkt_hdr_key(pkt, 1, 1, (uint32_t)len, key);
+  pkt[1] = NM_WIRE_VERSION - 1; /* a peer of another version */
+  inject(pkt, len, 1);
+  inject((const uint8_t *)"not nmad", 8, 1);
+  inject(pkt, 0, 1);
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), -NM_EAGAIN);
+  NM_CORE_FOR_GATES(core, g)
+    ck_assert_int_eq(g->status, 0);
+  struct nm_core_refused_s ref;
+  ck_assert_int_eq(nm_core_get_refused(core, &ref), 0);
+  ck_assert_uint_eq(ref.foreign, 5);
+  ck_assert_uint_eq(ref.unknown_source, 0);
+  pkt[1] = NM_WIRE_VERSION; /* the job's own packet gets in, and what we send carries the key */
+  inject(pkt, len, 1);
+  ck_assert_int_eq(nm_sr_rwait(sess, &r), 0);
+  ck_assert_str_eq(b, "other");
+  nm_sr_request_t s;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(2), 1, "x", 2, &s), 0);
+  ck_assert_int_eq(nm_sr_swait(sess, &s), 0);
+  struct nm_wire_pkt_s h;
+  ck_assert_int_eq(nm_wire_validate(fake->pkts[fake->n_pkts - 1].buf, fake->pkts[fake->n_pkts - 1].len, &h), 0);
+  ck_assert_uint_eq(h.job_key, key);
+  ck_assert_int_eq(nm_core_get_refused(core, NULL), -NM_EINVAL);
+}
+END_TEST
+
 START_TEST(test_sessions_isolated_and_orphans)
 {
   nm_session_t other;
@@ -908,6 +1003,10 @@ int main(void)
   tcase_add_test(tm, test_truncation);
   tcase_add_test(tm, test_malformed_fails_gate_only);
   tcase_add_test(tm, test_lying_source_fails_gate);
+  tcase_add_test(tm, test_forged_rank_fails_that_gate_only);
+  tcase_add_test(tm, test_unknown_source_dropped_with_auth_driver);
+  tcase_add_test(tm, test_unknown_source_trusts_header_without_auth);
+  tcase_add_test(tm, test_foreign_packets_refused);
   tcase_add_test(tm, test_sessions_isolated_and_orphans);
   tcase_add_test(tm, test_orphan_adopted);
   tcase_add_test(tm, test_cancel);

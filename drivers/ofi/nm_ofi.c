@@ -1,6 +1,8 @@
 /* Driver "ofi": libfabric, FI_EP_RDM, FI_AV_TABLE (peer index = AV index = rank), FI_CONTEXT2, manual
  * progress. Packets: untagged fi_send/fi_inject into pre-posted receive buffers. Large transfers: tagged
  * fi_tsend/fi_trecv matched by the receiver-chosen rendezvous tag, straight from/into user memory.
+ * Where the provider's FI_SOURCE is trustworthy, packets are read with fi_cq_readfrom and reach the core with the
+ * sender's AV index (= rank), and a sender outside the AV is refused (NM_DRV_F_AUTH_SOURCE).
  * Provider differences live in nm_ofi_quirks.c. */
 #include "drivers/nm_driver.h"
 #include "drivers/ofi/nm_ofi_quirks.h"
@@ -12,6 +14,7 @@
 #include <rdma/fi_cm.h>
 #include <rdma/fi_tagged.h>
 #include <rdma/fi_errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +49,7 @@ struct nm_ofi_s {
   struct fid_cq *cq;
   int wait_fd;
   int mr_local;
+  int auth_source; /* completions carry the sender's AV index (fi_cq_readfrom) */
   fi_addr_t *peers;
   size_t n_peers, cap_peers;
   struct nm_ofi_op_s recvs[NM_OFI_NRECV];
@@ -78,7 +82,7 @@ static struct fi_info *nm_ofi_hints(const struct nm_ofi_quirk_s *q, int all_loca
   struct fi_info *hints = fi_allocinfo();
   if (!hints)
     return NULL;
-  hints->caps = FI_MSG | FI_TAGGED;
+  hints->caps = FI_MSG | FI_TAGGED | (q->fi_source ? FI_SOURCE : 0);
   hints->mode = FI_CONTEXT | FI_CONTEXT2;
   hints->ep_attr->type = FI_EP_RDM;
   hints->domain_attr->av_type = FI_AV_TABLE;
@@ -91,9 +95,22 @@ static struct fi_info *nm_ofi_hints(const struct nm_ofi_quirk_s *q, int all_loca
   const char *iface = getenv("NMAD_OFI_IFACE");
   if (iface && *iface)
     hints->domain_attr->name = strdup(iface);
-  else if (q->loopback_domain && all_local)
-    hints->domain_attr->name = strdup("lo"); /* one host: never leave loopback */
+  else if (q->loopback_domain && all_local) {
+    /* One host: never leave loopback. The "lo" domain alone is not enough: the endpoint (and ofi_rxm's listening
+     * socket) still bound the external address; the source address is what they bind (nm_ofi_getinfo()). */
+    hints->domain_attr->name = strdup("lo");
+    hints->addr_format = FI_SOCKADDR_IN;
+  }
   return hints;
+}
+
+/* fi_getinfo() for the hints; on one host with an IP provider, 127.0.0.1 as the source address (node with
+ * FI_SOURCE: the address the endpoint binds, port chosen by the system). */
+static int nm_ofi_getinfo(const struct fi_info *hints, struct fi_info **info)
+{
+  if (hints->addr_format == FI_SOCKADDR_IN)
+    return fi_getinfo(NM_OFI_API, "127.0.0.1", NULL, FI_SOURCE, (struct fi_info *)hints, info);
+  return fi_getinfo(NM_OFI_API, NULL, NULL, 0, (struct fi_info *)hints, info);
 }
 
 static int nm_ofi_open_cq(struct nm_ofi_s *o)
@@ -137,7 +154,7 @@ static int nm_ofi_open(struct nm_drv_s *drv, const char *word, int all_local)
   struct fi_info *hints = nm_ofi_hints(q, all_local);
   if (!hints)
     return -NM_ENOMEM;
-  int rc = fi_getinfo(NM_OFI_API, NULL, NULL, 0, hints, &o->info);
+  int rc = nm_ofi_getinfo(hints, &o->info);
   fi_freeinfo(hints);
   if (rc) {
     fprintf(stderr, "nmad: NMAD_DRIVER=%s: libfabric provider '%s' is not usable on this machine (%s)%s\n", word,
@@ -146,6 +163,7 @@ static int nm_ofi_open(struct nm_drv_s *drv, const char *word, int all_local)
     return -NM_ENOTSUP;
   }
   o->mr_local = (o->info->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
+  o->auth_source = q->fi_source && (o->info->caps & FI_SOURCE);
   if (q->unique_name) {
     struct timespec ts;
     char name[64];
@@ -200,6 +218,8 @@ static int nm_ofi_open(struct nm_drv_s *drv, const char *word, int all_local)
   drv->props.latency_ns = strcmp(word, "shm") == 0 ? 500 : 5000;
   drv->props.bandwidth_MBps = strcmp(word, "shm") == 0 ? 8000 : 2000;
   snprintf(drv->props.provider, sizeof(drv->props.provider), "%s", o->info->fabric_attr->prov_name);
+  if (o->auth_source)
+    drv->props.flags |= NM_DRV_F_AUTH_SOURCE;
   return NM_ESUCCESS;
 }
 
@@ -417,18 +437,35 @@ static void nm_ofi_complete(struct nm_drv_s *drv, struct nm_ofi_op_s *op, int er
   }
 }
 
+/* The sender's peer index for the core: the AV index with FI_AV_TABLE, or UINT64_MAX (unknown: FI_ADDR_NOTAVAIL,
+ * a sender outside the AV, whose packet the core then drops and counts). */
+static uint64_t nm_ofi_source(const struct nm_ofi_s *o, fi_addr_t src)
+{
+  return src < o->n_peers ? (uint64_t)src : UINT64_MAX;
+}
+
+/* fi_cq_readfrom only where the source is used: it costs providers an address lookup per completion. */
+static ssize_t nm_ofi_cq_read(struct nm_ofi_s *o, struct fi_cq_tagged_entry *e, fi_addr_t *src)
+{
+  if (o->auth_source)
+    return fi_cq_readfrom(o->cq, e, NM_OFI_CQ_BATCH, src);
+  return fi_cq_read(o->cq, e, NM_OFI_CQ_BATCH);
+}
+
 static int nm_ofi_progress(struct nm_drv_s *drv)
 {
   struct nm_ofi_s *o = drv->priv;
   struct fi_cq_tagged_entry e[NM_OFI_CQ_BATCH];
+  fi_addr_t src[NM_OFI_CQ_BATCH];
   int n = 0;
   while (o->n_repost)
     nm_ofi_post_recv(o, o->repost[--o->n_repost]);
   for (;;) {
-    ssize_t rc = fi_cq_read(o->cq, e, NM_OFI_CQ_BATCH);
+    ssize_t rc = nm_ofi_cq_read(o, e, src);
     if (rc > 0) {
       for (ssize_t i = 0; i < rc; i++)
-        nm_ofi_complete(drv, e[i].op_context, 0, e[i].len, UINT64_MAX);
+        nm_ofi_complete(drv, e[i].op_context, 0, e[i].len,
+                        o->auth_source ? nm_ofi_source(o, src[i]) : UINT64_MAX);
       n += (int)rc;
       if (rc < NM_OFI_CQ_BATCH)
         break;

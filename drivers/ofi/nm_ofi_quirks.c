@@ -14,15 +14,19 @@ static const struct nm_ofi_quirk_s nm_ofi_quirks[] = {
    * those of 8 KiB, and our rendezvous data (always expected: sent after the receiver's RTR) paid it again. Over
    * tcp the limit does not size rxm's buffers (its receive path reads the data straight into the posted buffer;
    * the peak memory of a 1 MiB ping-pong did not change), unlike over verbs, where it must equal the buffer size,
-   * so only this entry sets it (doc/performance.md, run I). */
-  /* word      provider         mr_mode          inject wait_fd loopback unique_name env */
-  {"shm",     "shm",           NM_OFI_MR_BASIC, 1,     1,      0,       1,          NULL, NULL},
-  {"tcp",     "tcp;ofi_rxm",   NM_OFI_MR_BASIC, 1,     1,      1,       0,          "FI_OFI_RXM_EAGER_LIMIT", "1048576"},
-  {"sockets", "sockets",       NM_OFI_MR_BASIC, 1,     1,      1,       0,          NULL, NULL},
-  {"udp",     "udp;ofi_rxd",   NM_OFI_MR_BASIC, 1,     0,      1,       0,          NULL, NULL},
-  {"verbs",   "verbs;ofi_rxm", NM_OFI_MR_BASIC, 1,     1,      0,       0,          NULL, NULL},
-  {"psm2",    "psm2",          NM_OFI_MR_BASIC, 1,     0,      0,       0,          NULL, NULL},
-  {"opx",     "opx",           NM_OFI_MR_BASIC, 1,     0,      0,       0,          NULL, NULL},
+   * so only this entry sets it (doc/performance.md, run I).
+   * fi_source: every provider here offers the FI_SOURCE capability (fi_info -c FI_SOURCE), but with libfabric 1.17
+   * only tcp;ofi_rxm and sockets tell a sender outside the AV apart (FI_ADDR_NOTAVAIL); shm and udp;ofi_rxd named
+   * such a sender with the AV index of another peer (0), so their answer cannot authenticate anything and they
+   * keep the header's rank (the job key still stops strangers). verbs, psm2, opx: not checked (no hardware). */
+  /* word      provider         mr_mode          inject wait_fd loopback fi_source unique_name env */
+  {"shm",     "shm",           NM_OFI_MR_BASIC, 1,     1,      0,       0,        1,          NULL, NULL},
+  {"tcp",     "tcp;ofi_rxm",   NM_OFI_MR_BASIC, 1,     1,      1,       1,        0,          "FI_OFI_RXM_EAGER_LIMIT", "1048576"},
+  {"sockets", "sockets",       NM_OFI_MR_BASIC, 1,     1,      1,       1,        0,          NULL, NULL},
+  {"udp",     "udp;ofi_rxd",   NM_OFI_MR_BASIC, 1,     0,      1,       0,        0,          NULL, NULL},
+  {"verbs",   "verbs;ofi_rxm", NM_OFI_MR_BASIC, 1,     1,      0,       0,        0,          NULL, NULL},
+  {"psm2",    "psm2",          NM_OFI_MR_BASIC, 1,     0,      0,       0,        0,          NULL, NULL},
+  {"opx",     "opx",           NM_OFI_MR_BASIC, 1,     0,      0,       0,        0,          NULL, NULL},
 };
 
 const struct nm_ofi_quirk_s *nm_ofi_quirk_lookup(const char *word)

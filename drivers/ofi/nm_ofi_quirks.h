@@ -2,7 +2,8 @@
  * @file nm_ofi_quirks.h
  * @brief Private: the one table of libfabric provider differences (as Mercury does): which provider string an
  * NMAD_DRIVER word means, which memory-registration modes we accept, whether to use fi_inject, whether the
- * CQ wait object wakes up on remote arrivals, and whether to pin the interface to loopback on one host.
+ * CQ wait object wakes up on remote arrivals, whether to pin the endpoint to loopback on one host, and whether
+ * the provider's FI_SOURCE can be trusted to name the sender.
  */
 #ifndef NM_OFI_QUIRKS_H
 #define NM_OFI_QUIRKS_H
@@ -15,7 +16,9 @@ struct nm_ofi_quirk_s {
   uint64_t mr_mode;      /* fi_info mr_mode bits we offer to handle */
   int use_inject;        /* post small packets with fi_inject */
   int wait_fd;           /* the CQ's FI_WAIT_FD wakes us when a peer sends */
-  int loopback_domain;   /* on one host, open the "lo" domain (IP providers) */
+  int loopback_domain;   /* on one host, open the "lo" domain and bind to 127.0.0.1 (IP providers) */
+  int fi_source;         /* FI_SOURCE names the sender, and FI_ADDR_NOTAVAIL a sender outside the AV: the driver
+                            then authenticates sources (NM_DRV_F_AUTH_SOURCE) */
   int unique_name;       /* name the endpoint ourselves: the provider's default name (shm: "<pid>:0:0" in
                             /dev/shm) collides with the region a killed process left behind when its pid is
                             reused, and the endpoint then fails with EBUSY */

@@ -223,8 +223,16 @@ struct nm_progress_thread_s {
   int stop;               /* read and written with __atomic builtins: the only field two threads share unlocked */
 };
 
+/** The doors of the incoming path (nm_incoming.c, doc/reliability.md): the job key every packet must carry, and
+ *  what was refused. */
+struct nm_core_door_s {
+  uint64_t job_key;
+  struct nm_core_refused_s refused;
+};
+
 struct nm_core_s {
   int rank, size;
+  struct nm_core_door_s door;
   struct nm_config_s cfg;
   /* Gates are made on first use (DESIGN.md rule 8): a rank's state grows with the peers it talks to, not with
    * the job. uthash by rank; last_gate caches the latest lookup (one peer at a time is the common case). */
@@ -375,6 +383,9 @@ int nm_pw_pack_req(struct nm_pw_s *pw, struct nm_req_s *req);
 void nm_core_send_done(void *ref, void *ctx, int err);
 
 /* ---- core/nm_incoming.c ---- */
+/** Set the key of the job (from the bootstrap: doc/reliability.md) that every packet sent carries and every packet
+ *  received must carry. Call before the drivers can deliver packets. Thread-safety: none (set up time). */
+void nm_core_set_job_key(nm_core_t core, uint64_t job_key);
 void nm_core_packet(void *ref, struct nm_drv_s *drv, const void *buf, size_t len, uint64_t src_hint);
 /** A DATA or RDV message from @p gate (fresh chunk @p c, or a stored copy @p owned that this call takes over):
  *  order it by sequence number, then match it. */

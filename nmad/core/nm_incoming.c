@@ -58,9 +58,43 @@ void nm_incoming_msg(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c, st
   nm_incoming_release(gate, session, tag);
 }
 
+/* The doors, before anything else is parsed: the packet carries this job's key, and, from a driver that
+ * authenticates sources, comes from a peer it knows. A refusal is counted and blamed on no gate: its sender is not
+ * known to be one of ours, so failing a gate for it would let a stranger break the job. @return 1 to go on. */
+static int nm_incoming_door(struct nm_core_s *core, const struct nm_drv_s *drv, const void *buf, size_t len,
+                            uint64_t src_hint)
+{
+  uint64_t key;
+  if (nm_wire_peek_key(buf, len, &key) || key != core->door.job_key) {
+    core->door.refused.foreign++;
+    return 0;
+  }
+  if (src_hint == UINT64_MAX && (drv->props.flags & NM_DRV_F_AUTH_SOURCE)) {
+    core->door.refused.unknown_source++;
+    return 0;
+  }
+  return 1;
+}
+
+void nm_core_set_job_key(nm_core_t core, uint64_t job_key)
+{
+  core->door.job_key = job_key;
+}
+
+int nm_core_get_refused(nm_core_t core, struct nm_core_refused_s *out)
+{
+  if (!out)
+    return -NM_EINVAL;
+  NM_CORE_LOCKED(core);
+  *out = core->door.refused;
+  return NM_ESUCCESS;
+}
+
 void nm_core_packet(void *ref, struct nm_drv_s *drv, const void *buf, size_t len, uint64_t src_hint)
 {
   struct nm_core_s *core = ref;
+  if (!nm_incoming_door(core, drv, buf, len, src_hint))
+    return;
   struct nm_wire_pkt_s pkt;
   struct nm_wire_chunk_s kept[NM_INCOMING_KEEP];
   int err = nm_wire_validate_keep(buf, len, &pkt, kept, NM_INCOMING_KEEP);

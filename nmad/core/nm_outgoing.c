@@ -221,7 +221,7 @@ int nm_core_schedule_gate(struct nm_gate_s *gate)
       nm_pool_put(&core->pw_pool, pw);
       break;
     }
-    nm_wire_put_pkt_hdr(pw->buf, pw->n_chunks, (uint32_t)core->rank, (uint32_t)pw->len);
+    nm_wire_put_pkt_hdr_key(pw->buf, pw->n_chunks, (uint32_t)core->rank, (uint32_t)pw->len, core->door.job_key);
     if (!nm_rail_post(gate, rail, pw))
       break;
     n++;

@@ -4,13 +4,15 @@
 #include "nm_le.h"
 #include <string.h>
 
-void nm_wire_put_pkt_hdr(uint8_t *buf, uint16_t n_chunks, uint32_t src_rank, uint32_t total_len)
+void nm_wire_put_pkt_hdr_key(uint8_t *buf, uint16_t n_chunks, uint32_t src_rank, uint32_t total_len,
+                             uint64_t job_key)
 {
   nm_put8(buf, NM_WIRE_MAGIC);
   nm_put8(buf + 1, NM_WIRE_VERSION);
   nm_put16(buf + 2, n_chunks);
   nm_put32(buf + 4, src_rank);
   nm_put32(buf + 8, total_len);
+  nm_put64(buf + NM_WIRE_KEY_OFF, job_key);
 }
 
 static void put_msg_hdr(uint8_t *buf, uint8_t type, uint8_t flags, uint32_t session, uint64_t tag, uint32_t seq,
@@ -96,9 +98,17 @@ static void get_msg_hdr(const uint8_t *p, struct nm_wire_chunk_s *c)
   c->len = nm_get32(p + 20);
 }
 
-int nm_wire_parse_pkt(const uint8_t *buf, size_t len, struct nm_wire_pkt_s *pkt)
+int nm_wire_peek_key(const uint8_t *buf, size_t len, uint64_t *key)
 {
   if (len < NM_WIRE_PKT_HDR_LEN || buf[0] != NM_WIRE_MAGIC || buf[1] != NM_WIRE_VERSION)
+    return -NM_EPROTO;
+  *key = nm_get64(buf + NM_WIRE_KEY_OFF);
+  return NM_ESUCCESS;
+}
+
+int nm_wire_parse_pkt(const uint8_t *buf, size_t len, struct nm_wire_pkt_s *pkt)
+{
+  if (nm_wire_peek_key(buf, len, &pkt->job_key))
     return -NM_EPROTO;
   pkt->n_chunks = nm_get16(buf + 2);
   pkt->src_rank = nm_get32(buf + 4);

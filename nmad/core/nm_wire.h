@@ -11,10 +11,15 @@
 #include <stdint.h>
 
 #define NM_WIRE_MAGIC 0x4e   /* 'N' */
-#define NM_WIRE_VERSION 1
+#define NM_WIRE_VERSION 2 /* 2: the job key joined the global header */
 
-/** Global packet header: magic u8, version u8, chunk count u16, source rank u32, total length u32. */
-#define NM_WIRE_PKT_HDR_LEN 12
+/** Global packet header: magic u8, version u8, chunk count u16, source rank u32, total length u32, job key u64.
+ *  The job key comes last so that the layout of versions 1 and 2 agrees on the first 12 bytes. */
+#define NM_WIRE_PKT_HDR_LEN 20
+/** Offset of the job key in the global header. */
+#define NM_WIRE_KEY_OFF 12
+/** The job key of a core that no launcher gave one (unit tests): packets must still carry it. */
+#define NM_WIRE_KEY_NONE 0
 /** Common header of DATA and RDV: type u8, flags u8, reserved u16, session u32, tag u64, seq u32, len u32. */
 #define NM_WIRE_MSG_HDR_LEN 24
 /** Extra bytes of a DATA chunk with NM_WIRE_FLAG_SYNC: cookie u64. */
@@ -55,6 +60,7 @@ struct nm_wire_pkt_s {
   uint16_t n_chunks;
   uint32_t src_rank;
   uint32_t total_len;
+  uint64_t job_key;
 };
 
 /** A parsed and validated chunk; payload points inside the packet. */
@@ -81,7 +87,15 @@ static inline size_t nm_wire_data_size(size_t len, int sync, int prefix) {
   return NM_WIRE_MSG_HDR_LEN + (sync ? NM_WIRE_SYNC_LEN : 0) + (prefix ? NM_WIRE_PREFIX_LEN : 0) + len;
 }
 
-void nm_wire_put_pkt_hdr(uint8_t *buf, uint16_t n_chunks, uint32_t src_rank, uint32_t total_len);
+/** Write the global header of a packet of @p total_len bytes (header included) holding @p n_chunks chunks, sent
+ *  by @p src_rank of the job whose key is @p job_key (nm_core_set_job_key()). */
+void nm_wire_put_pkt_hdr_key(uint8_t *buf, uint16_t n_chunks, uint32_t src_rank, uint32_t total_len,
+                             uint64_t job_key);
+/** nm_wire_put_pkt_hdr_key() with NM_WIRE_KEY_NONE: packets for a core without a job key (unit tests). */
+static inline void nm_wire_put_pkt_hdr(uint8_t *buf, uint16_t n_chunks, uint32_t src_rank, uint32_t total_len)
+{
+  nm_wire_put_pkt_hdr_key(buf, n_chunks, src_rank, total_len, NM_WIRE_KEY_NONE);
+}
 /** Write a DATA chunk header (+ sync cookie, + prefix length when @p prefix_len > 0); the caller copies the
  *  payload right after. @return header bytes. */
 size_t nm_wire_put_data_hdr(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t seq, uint32_t len, int sync,
@@ -97,6 +111,10 @@ size_t nm_wire_put_credit(uint8_t *buf, uint64_t bytes);
 /** Write a CANCEL (@p type NM_WIRE_CANCEL, @p result 0) or CANCEL_REPLY chunk. @return NM_WIRE_CANCEL_LEN. */
 size_t nm_wire_put_cancel(uint8_t *buf, uint8_t type, uint8_t result, uint32_t session, uint64_t tag, uint32_t seq);
 
+/** Read the job key of a packet before anything else is parsed (the first door, nm_core_packet()): only the
+ *  length, magic and version are looked at. @return 0 and *key set, or -NM_EPROTO when the bytes are not a packet
+ *  of this protocol version (shorter than the header, another magic or version). */
+int nm_wire_peek_key(const uint8_t *buf, size_t len, uint64_t *key);
 /** Parse and validate the packet header against the received length. @return 0 or -NM_EPROTO. */
 int nm_wire_parse_pkt(const uint8_t *buf, size_t len, struct nm_wire_pkt_s *pkt);
 /** Parse the chunk at *off in a packet of @p len bytes, validate it, advance *off. @return 0 or -NM_EPROTO. */

@@ -64,6 +64,18 @@ static int env_int(const char *var, long min, long max, int *out)
   return 0;
 }
 
+/* The job key nmad-run made for this job (nmad_run.c). */
+static int env_key(uint64_t *key)
+{
+  const char *s = getenv(NMAD_RUN_KEY_ENV);
+  if (s == NULL || nmad_run_key_parse(s, key)) {
+    fprintf(stderr, "nmad: %s is %s (expected 16 hex digits from nmad-run)\n", NMAD_RUN_KEY_ENV,
+            s ? "malformed" : "not set");
+    return -NM_EINVAL;
+  }
+  return 0;
+}
+
 static void record_dead(struct nmadrun_priv_s *p, int size, uint32_t rank)
 {
   if (rank >= (uint32_t)size || p->dead[rank])
@@ -85,7 +97,7 @@ static int nmadrun_init(struct nm_bootstrap_s *bs)
 {
   int fd, rank, size, rc;
   if ((rc = env_int("NMAD_RUN_FD", 0, INT_MAX, &fd)) || (rc = env_int("NMAD_RUN_SIZE", 1, INT_MAX / 2, &size)) ||
-      (rc = env_int("NMAD_RUN_RANK", 0, (long)size - 1, &rank)))
+      (rc = env_int("NMAD_RUN_RANK", 0, (long)size - 1, &rank)) || (rc = env_key(&bs->job_key)))
     return rc;
   int type = 0;
   socklen_t tlen = sizeof(type);

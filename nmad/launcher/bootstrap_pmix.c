@@ -6,6 +6,10 @@
  * - allgather = PMIx_Put(PMIX_GLOBAL, "nmad.ag.<epoch>", byte object) + PMIx_Commit + PMIx_Fence(all procs,
  *   PMIX_COLLECT_DATA) + PMIx_Get of every rank's key (sizes validated: the data comes from other processes);
  * - barrier = PMIx_Fence without data;
+ * - job key (doc/reliability.md): rank 0 makes a random one and PMIx_Put's it as "nmad.job_key" (PMIX_GLOBAL);
+ *   one fence with data at init, then every rank PMIx_Get's it from rank 0. Chosen over hashing the nspace,
+ *   which costs no fence but is a name other processes on the machine can read or guess;
+
  * - faults: an event handler for the process-termination codes runs on the PMIx progress thread and only
  *   writes the dead rank (an int32) into a pipe owned by this bootstrap; poll_fault() reads that pipe in the
  *   caller's thread, so no state is shared between threads except through the pipe;
@@ -20,6 +24,7 @@
 #endif
 
 #include "nm_bootstrap.h"
+#include "nmad_run_proto.h"
 
 #include <nmad/nm_errno.h>
 
@@ -228,6 +233,41 @@ static void priv_free(struct pmix_priv_s *p)
   free(p);
 }
 
+#define NM_PMIX_KEY_NAME "nmad.job_key"
+
+static int fence(struct pmix_priv_s *p, bool collect);
+
+/* Rank 0's random job key, for every rank (file comment). */
+static int share_job_key(struct pmix_priv_s *p, uint64_t *key)
+{
+  if (p->me.rank == 0) {
+    if (nmad_run_key_new(key))
+      return -NM_EUNKNOWN;
+    pmix_value_t v;
+    PMIX_VALUE_CONSTRUCT(&v);
+    v.type = PMIX_UINT64;
+    v.data.uint64 = *key;
+    pmix_status_t st = PMIx_Put(PMIX_GLOBAL, NM_PMIX_KEY_NAME, &v);
+    if (st == PMIX_SUCCESS)
+      st = PMIx_Commit();
+    if (st != PMIX_SUCCESS)
+      return pmix_to_nm(st);
+  }
+  int rc = fence(p, true);
+  if (rc || p->me.rank == 0)
+    return rc;
+  pmix_proc_t proc;
+  PMIX_LOAD_PROCID(&proc, p->me.nspace, 0);
+  pmix_value_t *val = NULL;
+  pmix_status_t st = PMIx_Get(&proc, NM_PMIX_KEY_NAME, NULL, 0, &val);
+  if (st != PMIX_SUCCESS || val == NULL)
+    return st == PMIX_SUCCESS ? -NM_EPROTO : pmix_to_nm(st);
+  rc = val->type == PMIX_UINT64 ? 0 : -NM_EPROTO;
+  *key = val->data.uint64;
+  PMIX_VALUE_RELEASE(val);
+  return rc;
+}
+
 static int pmix_boot_init(struct nm_bootstrap_s *bs)
 {
   struct pmix_priv_s *p = calloc(1, sizeof(*p));
@@ -267,6 +307,8 @@ static int pmix_boot_init(struct nm_bootstrap_s *bs)
     if (rc)
       fprintf(stderr, "nmad: cannot register the PMIx fault handler: %s\n", nm_strerror(rc));
   }
+  if (rc == 0 && (rc = share_job_key(p, &bs->job_key)))
+    fprintf(stderr, "nmad: cannot share the job key through PMIx: %s\n", nm_strerror(rc));
   if (rc) {
     PMIx_Finalize(NULL, 0);
     priv_free(p);

@@ -7,16 +7,21 @@
 #endif
 
 #include "nm_bootstrap.h"
+#include "nmad_run_proto.h"
 
 #include <nmad/nm_errno.h>
 
 #include <string.h>
+#include <unistd.h>
 
 static int singleton_init(struct nm_bootstrap_s *bs)
 {
   bs->rank = 0;
   bs->size = 1;
   bs->priv = NULL;
+  /* Alone, the key only has to differ from other jobs'; without random bytes, the pid does that on this host. */
+  if (nmad_run_key_new(&bs->job_key))
+    bs->job_key = 0x5349474e00000000ULL | (uint64_t)getpid();
   return 0;
 }
 

@@ -47,6 +47,10 @@ struct nm_bootstrap_s {
   const struct nm_bootstrap_ops_s *ops;
   int rank, size;
   void *priv; /* bootstrap-specific state (malloc'd by init, freed by fini) */
+  /** The job key (doc/reliability.md, "Authenticated sources and closed doors"), the same on every rank of the
+   *  job, set by init: nmad-run's random key (NMAD_RUN_KEY), rank 0's random key shared through PMIx, a random
+   *  key of its own for the singleton, a constant under simulation. */
+  uint64_t job_key;
   /** The only driver this job may use, imposed by the bootstrap (the simulation driver), or NULL: NMAD_DRIVER. */
   const struct nm_drv_ops_s *drv_ops;
 };

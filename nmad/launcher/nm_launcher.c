@@ -108,6 +108,16 @@ static int nm_launcher_open_drivers(struct nm_launcher_s *l, int all_local)
   return NM_ESUCCESS;
 }
 
+/* A driver that authenticates sources drops what comes from an address not in its table yet: no rank may send
+ * before every rank has filled its table. */
+static int nm_launcher_wait_tables(struct nm_launcher_s *l)
+{
+  for (int i = 0; i < l->n_net; i++)
+    if (l->net[i]->props.flags & NM_DRV_F_AUTH_SOURCE)
+      return l->bs.ops->barrier(&l->bs);
+  return NM_ESUCCESS;
+}
+
 static int nm_launcher_exchange(struct nm_launcher_s *l)
 {
   int size = l->bs.size, n = l->n_net;
@@ -129,7 +139,7 @@ static int nm_launcher_exchange(struct nm_launcher_s *l)
     }
   free(mine);
   free(all);
-  return err;
+  return err ? err : nm_launcher_wait_tables(l);
 }
 
 /* NMAD_PROGRESS=thread: start the progress thread where NMAD_BIND places it. */
@@ -153,6 +163,8 @@ static int nm_launcher_setup(struct nm_launcher_s *l)
     CPU_ZERO(&l->own_cpus);
   l->local_cpus = l->own_cpus; /* alone on the host until nm_launcher_all_local() says otherwise */
   int err = nm_core_create(l->bs.rank, l->bs.size, &l->core);
+  if (!err)
+    nm_core_set_job_key(l->core, l->bs.job_key); /* before a driver opens: its endpoint may get packets at once */
   /* Simulated ranks each have a host of the platform: not local, not oversubscribed, nothing to gather. */
   if (l->bs.drv_ops)
     all_local = 0;
@@ -208,6 +220,16 @@ int nm_launcher_init(nm_launcher_t *out, int *argc, char ***argv)
   return NM_ESUCCESS;
 }
 
+/* Packets refused at the doors mean a stranger (another job, a stray client) or a peer of another protocol
+ * version wrote to this rank: say so once, at the end, instead of failing anything. */
+static void nm_launcher_report_refused(struct nm_launcher_s *l)
+{
+  struct nm_core_refused_s r;
+  if (nm_core_get_refused(l->core, &r) == 0 && (r.foreign || r.unknown_source))
+    fprintf(stderr, "nmad: rank %d refused %llu packets not of this job and %llu from unknown sources\n",
+            l->bs.rank, (unsigned long long)r.foreign, (unsigned long long)r.unknown_source);
+}
+
 int nm_launcher_exit(nm_launcher_t l)
 {
   /* The exit runs on the application thread alone: the bootstrap's barrier is not the core's to lock. */
@@ -217,6 +239,7 @@ int nm_launcher_exit(nm_launcher_t l)
   if (err)
     fprintf(stderr, "nmad: rank %d: sends still pending at exit (%s)\n", l->bs.rank, nm_strerror(err));
   int berr = l->bs.ops->barrier(&l->bs);
+  nm_launcher_report_refused(l);
   nm_core_destroy(l->core);
   int ferr = l->bs.ops->fini(&l->bs);
   free(l);

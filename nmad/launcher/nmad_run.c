@@ -94,6 +94,7 @@ struct run_s {
   struct rlimit orig_nofile;
   pid_t self;
   int sig_rd;
+  char job_key[NMAD_RUN_KEY_CHARS]; /**< given to every rank as NMAD_RUN_KEY (doc/reliability.md) */
 
   struct rank_s *ranks;
   int nalive;
@@ -197,7 +198,7 @@ static int add_xvar(struct run_s *run, const char *arg)
     fprintf(stderr, "nmad-run: -x %s: not a valid variable name (expected VAR=VALUE or VAR)\n", arg);
     return -1;
   }
-  static const char *const reserved[] = { "NMAD_RUN_FD", "NMAD_RUN_RANK", "NMAD_RUN_SIZE" };
+  static const char *const reserved[] = { "NMAD_RUN_FD", "NMAD_RUN_RANK", "NMAD_RUN_SIZE", NMAD_RUN_KEY_ENV };
   for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
     if (strlen(reserved[i]) == nlen && strncmp(arg, reserved[i], nlen) == 0) {
       fprintf(stderr, "nmad-run: -x %s: %s is set by nmad-run itself\n", arg, reserved[i]);
@@ -416,6 +417,7 @@ static void exec_child(struct run_s *run, int rank, int fd, const sigset_t *orig
   setenv("NMAD_RUN_RANK", buf, 1);
   snprintf(buf, sizeof(buf), "%d", run->n);
   setenv("NMAD_RUN_SIZE", buf, 1);
+  setenv(NMAD_RUN_KEY_ENV, run->job_key, 1);
   for (int i = 0; i < run->nxvars; i++)
     if (run->xvars[i].value != NULL)
       setenv(run->xvars[i].name, run->xvars[i].value, 1);
@@ -832,6 +834,12 @@ int main(int argc, char **argv)
   if (raise_fd_limit(&run))
     return 1;
   run.self = getpid();
+  uint64_t key;
+  if (nmad_run_key_new(&key)) {
+    fprintf(stderr, "nmad-run: no random bytes for the job key: %s\n", strerror(errno));
+    return 1;
+  }
+  nmad_run_key_format(key, run.job_key);
   run.ranks = calloc((size_t)run.n, sizeof(*run.ranks));
   struct pollfd *pfds = calloc((size_t)run.n + 1, sizeof(*pfds));
   int *pfd_rank = calloc((size_t)run.n + 1, sizeof(*pfd_rank));

@@ -14,6 +14,8 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -266,4 +268,45 @@ int nmad_run_rx_progress(int fd, struct nmad_run_rx_s *rx)
       }
     }
   }
+}
+
+int nmad_run_key_new(uint64_t *key)
+{
+  uint64_t k = 0;
+  while (k == 0) /* 0 is NM_WIRE_KEY_NONE: a core no launcher configured */
+    if (getrandom(&k, sizeof(k), 0) != (ssize_t)sizeof(k) && errno != EINTR)
+      return -NM_EUNKNOWN;
+  *key = k;
+  return 0;
+}
+
+void nmad_run_key_format(uint64_t key, char *buf)
+{
+  snprintf(buf, NMAD_RUN_KEY_CHARS, "%016llx", (unsigned long long)key);
+}
+
+static int hex_digit(char c)
+{
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+int nmad_run_key_parse(const char *s, uint64_t *key)
+{
+  uint64_t k = 0;
+  for (int i = 0; i < NMAD_RUN_KEY_CHARS - 1; i++) {
+    int v = hex_digit(s[i]); /* stops at the NUL of a short string */
+    if (v < 0)
+      return -NM_EINVAL;
+    k = k << 4 | (uint64_t)v;
+  }
+  if (s[NMAD_RUN_KEY_CHARS - 1] != '\0')
+    return -NM_EINVAL;
+  *key = k;
+  return 0;
 }

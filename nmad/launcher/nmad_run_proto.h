@@ -98,6 +98,18 @@ void nmad_run_abort_encode(uint8_t out[NMAD_RUN_ABORT_LEN], int32_t code);
 /** @brief Decode the exit code of an ABORT frame's payload (NMAD_RUN_ABORT_LEN bytes). */
 int32_t nmad_run_abort_decode(const uint8_t in[NMAD_RUN_ABORT_LEN]);
 
+/** Environment variable through which nmad-run gives its ranks the job key (doc/reliability.md): 16 hex digits. */
+#define NMAD_RUN_KEY_ENV "NMAD_RUN_KEY"
+#define NMAD_RUN_KEY_CHARS 17 /**< bytes of a formatted key, NUL included */
+
+/** @brief A fresh random 64-bit job key from getrandom(2) (never 0, the key of a core without a launcher).
+ *  @return 0, or -NM_EUNKNOWN when the system gives no random bytes (errno set). Thread-safe. */
+int nmad_run_key_new(uint64_t *key);
+/** @brief Write @p key as 16 lowercase hex digits and a NUL into @p buf (NMAD_RUN_KEY_CHARS bytes). */
+void nmad_run_key_format(uint64_t key, char *buf);
+/** @brief Parse a key written by nmad_run_key_format(): exactly 16 hex digits. @return 0 or -NM_EINVAL. */
+int nmad_run_key_parse(const char *s, uint64_t *key);
+
 /** @brief Initialize an incremental receiver. */
 void nmad_run_rx_init(struct nmad_run_rx_s *rx);
 /** @brief Read what is available on non-blocking @p fd without blocking.

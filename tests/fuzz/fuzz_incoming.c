@@ -6,7 +6,8 @@
  *
  * Input: records {u8 source rank (mod 8, never 0: the core is rank 0), u16 length (little-endian), bytes}; each
  * record is one packet, followed by a progress pass. A core of 8 ranks with session "fuzz", an rpc service and the
- * mcast service is made per input (nothing carries over). Seeds: tests/fuzz/corpus/incoming (gen_corpus.c).
+ * mcast service is made per input (nothing carries over). Its job key is FAKE_FUZZ_JOB_KEY, which the seeds carry
+ * (tests/fuzz/corpus/incoming, gen_corpus.c): inputs start past the key check, in the parsers behind it.
  */
 #include "nmad/core/nm_core_private.h"
 #include "tests/fake_driver.h"
@@ -32,6 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   nm_session_t s;
   nm_mcast_service_t mc;
   nm_rpc_service_t rpc;
+  if (core)
+    nm_core_set_job_key(core, FAKE_FUZZ_JOB_KEY);
   if (!core || nm_session_open(core, "fuzz", &s) != 0 || nm_mcast_init(s, &mc) != 0 ||
       nm_rpc_register(s, FUZZ_RPC_TAG, NM_TAG_MASK_FULL, 1024, fuzz_handler, NULL, NULL, &rpc) != 0)
     abort();

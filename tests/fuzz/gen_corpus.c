@@ -4,7 +4,8 @@
  *        driver) sends to rank 0 what a peer really sends (eager and rendezvous messages, a synchronous send, an
  *        rpc, dynamic broadcasts with short and long destination lists, a cancel), and the packets the fake driver
  *        captured become the seeds: raw for fuzz_wire, as fuzz_incoming records (one per packet, and one
- *        conversation), and nmad-run frames for fuzz_run_proto.
+ *        conversation), and nmad-run frames for fuzz_run_proto. The core sends with the fuzz harness's job key
+ *        (FAKE_FUZZ_JOB_KEY), so fuzz_incoming's seeds pass its key check.
  * Usage: gen_corpus DIR (DIR/wire, DIR/incoming, DIR/run_proto are created).
  */
 #include "nmad/core/nm_core_private.h"
@@ -63,6 +64,8 @@ int main(int argc, char **argv)
     struct fake_drv_s *fake;
     /* one chunk per packet, then aggregated packets */
     nm_core_t core = fake_core_new_rank(1, GEN_JOB, lists ? "aggreg" : "default", 1024, &fake);
+    if (core)
+      nm_core_set_job_key(core, FAKE_FUZZ_JOB_KEY);
     nm_session_t s;
     nm_mcast_service_t mc;
     struct nm_mcast_params_s p = {.field_mask = lists ? NM_MCAST_PARAM_MAX_INLINE : 0, .max_inline = 0};

@@ -162,6 +162,21 @@ void nm_core_progress_thread_stop(nm_core_t core);
 /** @brief 1 when a progress thread runs on @p core (the lock layer is active), 0 otherwise. */
 int nm_core_progress_thread_running(nm_core_t core);
 
+/** Packets the core refused at its doors (doc/reliability.md, "Authenticated sources and closed doors"). None of
+ *  them failed a gate: their sender is not known to be one of the job's ranks. */
+struct nm_core_refused_s {
+  uint64_t foreign;        /**< not of this job: another job key, another protocol version, or not an nmad packet */
+  uint64_t unknown_source; /**< from an address the driver does not know (drivers that authenticate sources) */
+};
+
+/**
+ * @brief Read the counts of packets refused at the doors since the core was created.
+ * @param core the core. @param[out] out the counts (packets).
+ * @return 0, or -NM_EINVAL when @p out is NULL.
+ * Thread-safety: takes the core lock.
+ */
+int nm_core_get_refused(nm_core_t core, struct nm_core_refused_s *out);
+
 #ifdef __cplusplus
 }
 #endif
