@@ -413,6 +413,22 @@ static int tag_index(nm_tag_t t)
   return (i < (unsigned)S.o.ntags && data_tag(i) == t) ? (int)i : -1;
 }
 
+/** A message that names one already received from its source on its tag (whatever its length: it may have taken,
+ *  truncated, the receive of another) is a duplicate. */
+static int seen_before(const uint8_t *buf, nm_len_t n, int src, int tag)
+{
+  uint32_t id;
+  if (n < 4 || tag < 0)
+    return 0;
+  memcpy(&id, buf, 4);
+  if (id >= S.o.nmsg || !S.got[id] || S.sched[id].src != src || S.sched[id].tag != tag)
+    return 0;
+  S.c.duplicated++;
+  S.events++;
+  note("duplicated", id, "received a second time (%llu B)", (unsigned long long)n);
+  return 1;
+}
+
 /** Account a completed point-to-point receive (@p rc its status; @p posted_for NONE for any-source). */
 static void p2p_received(nm_sr_request_t *req, int rc, const uint8_t *buf, nm_len_t posted_len,
                          uint32_t posted_for)
@@ -429,6 +445,8 @@ static void p2p_received(nm_sr_request_t *req, int rc, const uint8_t *buf, nm_le
   nm_sr_recv_get_tag(sess, req, &t);
   nm_sr_get_size(sess, req, &n);
   int src = rank_of(g), tag = tag_index(t);
+  if (seen_before(buf, n, src, tag))
+    return;
   uint32_t id = tag < 0 ? NONE : p2p_identify(buf, (uint32_t)n, posted_for, src, (unsigned)tag);
   for (int i = 0; i < GUARD; i++)
     if (buf[posted_len + i] != GUARD_BYTE)
