@@ -11,12 +11,13 @@
  *              other ranks, with a random tree kind and random per-destination priorities; receivers post plain
  *              receives from the root's gate.
  * Every rank walks the list in order: it posts the sends it is the source of (a window of --window outstanding
- * sends; the oldest is waited for when the window is full) and the receives of the sendrecv and mcast messages it
- * gets (another window of the same size). Receives are specific-source, except on one tag in four ("wild" tags),
- * where every receive is any-source with a buffer of --max bytes. rpc messages need no receive. Because every rank
- * posts in the order of one global list and only waits for its oldest operation, the operation of smallest index
- * not yet complete is always posted at both ends: the walk cannot deadlock (the rpc and forwarding paths run in
- * progress, whatever the walk does).
+ * sends; the oldest is waited for when the window is full) and the specific-source receives of the sendrecv and
+ * mcast messages it gets (another window of the same size). Because every rank posts in the order of one global
+ * list and only waits for its oldest request, the request of smallest index not yet complete is always posted at
+ * both ends: the walk cannot deadlock. On one tag in four ("wild" tags) every receive is any-source instead (a
+ * buffer of --max bytes), and is posted apart from the walk: LANES_PER_TAG of them stay posted per wild tag,
+ * each re-posted from its own monitor (see struct lane for why). rpc messages need no receive; rpc handlers and
+ * broadcast forwarding run in progress, whatever the walk waits for.
  *
  * The payload. A point-to-point or broadcast message is a 32-byte header (struct soak_hdr: message id, sequence
  * number, length, tag, source, kind, magic, checksum) followed by its body; one shorter than 32 bytes carries the
@@ -39,10 +40,11 @@
  * no id: it is taken to be the one its receive (or, any-source, its source and tag) expects, and checked by length
  * and bytes.
  *
- * Options: --messages N (10000), --max BYTES (1 MiB), --seed S (time-based; printed), --mix SR,RPC,MCAST (weights,
- * 60,25,15), --tags N (32), --window N (64), --sync PCT (10), --stall SEC (120: a hang guard on every wait; no
- * timing is asserted). Prints one line per rank and a "SOAK" line with the totals, messages/s and bytes at rank 0;
- * exits non-zero on any non-zero count or a stall. */
+ * Options: --messages N (10000), --max BYTES (1 MiB), --seed S (default: drawn by rank 0 from the clock and
+ * printed), --mix SR,RPC,MCAST (weights, 60,25,15), --tags N (32), --window N (64), --sync PCT (10), --tail PCT
+ * (100: percent of messages whose length may exceed 32 KiB, the others stay eager), --stall SEC (120: a hang
+ * guard on every wait; no timing is asserted). Prints one line per rank, and at rank 0 a "SOAK PASS|FAIL" line
+ * with the totals, messages/s and bytes; exits non-zero on any non-zero count, 3 on a stall. */
 #include <nmad/nm_launcher.h>
 #include <nmad/nm_sendrecv.h>
 #include <nmad/nm_rpc.h>
@@ -124,14 +126,14 @@ static nm_rpc_service_t rpc;
 static struct soak {
   struct opts o;
   struct msg *sched;
-  uint32_t *next_same;   /* [i]: next message to this rank on the same (source, channel, tag), or NONE */
-  uint32_t *expect;      /* [(src * 2 + chan) * ntags + tag]: oldest message not yet received there, or NONE */
-  uint8_t *got;          /* [i]: received */
-  uint8_t *pool;         /* random bytes: bodies are slices of it */
+  uint32_t *next_same; /* [i]: next message to this rank on the same (source, channel, tag), or NONE */
+  uint32_t *expect;    /* [(src * 2 + chan) * ntags + tag]: oldest message not yet received there, or NONE */
+  uint8_t *got;        /* [i]: received */
+  uint8_t *pool;       /* random bytes: bodies are slices of it */
   size_t pool_len;
-  struct lane *lanes;     /* any-source receives, LANES_PER_TAG per wild tag */
-  unsigned *lane_head;    /* [tag]: oldest posted lane of a wild tag */
-  uint64_t *wild_left;    /* [tag]: any-source receives still to post on a wild tag */
+  struct lane *lanes;  /* any-source receives, LANES_PER_TAG per wild tag */
+  unsigned *lane_head; /* [tag]: oldest posted lane of a wild tag */
+  uint64_t *wild_left; /* [tag]: any-source receives still to post on a wild tag */
   int wild_posted;
   struct counts c;
   uint64_t rpc_expected, rpc_done;
@@ -790,11 +792,24 @@ static void window_alloc(struct window *w)
   }
 }
 
+/** A long run says how far rank 0 got, every tenth of the schedule (a stalled run then shows where). */
+static void walk_progress(uint64_t i, uint64_t t0)
+{
+  uint64_t tenth = S.o.nmsg / 10;
+  if (rank != 0 || S.o.nmsg < 100000 || i == 0 || i % tenth != 0)
+    return;
+  printf("soak: rank 0 walked %llu of %llu messages, %.1f s\n", (unsigned long long)i,
+         (unsigned long long)S.o.nmsg, (double)(now_ns() - t0) / 1e9);
+  fflush(stdout);
+}
+
 /** Post this rank's part of the schedule in order, waiting only for the oldest request of a full window. */
 static void walk(struct window *w)
 {
+  uint64_t t0 = now_ns();
   for (uint64_t i = 0; i < S.o.nmsg; i++) {
     const struct msg *m = &S.sched[i];
+    walk_progress(i, t0);
     if (m->src == rank) {
       struct sslot *sl = &w->send[w->nsend++ % (uint64_t)w->n];
       if (sl->busy)
