@@ -14,11 +14,15 @@ static const struct nm_ofi_quirk_s nm_ofi_quirks[] = {
    * those of 8 KiB, and our rendezvous data (always expected: sent after the receiver's RTR) paid it again. Over
    * tcp the limit does not size rxm's buffers (its receive path reads the data straight into the posted buffer;
    * the peak memory of a 1 MiB ping-pong did not change), unlike over verbs, where it must equal the buffer size,
-   * so only this entry sets it (doc/performance.md, run I). */
+   * so only this entry sets it (doc/performance.md, run I).
+   * sockets: no fi_inject. Its data moves only when the application progresses (manual progress): an injected
+   * packet is reported sent at once but leaves at a later progress call, so a rank that stops progressing after
+   * its send completed (nm_launcher_barrier, a long computation) kept the message from a receiver waiting for it
+   * (doc/reliability.md, "Soak"). fi_send completes once the provider has written the data. */
   /* word      provider         mr_mode          inject wait_fd loopback unique_name env */
   {"shm",     "shm",           NM_OFI_MR_BASIC, 1,     1,      0,       1,          NULL, NULL},
   {"tcp",     "tcp;ofi_rxm",   NM_OFI_MR_BASIC, 1,     1,      1,       0,          "FI_OFI_RXM_EAGER_LIMIT", "1048576"},
-  {"sockets", "sockets",       NM_OFI_MR_BASIC, 1,     1,      1,       0,          NULL, NULL},
+  {"sockets", "sockets",       NM_OFI_MR_BASIC, 0,     1,      1,       0,          NULL, NULL},
   {"udp",     "udp;ofi_rxd",   NM_OFI_MR_BASIC, 1,     0,      1,       0,          NULL, NULL},
   {"verbs",   "verbs;ofi_rxm", NM_OFI_MR_BASIC, 1,     1,      0,       0,          NULL, NULL},
   {"psm2",    "psm2",          NM_OFI_MR_BASIC, 1,     0,      0,       0,          NULL, NULL},
