@@ -19,10 +19,14 @@ static const struct nm_ofi_quirk_s nm_ofi_quirks[] = {
    * only tcp;ofi_rxm and sockets tell a sender outside the AV apart (FI_ADDR_NOTAVAIL); shm and udp;ofi_rxd named
    * such a sender with the AV index of another peer (0), so their answer cannot authenticate anything and they
    * keep the header's rank (the job key still stops strangers). verbs, psm2, opx: not checked (no hardware). */
+  /* sockets: no fi_inject. Its data moves only when the application progresses (manual progress): an injected
+   * packet is reported sent at once but leaves at a later progress call, so a rank that stops progressing after
+   * its send completed (nm_launcher_barrier, a long computation) kept the message from a receiver waiting for it
+   * (doc/reliability.md, "Soak"). fi_send completes once the provider has written the data. */
   /* word      provider         mr_mode          inject wait_fd loopback fi_source unique_name env */
   {"shm",     "shm",           NM_OFI_MR_BASIC, 1,     1,      0,       0,        1,          NULL, NULL},
   {"tcp",     "tcp;ofi_rxm",   NM_OFI_MR_BASIC, 1,     1,      1,       1,        0,          "FI_OFI_RXM_EAGER_LIMIT", "1048576"},
-  {"sockets", "sockets",       NM_OFI_MR_BASIC, 1,     1,      1,       1,        0,          NULL, NULL},
+  {"sockets", "sockets",       NM_OFI_MR_BASIC, 0,     1,      1,       1,        0,          NULL, NULL},
   {"udp",     "udp;ofi_rxd",   NM_OFI_MR_BASIC, 1,     0,      1,       0,        0,          NULL, NULL},
   {"verbs",   "verbs;ofi_rxm", NM_OFI_MR_BASIC, 1,     1,      0,       0,        0,          NULL, NULL},
   {"psm2",    "psm2",          NM_OFI_MR_BASIC, 1,     0,      0,       0,        0,          NULL, NULL},
