@@ -52,6 +52,7 @@ struct nm_mcast_service_s {
   struct nm_mcast_fwd_s *open; /* LIST messages waiting for their DATA message */
   struct nm_mcast_fwd_s *active; /* every broadcast being received or forwarded here */
   struct nm_gate_fail_hook_s on_gate_fail; /* a parent's death ends its open LISTs at once */
+  struct nm_mcast_kept_s *kept;  /* children served lately, newest first (nm_mcast_keep()) */
 };
 
 struct nm_mcast_entry_s {
@@ -409,6 +410,83 @@ static void nm_mcast_child_failed(struct nm_mcast_service_s *svc, struct nm_mcas
   nm_mcast_skip_subtree(svc, first->h, first->gate, via_child, req->status);
 }
 
+/* ---- children served, kept a while ----
+ * A child that got the broadcast and dies before serving all its children leaves their subtrees uninformed: our
+ * send to it completed, and nobody else alive knows their list. So a hop keeps, for NM_MCAST_KEEP_NS of core time
+ * after each successful send to a child that has a subtree, a copy of that child's header (at most
+ * NM_MCAST_KEEP_MAX of them, newest first); if the child's gate fails meanwhile, the hop acts in the child's place
+ * and sends SKIP to the child's children. Those that got the data from the child ignore it. The time bounds the
+ * memory, not correctness for a child slower than that to serve its children (doc/mcast.md). */
+#define NM_MCAST_KEEP_NS (10ULL * 1000000000ULL)
+#define NM_MCAST_KEEP_MAX 64
+
+struct nm_mcast_kept_s {
+  struct nm_mcast_kept_s *next;
+  uint64_t until_ns;
+  nm_gate_t child;
+  uint8_t hdr[]; /* the child's fixed header, then its subtree entries */
+};
+
+/* Drop what expired and what is beyond the newest NM_MCAST_KEEP_MAX. */
+static void nm_mcast_kept_trim(struct nm_mcast_service_s *svc, uint64_t now)
+{
+  struct nm_mcast_kept_s **pp = &svc->kept;
+  for (int n = 0; *pp && n < NM_MCAST_KEEP_MAX && (*pp)->until_ns > now; n++)
+    pp = &(*pp)->next;
+  struct nm_mcast_kept_s *k = *pp;
+  *pp = NULL;
+  while (k) {
+    struct nm_mcast_kept_s *next = k->next;
+    free(k);
+    k = next;
+  }
+}
+
+/* Send @p req of fan-out @p out completed: once a child's last send is done, keep its header for a while. */
+static void nm_mcast_keep(struct nm_mcast_service_s *svc, struct nm_mcast_fanout_s *out, struct nm_req_s *req)
+{
+  ptrdiff_t i = req - out->reqs;
+  if (i < 0 || i >= out->n || (out->sends[i].first && i + 1 < out->n && !out->sends[i + 1].first))
+    return; /* a LIST: its DATA is the child's last send */
+  const struct nm_mcast_send_s *first = out->sends[i].first ? &out->sends[i] : &out->sends[i - 1];
+  uint32_t n = nm_get32(first->h + 4);
+  if (n == 0 || !first->gate)
+    return; /* a leaf: nobody depends on it */
+  size_t hlen = nm_mcast_hdr_len((int)n);
+  struct nm_mcast_kept_s *k = malloc(sizeof(*k) + hlen);
+  if (!k)
+    return;
+  uint64_t now = nm_core_time_ns(svc->session->core);
+  k->until_ns = now + NM_MCAST_KEEP_NS;
+  k->child = first->gate;
+  memcpy(k->hdr, first->h, hlen); /* INLINE header + entries, or LIST header + its body: contiguous in out->hdrs */
+  k->next = svc->kept;
+  svc->kept = k;
+  nm_mcast_kept_trim(svc, now);
+}
+
+/* @p gate failed: tell the subtrees of the kept children on it. Detached first: the SKIPs may fail more gates. */
+static void nm_mcast_kept_gate_failed(struct nm_mcast_service_s *svc, struct nm_gate_s *gate)
+{
+  struct nm_mcast_kept_s *mine = NULL, **pp = &svc->kept;
+  while (*pp) {
+    struct nm_mcast_kept_s *k = *pp;
+    if (k->child != gate) {
+      pp = &k->next;
+      continue;
+    }
+    *pp = k->next;
+    k->next = mine;
+    mine = k;
+  }
+  while (mine) {
+    struct nm_mcast_kept_s *k = mine;
+    mine = k->next;
+    nm_mcast_skip_subtree(svc, k->hdr, gate, 0, gate->status ? gate->status : -NM_ECLOSED);
+    free(k);
+  }
+}
+
 /* ---- root ---- */
 
 /* A broadcast at its root (nm_mcast_req_t.priv). */
@@ -433,6 +511,8 @@ static void nm_mcast_root_sent(struct nm_req_s *req, unsigned event, void *ref)
   struct nm_mcast_root_s *r = mreq->priv;
   if (req->status)
     nm_mcast_child_failed(r->svc, &r->out, req, 1);
+  else
+    nm_mcast_keep(r->svc, &r->out, req);
   if (nm_mcast_fanout_done(&r->out, req->status))
     nm_mcast_root_over(mreq);
 }
@@ -584,6 +664,8 @@ static void nm_mcast_fwd_sent(struct nm_req_s *req, unsigned event, void *ref)
   struct nm_mcast_fwd_s *f = ref;
   if (req->status)
     nm_mcast_child_failed(f->svc, &f->out, req, 1);
+  else
+    nm_mcast_keep(f->svc, &f->out, req);
   if (nm_mcast_fanout_done(&f->out, req->status))
     nm_mcast_fwd_finish(f, NM_ESUCCESS); /* a child's failure does not make our own copy wrong */
 }
@@ -645,6 +727,7 @@ static void nm_mcast_sweep(struct nm_mcast_service_s *svc)
 static void nm_mcast_gate_failed(void *ref, struct nm_gate_s *gate)
 {
   nm_mcast_sweep(ref);
+  nm_mcast_kept_gate_failed(ref, gate);
 }
 
 /* Fixed header from the network: validate every field before using any (DESIGN.md rule 5). The subtree length
@@ -958,6 +1041,7 @@ int nm_mcast_finalize(nm_mcast_service_t service)
   int err = nm_rpc_unregister(service->rpc);
   if (!err) {
     nm_core_gate_fail_hook_remove(service->session->core, &service->on_gate_fail);
+    nm_mcast_kept_trim(service, UINT64_MAX);
     free(service);
   }
   return err;

@@ -730,8 +730,9 @@ END_TEST
 /* ---- lost broadcasts: SKIP fills the destinations' places in the root's order (doc/mcast.md) ---- */
 
 /* Cases of test_lost: a forwarder whose NMAD_PEER_ALLOC_MAX is below the data and that has no posted receive;
- * a forwarder that dies after the root's header reached it, before the data moved. */
-enum { LOST_LIMIT, LOST_DEATH, LOST_N };
+ * a forwarder that dies after the root's header reached it, before the data moved; a forwarder that dies after
+ * it had all the data (the root's send completed) and before its own send left. */
+enum { LOST_LIMIT, LOST_DEATH, LOST_LATE, LOST_N };
 
 /* Deliver the packets node @p i sent to the nodes of @p nodes, once, without progressing anyone. */
 static void deliver_once(struct node *nodes, int k, int i)
@@ -745,12 +746,12 @@ static void deliver_once(struct node *nodes, int k, int i)
   f->n_pkts = 0;
 }
 
-/* Chain 0 -> 1 -> 2 -> 3 of 100,000 B (rendezvous). The broadcast is lost at rank 1: the receives of ranks 2 and
+/* Chain 0 -> 1 -> 2 -> 3 of 100,000 B (rendezvous; 100 B, eager, for LOST_LATE). The broadcast is lost at rank 1: the receives of ranks 2 and
  * 3 (and, for the limit, of rank 1) complete with the error, and a point-to-point message the root sends next on
  * the same (gate, tag) is delivered to each of them: nothing stalls behind the lost broadcast. */
 START_TEST(test_lost)
 {
-  const nm_len_t len = 100000;
+  const nm_len_t len = _i == LOST_LATE ? 100 : 100000;
   struct node nd[4];
   nm_mcast_service_t mc[4];
   for (int i = 0; i < 4; i++) {
@@ -771,9 +772,11 @@ START_TEST(test_lost)
   ck_assert_int_eq(nm_mcast_isend(mc[0], dests, NULL, 3, BTAG, data, len, NM_MCAST_TREE_CHAIN, &req), 0);
   struct node net[4] = {nd[0], nd[1], nd[2], nd[3]};
   int k = 4;
-  if (_i == LOST_DEATH) {
+  if (_i != LOST_LIMIT) {
     nm_core_progress(nd[0].core);
-    deliver_once(nd, 4, 0); /* rank 1 has the header and asked for the data (its RTR is queued) */
+    deliver_once(nd, 4, 0); /* rank 1 has the header and asked for the data (its RTR is queued); or, eager, it
+                             * has the data and its forward to rank 2 is in its driver */
+    nd[1].fake->n_pkts = 0; /* what rank 1 had not sent dies with it */
     for (int i = 0; i < 4; i++) /* then dies, and the launcher tells every other rank */
       if (i != 1)
         nm_gate_fail(nm_core_gate(nd[i].core, 1), -NM_ECLOSED);
@@ -786,7 +789,7 @@ START_TEST(test_lost)
       ck_assert_int_eq(nm_sr_isend(nd[0].sess, nm_core_gate(nd[0].core, i), BTAG, &next[i], sizeof(int), &sr[i]),
                        0);
   pump(net, k);
-  const int want = _i == LOST_DEATH ? -NM_ECLOSED : -NM_ENOMEM;
+  const int want = _i == LOST_LIMIT ? -NM_ENOMEM : -NM_ECLOSED;
   ck_assert_int_eq(nm_mcast_test(mc[0], &req), _i == LOST_DEATH ? -NM_ECLOSED : 0);
   for (int i = 2; i < 4; i++) {
     ck_assert_int_eq(nm_sr_rtest(nd[i].sess, &rr[i]), want);
