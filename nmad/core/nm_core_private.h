@@ -374,8 +374,6 @@ int nm_core_schedule(nm_core_t core);
 int nm_core_schedule_gate(struct nm_gate_s *gate);
 /** Room left in a packet wrapper, in bytes. */
 static inline size_t nm_pw_room(const struct nm_pw_s *pw) { return pw->cap - pw->len; }
-/** Bytes a send request takes in a packet (DATA or RDV chunk). */
-size_t nm_pw_req_size(const struct nm_gate_s *gate, const struct nm_req_s *req);
 /** Pack the head control chunk of the gate. @return 1 packed, 0 no room or none. */
 int nm_pw_pack_ctrl(struct nm_pw_s *pw);
 /** Pack send request @p req (removed from the send queue by this call). @return 1 packed, 0 no room. */

@@ -8,9 +8,10 @@ static int nm_pw_req_rdv(const struct nm_gate_s *gate, const struct nm_req_s *re
   return nm_req_is_rdv(gate->core, req) || nm_credit_short(gate, nm_req_total(req));
 }
 
-size_t nm_pw_req_size(const struct nm_gate_s *gate, const struct nm_req_s *req)
+/* Bytes @p req takes in a packet, going by rendezvous (@p rdv) or eager. */
+static size_t nm_pw_req_size(const struct nm_req_s *req, int rdv)
 {
-  if (nm_pw_req_rdv(gate, req))
+  if (rdv)
     return NM_WIRE_RDV_LEN + req->hdr_len; /* the header travels inline with the RDV */
   return nm_wire_data_size(nm_req_total(req), req->flags & NM_REQF_SYNC, req->hdr_len > 0);
 }
@@ -57,7 +58,7 @@ int nm_pw_pack_req(struct nm_pw_s *pw, struct nm_req_s *req)
   struct nm_gate_s *gate = pw->gate;
   struct nm_core_s *core = gate->core;
   int rdv = nm_pw_req_rdv(gate, req);
-  size_t size = nm_pw_req_size(gate, req);
+  size_t size = nm_pw_req_size(req, rdv);
   if (size > nm_pw_room(pw) || pw->n_chunks == UINT16_MAX)
     return 0;
   nm_req_list_remove(&gate->send_queue, req);
