@@ -4,9 +4,7 @@
  * Where the provider's FI_SOURCE is trustworthy, packets are read with fi_cq_readfrom and reach the core with the
  * sender's AV index (= rank), and a sender outside the AV is refused (NM_DRV_F_AUTH_SOURCE).
  * Provider differences live in nm_ofi_quirks.c. */
-#include "drivers/nm_driver.h"
-#include "drivers/ofi/nm_ofi_quirks.h"
-#include "nmad/core/nm_pool.h"
+#include "drivers/ofi/nm_ofi_private.h"
 #include <nmad/nm_errno.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -20,46 +18,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#define NM_OFI_MAX_PACKET (64 * 1024)
-#define NM_OFI_NRECV 64
-#define NM_OFI_CQ_BATCH 16
-#define NM_OFI_API FI_VERSION(1, 11)
-
-enum nm_ofi_op_kind_e { NM_OFI_SEND, NM_OFI_RECV, NM_OFI_LSEND, NM_OFI_LRECV };
-
-/* One posted operation; its fi_context2 is what libfabric hands back in completions. */
-struct nm_ofi_op_s {
-  struct fi_context2 fctx; /* first: the CQ's op_context points here */
-  int kind;
-  void *ctx;               /* core context (packet wrapper or large transfer) */
-  void *buf;               /* receive buffer (NM_OFI_RECV) or bounce buffer (FI_MR_LOCAL sends) */
-  size_t len;
-  struct fid_mr *mr;       /* registration, when the provider needs FI_MR_LOCAL */
-  struct nm_ofi_op_s *next, *prev; /* posted large receives, so they can be cancelled */
-};
-
-struct nm_ofi_s {
-  const struct nm_ofi_quirk_s *quirk;
-  struct fi_info *info;
-  struct fid_fabric *fabric;
-  struct fid_domain *domain;
-  struct fid_ep *ep;
-  struct fid_av *av;
-  struct fid_cq *cq;
-  int wait_fd;
-  int mr_local;
-  int auth_source; /* completions carry the sender's AV index (fi_cq_readfrom) */
-  fi_addr_t *peers;
-  size_t n_peers, cap_peers;
-  struct nm_ofi_op_s recvs[NM_OFI_NRECV];
-  uint8_t *recv_mem;
-  struct fid_mr *recv_mr;
-  struct nm_pool_s op_pool;
-  struct nm_ofi_op_s *lrecvs; /* posted large receives */
-  struct nm_ofi_op_s *repost[NM_OFI_NRECV]; /* consumed receive buffers, re-posted at the next progress */
-  int n_repost;
-};
 
 static int nm_ofi_err(const char *what, int rc)
 {
@@ -82,7 +40,7 @@ static struct fi_info *nm_ofi_hints(const struct nm_ofi_quirk_s *q, int all_loca
   struct fi_info *hints = fi_allocinfo();
   if (!hints)
     return NULL;
-  hints->caps = FI_MSG | FI_TAGGED | (q->fi_source ? FI_SOURCE : 0);
+  hints->caps = FI_MSG | FI_TAGGED | (q->fi_source || q->receipts ? FI_SOURCE : 0);
   hints->mode = FI_CONTEXT | FI_CONTEXT2;
   hints->ep_attr->type = FI_EP_RDM;
   hints->domain_attr->av_type = FI_AV_TABLE;
@@ -164,6 +122,8 @@ static int nm_ofi_open(struct nm_drv_s *drv, const char *word, int all_local)
   }
   o->mr_local = (o->info->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
   o->auth_source = q->fi_source && (o->info->caps & FI_SOURCE);
+  o->receipts = q->receipts && (o->info->caps & FI_SOURCE) && o->info->domain_attr->cq_data_size >= 8;
+  o->read_source = o->auth_source || o->receipts;
   if (q->unique_name) {
     struct timespec ts;
     char name[64];
@@ -331,8 +291,12 @@ static int nm_ofi_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, siz
     nm_ofi_op_put(o, op);
     return err;
   }
-  rc = fi_send(o->ep, buf, len, desc, o->peers[peer], &op->fctx);
+  if (o->receipts)
+    rc = fi_senddata(o->ep, buf, len, desc, nm_ofi_receipt_track(o, op, peer), o->peers[peer], &op->fctx);
+  else
+    rc = fi_send(o->ep, buf, len, desc, o->peers[peer], &op->fctx);
   if (rc) {
+    nm_ofi_receipt_untrack(o, op);
     nm_ofi_op_put(o, op);
     return rc == -FI_EAGAIN ? -NM_EAGAIN : nm_ofi_err("fi_send", (int)rc);
   }
@@ -349,12 +313,17 @@ static int nm_ofi_large_post(struct nm_drv_s *drv, uint64_t peer, void *buf, siz
   if (!op)
     return -NM_ENOMEM;
   op->len = len;
+  op->peer = peer;
   void *desc;
   int err = nm_ofi_reg(o, op, buf, len, is_send ? FI_SEND : FI_RECV, &desc);
+  uint64_t receipt = !err && is_send && o->receipts ? nm_ofi_receipt_track(o, op, peer) : 0;
   ssize_t rc = 0;
   while (!err) {
-    rc = is_send ? fi_tsend(o->ep, buf, len, desc, o->peers[peer], rtag, &op->fctx)
-                 : fi_trecv(o->ep, buf, len, desc, o->peers[peer], rtag, 0, &op->fctx);
+    if (receipt)
+      rc = fi_tsenddata(o->ep, buf, len, desc, receipt, o->peers[peer], rtag, &op->fctx);
+    else
+      rc = is_send ? fi_tsend(o->ep, buf, len, desc, o->peers[peer], rtag, &op->fctx)
+                   : fi_trecv(o->ep, buf, len, desc, o->peers[peer], rtag, 0, &op->fctx);
     if (rc != -FI_EAGAIN)
       break;
     drv->ops->progress(drv); /* the queue drains only through progress */
@@ -362,6 +331,7 @@ static int nm_ofi_large_post(struct nm_drv_s *drv, uint64_t peer, void *buf, siz
   if (!err && rc)
     err = nm_ofi_err(is_send ? "fi_tsend" : "fi_trecv", (int)rc);
   if (err) {
+    nm_ofi_receipt_untrack(o, op);
     nm_ofi_op_put(o, op);
     return err;
   }
@@ -408,13 +378,22 @@ static int nm_ofi_large_cancel(struct nm_drv_s *drv, void *ctx)
   return -NM_ENOTFOUND;
 }
 
-static void nm_ofi_complete(struct nm_drv_s *drv, struct nm_ofi_op_s *op, int err, size_t len, uint64_t src)
+/* A completion of @p op; @p src: the sender's AV index (UINT64_MAX: unknown); @p receipt: the remote CQ data of a
+ * message whose sender asked for a receipt (0: none). */
+static void nm_ofi_complete(struct nm_drv_s *drv, struct nm_ofi_op_s *op, int err, size_t len, uint64_t src,
+                            uint64_t receipt)
 {
   struct nm_ofi_s *o = drv->priv;
+  if ((op->kind == NM_OFI_SEND || op->kind == NM_OFI_LSEND) && nm_ofi_receipt_completed(o, op)) {
+    nm_ofi_op_put(o, op); /* its receipt completed it in the core already */
+    return;
+  }
   switch (op->kind) {
   case NM_OFI_RECV:
-    if (!err)
-      drv->up.packet(drv->up.ref, drv, op->buf, len, src);
+    if (!err && !nm_ofi_receipt_handle(drv, op->buf, len, src))
+      drv->up.packet(drv->up.ref, drv, op->buf, len, o->auth_source ? src : UINT64_MAX);
+    if (!err && receipt)
+      nm_ofi_receipt_send(o, src, receipt);
     /* Re-posting costs a provider call: do it at the next pass, off the path of the reply the application
      * is probably about to send. NM_OFI_NRECV buffers leave ample room meanwhile. */
     o->repost[o->n_repost++] = op;
@@ -427,8 +406,11 @@ static void nm_ofi_complete(struct nm_drv_s *drv, struct nm_ofi_op_s *op, int er
   }
   default: {
     void *ctx = op->ctx;
-    if (op->kind == NM_OFI_LRECV)
+    if (op->kind == NM_OFI_LRECV) {
       nm_ofi_lrecv_unlink(o, op);
+      if (!err && receipt)
+        nm_ofi_receipt_send(o, op->peer, receipt);
+    }
     size_t n = err ? 0 : (op->kind == NM_OFI_LRECV ? len : op->len);
     nm_ofi_op_put(o, op);
     drv->up.large_done(drv->up.ref, ctx, err, n);
@@ -447,7 +429,7 @@ static uint64_t nm_ofi_source(const struct nm_ofi_s *o, fi_addr_t src)
 /* fi_cq_readfrom only where the source is used: it costs providers an address lookup per completion. */
 static ssize_t nm_ofi_cq_read(struct nm_ofi_s *o, struct fi_cq_tagged_entry *e, fi_addr_t *src)
 {
-  if (o->auth_source)
+  if (o->read_source)
     return fi_cq_readfrom(o->cq, e, NM_OFI_CQ_BATCH, src);
   return fi_cq_read(o->cq, e, NM_OFI_CQ_BATCH);
 }
@@ -460,12 +442,14 @@ static int nm_ofi_progress(struct nm_drv_s *drv)
   int n = 0;
   while (o->n_repost)
     nm_ofi_post_recv(o, o->repost[--o->n_repost]);
+  if (o->n_receipt_queue)
+    nm_ofi_receipt_flush(o);
   for (;;) {
     ssize_t rc = nm_ofi_cq_read(o, e, src);
     if (rc > 0) {
       for (ssize_t i = 0; i < rc; i++)
-        nm_ofi_complete(drv, e[i].op_context, 0, e[i].len,
-                        o->auth_source ? nm_ofi_source(o, src[i]) : UINT64_MAX);
+        nm_ofi_complete(drv, e[i].op_context, 0, e[i].len, o->read_source ? nm_ofi_source(o, src[i]) : UINT64_MAX,
+                        o->receipts && (e[i].flags & FI_REMOTE_CQ_DATA) ? e[i].data : 0);
       n += (int)rc;
       if (rc < NM_OFI_CQ_BATCH)
         break;
@@ -473,7 +457,7 @@ static int nm_ofi_progress(struct nm_drv_s *drv)
       struct fi_cq_err_entry err = {0};
       if (fi_cq_readerr(o->cq, &err, 0) > 0 && err.op_context) {
         int code = err.err == FI_ECANCELED ? -NM_ECANCELED : -NM_EDRIVER;
-        nm_ofi_complete(drv, err.op_context, code, err.len, UINT64_MAX);
+        nm_ofi_complete(drv, err.op_context, code, err.len, UINT64_MAX, 0);
         n++;
       }
     } else {

@@ -23,8 +23,10 @@ static const struct nm_ofi_quirk_s nm_ofi_quirks[] = {
    * packet is reported sent at once but leaves at a later progress call, so a rank that stops progressing after
    * its send completed (nm_launcher_barrier, a long computation) kept the message from a receiver waiting for it
    * (doc/reliability.md, "Soak"). fi_send completes once the provider has written the data. */
-  /* word      provider         mr_mode          inject wait_fd loopback fi_source unique_name env */
-  {"shm",     "shm",           NM_OFI_MR_BASIC, 1,     1,      0,       0,        1,          NULL, NULL},
+  /* receipts: shm completes a non-inject send when the receiver answers in the sender's response queue, read in
+   * order: one send to a peer that died stalls every later completion (nm_ofi_receipt.c). */
+  /* word      provider         mr_mode          inject wait_fd loopback fi_source unique_name env        receipts */
+  {"shm",     "shm",           NM_OFI_MR_BASIC, 1,     1,      0,       0,        1,          NULL, NULL, 1},
   {"tcp",     "tcp;ofi_rxm",   NM_OFI_MR_BASIC, 1,     1,      1,       1,        0,          "FI_OFI_RXM_EAGER_LIMIT", "1048576"},
   {"sockets", "sockets",       NM_OFI_MR_BASIC, 0,     1,      1,       1,        0,          NULL, NULL},
   {"udp",     "udp;ofi_rxd",   NM_OFI_MR_BASIC, 1,     0,      1,       0,        0,          NULL, NULL},

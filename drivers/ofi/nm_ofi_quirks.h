@@ -24,6 +24,9 @@ struct nm_ofi_quirk_s {
                             reused, and the endpoint then fails with EBUSY */
   const char *env_name;  /* a provider parameter to set before fi_getinfo() unless the user set it, or NULL */
   const char *env_value;
+  int receipts;          /* a non-inject send's completion can wait for ever behind a send to a dead peer (shm's
+                            in-order response queue): non-inject sends ask their receiver for a receipt
+                            (nm_ofi_receipt.c) */
 };
 
 /** Entry for an NMAD_DRIVER word, or NULL. */
