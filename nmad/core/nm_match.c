@@ -123,11 +123,13 @@ static int nm_req_is_exact(const struct nm_req_s *r)
 /* The receive a message (gate, tag) goes to: the earliest posted (post number in req->cookie) of its bucket's head
  * and the matching wildcard receives. The wildcard list is in post order, so its scan stops at the bucket head's
  * number: exact receives never pay for wildcards posted after them. */
-static struct nm_req_s *nm_match_find_posted(struct nm_session_s *session, struct nm_gate_s *gate, nm_tag_t tag)
+static struct nm_req_s *nm_match_find_posted(struct nm_session_s *session, struct nm_gate_s *gate, nm_tag_t tag,
+                                             struct nm_match_bucket_s **bp)
 {
   struct nm_match_s *m = session->match;
-  struct nm_match_bucket_s *b = m->buckets ? nm_match_bucket_find(m, gate, tag) : NULL;
+  struct nm_match_bucket_s *b = nm_match_bucket_find(m, gate, tag);
   struct nm_req_s *e = b ? b->posted.head : NULL;
+  *bp = b;
   for (struct nm_req_s *r = m->wild.head; r; r = r->next) {
     if (e && r->cookie > e->cookie)
       break;
@@ -137,25 +139,37 @@ static struct nm_req_s *nm_match_find_posted(struct nm_session_s *session, struc
   return e;
 }
 
-void nm_match_remove_posted(struct nm_session_s *session, struct nm_req_s *req)
+/* Take posted @p req out: from bucket @p b (its own, when it is exact; NULL: looked up) or the wildcard list. */
+static void nm_match_take(struct nm_session_s *session, struct nm_req_s *req, struct nm_match_bucket_s *b)
 {
   struct nm_match_s *m = session->match;
   if (!nm_req_is_exact(req)) {
     nm_req_list_remove(&m->wild, req);
     return;
   }
-  struct nm_match_bucket_s *b = nm_match_bucket_find(m, req->gate, req->tag);
+  if (!b)
+    b = nm_match_bucket_find(m, req->gate, req->tag);
   nm_req_list_remove(&b->posted, req);
-  nm_match_bucket_release(m, b);
+  if (!b->posted.head)
+    nm_match_bucket_release(m, b);
 }
 
-/* Append a receive that found no message. @return 0 or -NM_ENOMEM (no bucket). */
-static int nm_match_add_posted(struct nm_session_s *session, struct nm_req_s *req)
+void nm_match_remove_posted(struct nm_session_s *session, struct nm_req_s *req)
+{
+  nm_match_take(session, req, NULL);
+}
+
+/* Append a receive that found no message; @p b is its bucket if the caller found it already. @return 0 or
+ * -NM_ENOMEM (no bucket). */
+static int nm_match_add_posted(struct nm_session_s *session, struct nm_req_s *req, struct nm_match_bucket_s *b)
 {
   struct nm_match_s *m = session->match;
   struct nm_req_list_s *l = &m->wild;
   if (nm_req_is_exact(req)) {
-    struct nm_match_bucket_s *b = nm_match_bucket_get(m, req->gate, req->tag);
+    if (!b)
+      b = nm_match_bucket_get(m, req->gate, req->tag);
+    else if (b->in_empty)
+      nm_match_empty_unlink(m, b);
     if (!b)
       return -NM_ENOMEM;
     l = &b->posted;
@@ -242,12 +256,13 @@ static void nm_store_unexpected(struct nm_session_s *session, struct nm_gate_s *
 void nm_match_incoming(struct nm_session_s *session, struct nm_gate_s *gate, const struct nm_wire_chunk_s *c,
                        struct nm_unexp_s *owned)
 {
-  struct nm_req_s *r = nm_match_find_posted(session, gate, c->tag);
+  struct nm_match_bucket_s *b;
+  struct nm_req_s *r = nm_match_find_posted(session, gate, c->tag, &b);
   if (!r) {
     nm_store_unexpected(session, gate, c, owned);
     return;
   }
-  nm_match_remove_posted(session, r);
+  nm_match_take(session, r, b);
   nm_deliver(r, gate, c);
   if (owned)
     nm_unexp_free(session->core, owned);
@@ -258,8 +273,9 @@ void nm_match_incoming(struct nm_session_s *session, struct nm_gate_s *gate, con
 void nm_match_post_recv(struct nm_session_s *session, struct nm_req_s *req)
 {
   struct nm_unexp_s *u = NULL;
+  struct nm_match_bucket_s *b = NULL;
   if (nm_req_is_exact(req)) {
-    struct nm_match_bucket_s *b = nm_match_bucket_find(session->match, req->gate, req->tag);
+    b = nm_match_bucket_find(session->match, req->gate, req->tag);
     u = b ? b->unexp_head : NULL;
   } else {
     for (u = session->unexp_head; u; u = u->next)
@@ -278,17 +294,18 @@ void nm_match_post_recv(struct nm_session_s *session, struct nm_req_s *req)
     nm_req_complete(req, req->gate->status);
     return;
   }
-  if (nm_match_add_posted(session, req))
+  if (nm_match_add_posted(session, req, b))
     nm_req_complete(req, -NM_ENOMEM);
 }
 
 struct nm_req_s *nm_match_claim(struct nm_session_s *session, struct nm_gate_s *gate, nm_tag_t tag,
                                 nm_len_t min_len)
 {
-  struct nm_req_s *r = nm_match_find_posted(session, gate, tag);
+  struct nm_match_bucket_s *b;
+  struct nm_req_s *r = nm_match_find_posted(session, gate, tag, &b);
   if (!r || r->len < min_len)
     return NULL; /* none, or it would truncate: let the data come as unexpected and be copied */
-  nm_match_remove_posted(session, r);
+  nm_match_take(session, r, b);
   return r;
 }
 
@@ -336,11 +353,23 @@ void nm_match_session_close(struct nm_session_s *session)
     nm_match_unexp_remove(session, u);
     nm_unexp_free(session->core, u);
   }
-  for (;;) { /* what is left in the buckets are receives */
-    struct nm_req_s *r = m->wild.head ? m->wild.head : m->buckets ? m->buckets->posted.head : NULL;
-    if (!r)
-      break;
-    nm_match_remove_posted(session, r);
+  struct nm_req_list_s dead = {NULL, NULL, NULL}; /* wildcards and exact receives, then completed */
+  while (m->wild.head) {
+    struct nm_req_s *r = m->wild.head;
+    nm_req_list_remove(&m->wild, r);
+    nm_req_list_append(&dead, r);
+  }
+  struct nm_match_bucket_s *b, *tmp;
+  HASH_ITER(hh, m->buckets, b, tmp) {
+    while (b->posted.head) {
+      struct nm_req_s *r = b->posted.head;
+      nm_req_list_remove(&b->posted, r);
+      nm_req_list_append(&dead, r);
+    }
+  }
+  while (dead.head) {
+    struct nm_req_s *r = dead.head;
+    nm_req_list_remove(&dead, r);
     nm_req_complete(r, -NM_ECANCELED);
   }
   nm_match_free(m);

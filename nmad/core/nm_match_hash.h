@@ -24,11 +24,19 @@ struct nm_match_key_s {
   nm_tag_t tag;
 };
 
-/** Posted exact receives and unexpected messages of one (gate, tag) of a session. Freed when both are empty. */
+/** Empty buckets kept per session for reuse (a window of receives re-posted on the same tags makes no table
+ *  insertion nor removal); beyond this, the least recently emptied is freed: memory stays bounded by what is
+ *  pending plus this many buckets. */
+#define NM_MATCH_EMPTY_KEEP 256
+
+/** Posted exact receives and unexpected messages of one (gate, tag) of a session. Once both are empty it waits in
+ *  the session's list of empty buckets, and is freed when NM_MATCH_EMPTY_KEEP more recent ones are there. */
 struct nm_match_bucket_s {
   struct nm_match_key_s key;
   struct nm_req_list_s posted;                /* exact receives, post order */
   struct nm_unexp_s *unexp_head, *unexp_tail; /* unexpected messages, arrival order (through bnext/bprev) */
+  struct nm_match_bucket_s *enext, *eprev;    /* in the list of empty buckets (when in_empty) */
+  int in_empty;
   UT_hash_handle hh;
 };
 
@@ -37,6 +45,8 @@ struct nm_match_s {
   struct nm_match_bucket_s *buckets; /* uthash by (gate, tag) */
   struct nm_match_bucket_s *last;    /* one-entry cache of the latest lookup (one stream at a time is common) */
   struct nm_req_list_s wild;         /* any-source or masked receives, post order */
+  struct nm_match_bucket_s *empty_head, *empty_tail; /* empty buckets, least recently emptied first */
+  unsigned n_empty;
   uint64_t next_post;                /* post number of the next receive (64 bits: never wraps) */
   struct nm_pool_s bucket_pool;
 };
@@ -57,11 +67,24 @@ struct nm_req_index_s {
 struct nm_match_s *nm_match_new(void);
 /** @brief Free the matching state (its lists must be empty: nm_match_session_close() empties them). */
 void nm_match_free(struct nm_match_s *m);
-/** @brief The bucket of (@p gate, @p tag), or NULL when none exists. O(1). */
-struct nm_match_bucket_s *nm_match_bucket_find(struct nm_match_s *m, struct nm_gate_s *gate, nm_tag_t tag);
+/** @brief The bucket of (@p gate, @p tag) in the table, or NULL (nm_match_bucket_find() without its cache). */
+struct nm_match_bucket_s *nm_match_bucket_lookup(struct nm_match_s *m, struct nm_gate_s *gate, nm_tag_t tag);
+/** @brief The bucket of (@p gate, @p tag), or NULL when none exists. O(1); inline for the common case of one
+ *  stream at a time (the cached bucket), which then costs no call. */
+static inline struct nm_match_bucket_s *nm_match_bucket_find(struct nm_match_s *m, struct nm_gate_s *gate,
+                                                             nm_tag_t tag)
+{
+  struct nm_match_bucket_s *b = m->last;
+  if (b && b->key.gate == gate && b->key.tag == tag)
+    return b;
+  return m->buckets ? nm_match_bucket_lookup(m, gate, tag) : NULL;
+}
 /** @brief The bucket of (@p gate, @p tag), made if missing. @return NULL when out of memory. */
 struct nm_match_bucket_s *nm_match_bucket_get(struct nm_match_s *m, struct nm_gate_s *gate, nm_tag_t tag);
-/** @brief Free bucket @p b if it holds no receive and no message (keeps memory bounded by what is pending). */
+/** @brief An empty bucket @p b (in_empty) is about to hold something: it leaves the empty list. O(1). */
+void nm_match_empty_unlink(struct nm_match_s *m, struct nm_match_bucket_s *b);
+/** @brief Bucket @p b may have become empty: if so, it joins the empty list (the oldest beyond
+ *  NM_MATCH_EMPTY_KEEP is freed). O(1). */
 void nm_match_bucket_release(struct nm_match_s *m, struct nm_match_bucket_s *b);
 
 /** @brief Add @p u (its key filled) to the message set @p set (gate->ooo or gate->tombstones).
