@@ -115,7 +115,7 @@ static void nm_deliver(struct nm_req_s *req, struct nm_gate_s *gate, const struc
 
 /* An exact receive names one source and every tag bit: it lives in the (gate, tag) bucket. Any other (any-source,
  * tag mask) lives in the wildcard list. The class never changes while the receive is posted. */
-static int nm_req_is_exact(const struct nm_req_s *r)
+static inline int nm_req_is_exact(const struct nm_req_s *r)
 {
   return r->gate != NULL && r->mask == NM_TAG_MASK_FULL;
 }
@@ -123,7 +123,7 @@ static int nm_req_is_exact(const struct nm_req_s *r)
 /* The receive a message (gate, tag) goes to: the earliest posted (post number in req->cookie) of its bucket's head
  * and the matching wildcard receives. The wildcard list is in post order, so its scan stops at the bucket head's
  * number: exact receives never pay for wildcards posted after them. */
-static struct nm_req_s *nm_match_find_posted(struct nm_session_s *session, struct nm_gate_s *gate, nm_tag_t tag,
+static inline struct nm_req_s *nm_match_find_posted(struct nm_session_s *session, struct nm_gate_s *gate, nm_tag_t tag,
                                              struct nm_match_bucket_s **bp)
 {
   struct nm_match_s *m = session->match;
@@ -140,7 +140,7 @@ static struct nm_req_s *nm_match_find_posted(struct nm_session_s *session, struc
 }
 
 /* Take posted @p req out: from bucket @p b (its own, when it is exact; NULL: looked up) or the wildcard list. */
-static void nm_match_take(struct nm_session_s *session, struct nm_req_s *req, struct nm_match_bucket_s *b)
+static inline void nm_match_take(struct nm_session_s *session, struct nm_req_s *req, struct nm_match_bucket_s *b)
 {
   struct nm_match_s *m = session->match;
   if (!nm_req_is_exact(req)) {
@@ -161,7 +161,7 @@ void nm_match_remove_posted(struct nm_session_s *session, struct nm_req_s *req)
 
 /* Append a receive that found no message; @p b is its bucket if the caller found it already. @return 0 or
  * -NM_ENOMEM (no bucket). */
-static int nm_match_add_posted(struct nm_session_s *session, struct nm_req_s *req, struct nm_match_bucket_s *b)
+static inline int nm_match_add_posted(struct nm_session_s *session, struct nm_req_s *req, struct nm_match_bucket_s *b)
 {
   struct nm_match_s *m = session->match;
   struct nm_req_list_s *l = &m->wild;
