@@ -18,18 +18,10 @@
  * not see delivered; more than this is a peer misbehaving (DESIGN.md rule 5: bounded memory for network input). */
 #define NM_CANCEL_MAX_TOMBSTONES 4096
 
-/* A stored message or a tombstone is message (session, tag, seq) of its gate. */
-static int nm_unexp_is(const struct nm_unexp_s *u, uint32_t session, nm_tag_t tag, nm_seq_t seq)
-{
-  return u->session_id == session && u->tag == tag && u->seq == seq;
-}
-
+/* Whether @p req is in @p l: rdv_sends answers by its cookie index (nm_match_hash.c) */
 static int nm_req_list_has(const struct nm_req_list_s *l, const struct nm_req_s *req)
 {
-  for (const struct nm_req_s *r = l->head; r; r = r->next)
-    if (r == req)
-      return 1;
-  return 0;
+  return nm_req_index_has(l, req);
 }
 
 static int nm_cancel_queue(struct nm_gate_s *gate, uint8_t type, uint8_t result, uint32_t session, nm_tag_t tag,
@@ -162,23 +154,20 @@ int nm_cancel_handle_reply(struct nm_gate_s *gate, const struct nm_wire_chunk_s 
   return NM_ESUCCESS;
 }
 
-/* Drop message (session, tag, seq) of @p gate from a list of stored messages or tombstones (@p tail NULL when
- * the list keeps none). @return 1 if found. */
-static int nm_unexp_withdraw(struct nm_core_s *core, struct nm_unexp_s **head, struct nm_unexp_s **tail,
-                             const struct nm_gate_s *gate, uint32_t session, nm_tag_t tag, nm_seq_t seq)
+/* Drop the stored message (session, tag, seq) of @p gate: unexpected in its session (found in its (gate, tag)
+ * bucket), or an orphan of a session not opened yet. @return 1 if found. */
+static int nm_unexp_withdraw(struct nm_core_s *core, struct nm_gate_s *gate, uint32_t session, nm_tag_t tag,
+                             nm_seq_t seq)
 {
-  struct nm_unexp_s *prev = NULL;
-  for (struct nm_unexp_s **pp = head; *pp; prev = *pp, pp = &(*pp)->next) {
-    struct nm_unexp_s *u = *pp;
-    if (u->gate == gate && nm_unexp_is(u, session, tag, seq)) {
-      *pp = u->next;
-      if (tail && *tail == u)
-        *tail = prev;
-      nm_unexp_free(core, u);
-      return 1;
-    }
-  }
-  return 0;
+  struct nm_session_s *s = nm_core_find_session(core, session);
+  if (!s)
+    return nm_match_orphan_withdraw(core, gate, session, tag, seq);
+  struct nm_unexp_s *u = nm_match_unexp_find_seq(s, gate, tag, seq);
+  if (!u)
+    return 0;
+  nm_match_unexp_remove(s, u);
+  nm_unexp_free(core, u);
+  return 1;
 }
 
 int nm_cancel_handle_request(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c)
@@ -189,32 +178,33 @@ int nm_cancel_handle_request(struct nm_gate_s *gate, const struct nm_wire_chunk_
     return -NM_ENOMEM;
   int withdrawn;
   if ((int32_t)(c->seq - s->next_recv) >= 0) { /* not delivered in order yet */
-    for (struct nm_unexp_s *t = gate->tombstones; t; t = t->next)
-      if (nm_unexp_is(t, c->session, c->tag, c->seq))
-        return -NM_EPROTO; /* withdrawn twice */
     if (gate->n_tombstones >= NM_CANCEL_MAX_TOMBSTONES)
       return -NM_EPROTO;
     struct nm_unexp_s *t = nm_pool_get(&core->unexp_pool);
     if (!t)
       return -NM_ENOMEM;
-    *t = (struct nm_unexp_s){.next = gate->tombstones, .gate = gate, .session_id = c->session,
-                             .type = NM_WIRE_CANCEL, .tag = c->tag, .seq = c->seq};
-    gate->tombstones = t;
+    *t = (struct nm_unexp_s){.gate = gate, .session_id = c->session, .type = NM_WIRE_CANCEL, .tag = c->tag,
+                             .seq = c->seq, .key = {.tag = c->tag, .session = c->session, .seq = c->seq}};
+    int err = nm_msg_set_add(&gate->tombstones, t);
+    if (err) {
+      nm_pool_put(&core->unexp_pool, t);
+      return err == -NM_EALREADY ? -NM_EPROTO : err; /* withdrawn twice */
+    }
     gate->n_tombstones++;
     withdrawn = 1;
   } else {
-    struct nm_session_s *session = nm_core_find_session(core, c->session);
-    withdrawn = session ? nm_unexp_withdraw(core, &session->unexp_head, &session->unexp_tail, gate, c->session,
-                                            c->tag, c->seq)
-                        : nm_unexp_withdraw(core, &core->orphans, NULL, gate, c->session, c->tag, c->seq);
+    withdrawn = nm_unexp_withdraw(core, gate, c->session, c->tag, c->seq);
   }
   return nm_cancel_queue(gate, NM_WIRE_CANCEL_REPLY, (uint8_t)withdrawn, c->session, c->tag, c->seq);
 }
 
 int nm_cancel_take_tombstone(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag, nm_seq_t seq)
 {
-  if (!nm_unexp_withdraw(gate->core, &gate->tombstones, NULL, gate, session, tag, seq))
+  struct nm_unexp_s *t = nm_msg_set_find(gate->tombstones, session, tag, seq);
+  if (!t)
     return 0;
+  nm_msg_set_remove(&gate->tombstones, t);
+  nm_unexp_free(gate->core, t);
   gate->n_tombstones--;
   return 1;
 }
@@ -226,10 +216,6 @@ void nm_cancel_gate_fail(struct nm_gate_s *gate, int err)
     nm_req_list_remove(&gate->cancelling, r);
     nm_req_complete(r, err);
   }
-  while (gate->tombstones) {
-    struct nm_unexp_s *t = gate->tombstones;
-    gate->tombstones = t->next;
-    nm_unexp_free(gate->core, t);
-  }
+  nm_msg_set_clear(gate->core, &gate->tombstones);
   gate->n_tombstones = 0;
 }

@@ -32,6 +32,8 @@ void nm_req_list_append(struct nm_req_list_s *l, struct nm_req_s *r)
   else
     l->head = r;
   l->tail = r;
+  if (l->index)
+    nm_req_index_add(l->index, r);
 }
 
 void nm_req_list_insert_after(struct nm_req_list_s *l, struct nm_req_s *pos, struct nm_req_s *r)
@@ -44,6 +46,8 @@ void nm_req_list_insert_after(struct nm_req_list_s *l, struct nm_req_s *pos, str
     else
       l->tail = r;
     l->head = r;
+    if (l->index)
+      nm_req_index_add(l->index, r);
     return;
   }
   r->prev = pos;
@@ -53,6 +57,8 @@ void nm_req_list_insert_after(struct nm_req_list_s *l, struct nm_req_s *pos, str
   else
     l->tail = r;
   pos->next = r;
+  if (l->index)
+    nm_req_index_add(l->index, r);
 }
 
 void nm_req_list_remove(struct nm_req_list_s *l, struct nm_req_s *r)
@@ -66,6 +72,8 @@ void nm_req_list_remove(struct nm_req_list_s *l, struct nm_req_s *r)
   else
     l->tail = r->prev;
   r->next = r->prev = NULL;
+  if (l->index)
+    nm_req_index_del(l->index, l, r);
 }
 
 void nm_req_complete_events(struct nm_req_s *req, int status, unsigned events)

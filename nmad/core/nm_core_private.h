@@ -29,7 +29,7 @@ enum nm_req_state_e {
   NM_RS_QUEUED,   /* send: in gate->send_queue */
   NM_RS_PACKED,   /* send: inside a packet wrapper being sent */
   NM_RS_RDV,      /* send: RDV sent, waiting for RTR; recv: large transfer posted */
-  NM_RS_POSTED,   /* recv: in session->posted, not matched */
+  NM_RS_POSTED,   /* recv: in its session's matching tables (nm_match.c), not matched */
   NM_RS_CANCELLING, /* send: eager data left, in gate->cancelling until its CANCEL_REPLY */
   NM_RS_DONE
 };
@@ -43,9 +43,13 @@ enum nm_req_state_e {
 #define NM_REQF_CANCELLED 0x40 /* send: the receiver withdrew it; completes with -NM_ECANCELED once its data left */
 #define NM_REQF_RDV 0x80      /* send: went by rendezvous although small enough for eager (no credit, nm_credit.c) */
 
-/* Intrusive doubly-linked list of requests (through req->next/prev). */
+/* Intrusive doubly-linked list of requests (through req->next/prev). A list with an @p index (a gate's
+ * rdv_sends) also keeps it current on every append/insert/remove, so its requests are found by cookie in O(1)
+ * (nm_match_hash.c); a request's cookie must not change while it is in such a list. */
+struct nm_req_index_s;
 struct nm_req_list_s {
   struct nm_req_s *head, *tail;
+  struct nm_req_index_s *index; /* NULL for plain lists */
 };
 void nm_req_list_append(struct nm_req_list_s *l, struct nm_req_s *r);
 void nm_req_list_insert_after(struct nm_req_list_s *l, struct nm_req_s *pos, struct nm_req_s *r);
@@ -83,9 +87,23 @@ struct nm_large_s {
   int is_send;
 };
 
+/** Key of one message in a gate's sets of held messages (out-of-order arrivals: the tag is the ordering stream's,
+ *  nm_seq_tag(); tombstones: the message's tag). Explicit fields only, no padding, so it hashes deterministically. */
+struct nm_msg_key_s {
+  uint64_t tag;
+  uint32_t session;
+  nm_seq_t seq;
+};
+
+struct nm_match_bucket_s;
 /** A message that arrived before its receive (eager data copied, or an RDV to answer later). */
 struct nm_unexp_s {
   struct nm_unexp_s *next;
+  struct nm_unexp_s *prev;              /* in its session's arrival list (next/prev), nm_match.c */
+  struct nm_unexp_s *bnext, *bprev;     /* in its (gate, tag) bucket, arrival order */
+  struct nm_match_bucket_s *bucket;     /* that bucket while stored unexpected, else NULL */
+  struct nm_msg_key_s key;              /* in gate->ooo or gate->tombstones (uthash through hh) */
+  UT_hash_handle hh;
   struct nm_gate_s *gate;
   uint32_t session_id;
   uint8_t type, flags;
@@ -127,13 +145,15 @@ struct nm_gate_s {
   struct nm_rail_s rails[NM_MAX_RAILS];
   struct nm_req_list_s send_queue;   /* sends waiting for a packet, strategy order */
   struct nm_ctrl_s *ctrl_head, *ctrl_tail;
-  struct nm_req_list_s rdv_sends;    /* sends past RDV or waiting for ACK, by cookie */
+  struct nm_req_list_s rdv_sends;    /* sends past RDV or waiting for ACK, indexed by cookie (rdv_index) */
   struct nm_req_list_s cancelling;   /* eager sends whose data left, waiting for their CANCEL_REPLY */
-  struct nm_unexp_s *tombstones;     /* messages the sender withdrew before they arrived in order (nm_cancel.c) */
+  struct nm_unexp_s *tombstones;     /* messages the sender withdrew before they arrived in order (nm_cancel.c),
+                                      * uthash by key (session, tag, seq) */
   int n_tombstones;
   struct nm_large_s *large;          /* large transfers in flight on this gate */
   struct nm_pw_s *inflight_pws;      /* packets posted to a driver, not completed */
-  struct nm_unexp_s *ooo;            /* arrivals ahead of their sequence number */
+  struct nm_unexp_s *ooo;            /* arrivals ahead of their sequence number, uthash by key (session,
+                                      * nm_seq_tag(), seq): the successor due is one lookup away */
   struct nm_seq_s *seqs;             /* uthash by (session, tag) */
   struct nm_seq_s *last_seq;         /* one-entry cache of seqs */
   int64_t credit;                    /* send: eager bytes the peer still accepts (nm_credit.c) */
@@ -142,6 +162,7 @@ struct nm_gate_s {
   int in_work_list;
   struct nm_gate_s *work_next;
   UT_hash_handle hh;                 /* in core->gate_table, by rank */
+  struct nm_req_index_s *rdv_index;  /* rdv_sends by cookie (nm_match_hash.c), NULL if out of memory */
 };
 
 /** A message handed to a session hook (rpc channel) instead of tag matching. Valid during the hook only. */
@@ -169,8 +190,8 @@ struct nm_session_s {
   struct nm_session_s *owner;              /* for an internal session (rpc channel): the user session */
   void *rpc;                               /* the rpc channel of this session (nmad/rpc), or NULL */
   void (*rpc_close)(void *rpc);            /* releases it when the session closes */
-  struct nm_req_list_s posted;             /* posted receives, in post order */
-  struct nm_unexp_s *unexp_head, *unexp_tail; /* unexpected messages, in arrival order */
+  struct nm_unexp_s *unexp_head, *unexp_tail; /* unexpected messages, in arrival order (also in their buckets) */
+  struct nm_match_s *match;                /* posted receives and unexpected messages by (gate, tag), nm_match.c */
 };
 
 /** A layer above the core that must know when a gate fails (the dynamic broadcast: a LIST whose parent died
@@ -244,6 +265,7 @@ struct nm_core_s {
   struct nm_drv_s drvs[NM_MAX_RAILS + 1];
   struct nm_session_s *sessions;
   struct nm_unexp_s *orphans; /* messages for sessions not opened yet */
+  struct nm_unexp_s *orphans_tail; /* last of them: arrival order is kept in O(1) */
   struct nm_gate_fail_hook_s *gate_fail_hooks;
   struct nm_gate_s *work_head; /* gates with pending sends or control chunks */
   size_t pw_cap;
@@ -431,6 +453,26 @@ void nm_match_post_recv(struct nm_session_s *session, struct nm_req_s *req);
  *  until the session opens. @p owned as for nm_match_incoming(). */
 void nm_match_in_order(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c, struct nm_unexp_s *owned);
 void nm_match_adopt_orphans(struct nm_session_s *session);
+/** Make / release the matching state of a session (close completes its posted receives with -NM_ECANCELED and
+ *  frees its unexpected messages). @return 0 or -NM_ENOMEM. */
+int nm_match_session_open(struct nm_session_s *session);
+void nm_match_session_close(struct nm_session_s *session);
+/** Take posted receive @p req out of matching (cancel, or matched by the caller). O(1). */
+void nm_match_remove_posted(struct nm_session_s *session, struct nm_req_s *req);
+/** The receive a message (@p gate, @p tag) would match, taken out of matching if it holds @p min_len bytes;
+ *  NULL if none or too short (it is left posted). */
+struct nm_req_s *nm_match_claim(struct nm_session_s *session, struct nm_gate_s *gate, nm_tag_t tag,
+                                nm_len_t min_len);
+/** Complete with @p err the receives of @p session posted for @p gate alone (the gate failed). */
+void nm_match_gate_fail(struct nm_session_s *session, struct nm_gate_s *gate, int err);
+/** Take stored message @p u out of its session's arrival list and its bucket (it is not freed). O(1). */
+void nm_match_unexp_remove(struct nm_session_s *session, struct nm_unexp_s *u);
+/** The stored message (gate, tag, seq) of @p session, or NULL (a scan of that (gate, tag) only). */
+struct nm_unexp_s *nm_match_unexp_find_seq(struct nm_session_s *session, struct nm_gate_s *gate, nm_tag_t tag,
+                                           nm_seq_t seq);
+/** Drop orphan message (session, tag, seq) of @p gate. @return 1 if it was there. */
+int nm_match_orphan_withdraw(struct nm_core_s *core, struct nm_gate_s *gate, uint32_t session, nm_tag_t tag,
+                             nm_seq_t seq);
 /** The chunk view of a stored message. */
 void nm_unexp_to_chunk(const struct nm_unexp_s *u, struct nm_wire_chunk_s *c);
 int nm_match_tag(nm_tag_t msg_tag, nm_tag_t want_tag, nm_tag_t mask);
@@ -504,5 +546,8 @@ int nm_cancel_handle_reply(struct nm_gate_s *gate, const struct nm_wire_chunk_s 
 int nm_cancel_take_tombstone(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag, nm_seq_t seq);
 /** Gate failure: complete the parked sends, free the tombstones. */
 void nm_cancel_gate_fail(struct nm_gate_s *gate, int err);
+
+/* ---- core/nm_match_hash.c: the hash tables of matching (uthash, out-of-memory reported, never fatal) ---- */
+#include "nm_match_hash.h"
 
 #endif /* NM_CORE_PRIVATE_H */

@@ -26,6 +26,7 @@ struct nm_gate_s *nm_core_gate(struct nm_core_s *core, int rank)
     return NULL;
   g->core = core;
   g->rank = rank;
+  nm_req_index_attach(&g->rdv_sends, &g->rdv_index); /* without memory for it, rdv_sends is scanned */
   g->credit = (int64_t)core->cfg.eager_credit; /* the window every receiver grants (NMAD_EAGER_CREDIT, job-wide) */
   for (int i = 0; i < core->n_drvs; i++) {
     struct nm_drv_s *drv = &core->drvs[i];
@@ -139,22 +140,9 @@ void nm_gate_fail(struct nm_gate_s *gate, int err)
       nm_req_complete(r, err);
   }
   /* Receives posted for this gate alone can never complete now. */
-  for (struct nm_session_s *s = core->sessions; s; s = s->next) {
-    struct nm_req_s *r = s->posted.head;
-    while (r) {
-      struct nm_req_s *next = r->next;
-      if (r->gate == gate) {
-        nm_req_list_remove(&s->posted, r);
-        nm_req_complete(r, err);
-      }
-      r = next;
-    }
-  }
-  while (gate->ooo) {
-    struct nm_unexp_s *u = gate->ooo;
-    gate->ooo = u->next;
-    nm_unexp_free(core, u);
-  }
+  for (struct nm_session_s *s = core->sessions; s; s = s->next)
+    nm_match_gate_fail(s, gate, err);
+  nm_msg_set_clear(core, &gate->ooo);
   nm_cancel_gate_fail(gate, err);
   for (struct nm_gate_fail_hook_s *h = core->gate_fail_hooks, *next; h; h = next) {
     next = h->next; /* a hook may remove itself */
@@ -177,4 +165,7 @@ void nm_gate_destroy(struct nm_gate_s *gate)
     gate->large = l->next;
     nm_pool_put(&core->large_pool, l);
   }
+  gate->rdv_sends.index = NULL;
+  nm_req_index_free(gate->rdv_index);
+  gate->rdv_index = NULL;
 }

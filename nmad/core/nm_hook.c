@@ -37,7 +37,7 @@ int nm_core_incoming_accept(struct nm_core_incoming_s *in, struct nm_req_s *req,
 
 void nm_core_session_replay(nm_session_t session)
 {
-  struct nm_unexp_s **pp = &session->unexp_head, *prev = NULL;
+  struct nm_unexp_s **pp = &session->unexp_head;
   while (*pp && session->hook) {
     struct nm_unexp_s *u = *pp;
     struct nm_wire_chunk_s c;
@@ -48,13 +48,10 @@ void nm_core_session_replay(nm_session_t session)
     in.body = in.is_rdv ? NULL : c.payload + c.prefix_len;
     int rc = u->gate->status ? 0 : session->hook(session->hook_ref, &in);
     if (rc == 0) {
-      prev = u;
       pp = &u->next;
       continue;
     }
-    *pp = u->next;
-    if (session->unexp_tail == u)
-      session->unexp_tail = prev;
+    nm_match_unexp_remove(session, u); /* *pp becomes its successor */
     if (rc < 0)
       nm_gate_fail(u->gate, rc);
     else if (in.is_rdv && !in.accepted)

@@ -5,28 +5,36 @@
 
 #define NM_INCOMING_KEEP 16 /* chunks kept from validation; longer packets are parsed again past these */
 
-/* Deliver the held-back successors in the ordering stream of (session, tag) whose turn came. */
+/* Deliver the held-back successors in the ordering stream of (session, tag) whose turn came. gate->ooo is keyed by
+ * (session, stream tag, seq): each successor is one lookup, so a reversed sequence of n is released in O(n). The
+ * stream is looked up again at every step: the delivery may run a hook that changes the gate. */
 static void nm_incoming_release(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag)
 {
-  int found = 1;
-  while (found && gate->ooo && !gate->status) {
-    found = 0;
+  while (gate->ooo && !gate->status) {
     struct nm_seq_s *s = nm_gate_seq(gate, session, tag);
-    if (!s)
+    struct nm_unexp_s *u = s ? nm_msg_set_find(gate->ooo, session, s->key.tag, s->next_recv) : NULL;
+    if (!u)
       return;
-    for (struct nm_unexp_s **pp = &gate->ooo; *pp; pp = &(*pp)->next) {
-      struct nm_unexp_s *u = *pp;
-      if (u->session_id == session && nm_seq_tag(session, u->tag) == s->key.tag && u->seq == s->next_recv) {
-        *pp = u->next;
-        s->next_recv++;
-        struct nm_wire_chunk_s c;
-        nm_unexp_to_chunk(u, &c);
-        nm_match_in_order(gate, &c, u);
-        found = 1;
-        break;
-      }
-    }
+    nm_msg_set_remove(&gate->ooo, u);
+    s->next_recv++;
+    struct nm_wire_chunk_s c;
+    nm_unexp_to_chunk(u, &c);
+    nm_match_in_order(gate, &c, u);
   }
+}
+
+/* Hold @p u back until its turn. A second message of the same (session, stream, seq) is a duplicate: a protocol
+ * error from the network (DESIGN.md rule 5: it would otherwise be held forever), dropped when local. */
+static void nm_incoming_hold(struct nm_gate_s *gate, struct nm_unexp_s *u)
+{
+  u->key = (struct nm_msg_key_s){.tag = nm_seq_tag(u->session_id, u->tag), .session = u->session_id, .seq = u->seq};
+  int err = nm_msg_set_add(&gate->ooo, u);
+  if (!err)
+    return;
+  int local = u->flags & (NM_FLAG_LOCAL_BCAST | NM_FLAG_LOCAL_LOST);
+  nm_unexp_free(gate->core, u);
+  if (err != -NM_EALREADY || !local)
+    nm_gate_fail(gate, err == -NM_EALREADY ? -NM_EPROTO : err);
 }
 
 /* Sequence numbers wrap; a message "ahead" of the expected one is held back, one "behind" is a protocol error
@@ -47,8 +55,7 @@ void nm_incoming_msg(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c, st
       nm_gate_fail(gate, -NM_ENOMEM);
       return;
     }
-    u->next = gate->ooo;
-    gate->ooo = u;
+    nm_incoming_hold(gate, u);
     return;
   }
   s->next_recv++;
@@ -180,9 +187,8 @@ int nm_core_inject_lost(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_s
   struct nm_seq_s *s = nm_gate_seq(gate, session->id, tag);
   if (gate->status || !s || (int32_t)(seq - s->next_recv) < 0)
     return 0; /* delivered already (or the gate is gone, which fails the receives by itself) */
-  for (struct nm_unexp_s *u = gate->ooo; u; u = u->next)
-    if (u->session_id == session->id && nm_seq_tag(session->id, u->tag) == s->key.tag && u->seq == seq)
-      return 0; /* arrived, waiting for its turn */
+  if (nm_msg_set_find(gate->ooo, session->id, s->key.tag, seq))
+    return 0; /* arrived, waiting for its turn */
   struct nm_unexp_s *u = nm_pool_get(&core->unexp_pool);
   if (!u)
     return -NM_ENOMEM;
@@ -200,20 +206,15 @@ struct nm_req_s *nm_core_claim_recv(nm_session_t session, nm_gate_t gate, nm_tag
   struct nm_seq_s *s = nm_gate_seq(gate, session->id, tag);
   if (!s || s->next_recv != seq || gate->status)
     return NULL;
-  for (struct nm_req_s *r = session->posted.head; r; r = r->next) {
-    if ((r->gate == NULL || r->gate == gate) && nm_match_tag(tag, r->tag, r->mask)) {
-      if (r->len < min_len)
-        return NULL; /* it would truncate: let the data come as unexpected and be copied */
-      nm_req_list_remove(&session->posted, r);
-      r->gate = gate;
-      r->tag = tag;
-      r->msg_len = min_len;
-      r->flags |= NM_REQF_MATCHED;
-      r->state = NM_RS_RDV;
-      s->next_recv++;
-      nm_incoming_release(gate, session->id, tag);
-      return r;
-    }
-  }
-  return NULL;
+  struct nm_req_s *r = nm_match_claim(session, gate, tag, min_len);
+  if (!r)
+    return NULL;
+  r->gate = gate;
+  r->tag = tag;
+  r->msg_len = min_len;
+  r->flags |= NM_REQF_MATCHED;
+  r->state = NM_RS_RDV;
+  s->next_recv++;
+  nm_incoming_release(gate, session->id, tag);
+  return r;
 }

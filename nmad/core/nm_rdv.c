@@ -4,12 +4,10 @@
 #include "nm_core_private.h"
 #include <string.h>
 
+/* rdv_sends is indexed by cookie (nm_match_hash.c): one lookup, whatever the number of sends in flight. */
 static struct nm_req_s *nm_rdv_find(struct nm_gate_s *gate, uint64_t cookie)
 {
-  for (struct nm_req_s *r = gate->rdv_sends.head; r; r = r->next)
-    if (r->cookie == cookie)
-      return r;
-  return NULL;
+  return nm_req_index_find(&gate->rdv_sends, cookie);
 }
 
 static struct nm_large_s *nm_large_new(struct nm_gate_s *gate, struct nm_req_s *req, int rail, int is_send)

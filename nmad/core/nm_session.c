@@ -32,6 +32,10 @@ int nm_session_open_flags(nm_core_t core, const char *name, unsigned flags, nm_s
   s->core = core;
   s->id = id;
   strcpy(s->name, name);
+  if (nm_match_session_open(s)) {
+    free(s);
+    return -NM_ENOMEM;
+  }
   s->next = core->sessions;
   core->sessions = s;
   nm_match_adopt_orphans(s);
@@ -71,16 +75,7 @@ int nm_session_close(nm_session_t s)
     s->rpc_close = NULL;
     s->rpc = NULL;
   }
-  while (s->posted.head) {
-    struct nm_req_s *r = s->posted.head;
-    nm_req_list_remove(&s->posted, r);
-    nm_req_complete(r, -NM_ECANCELED);
-  }
-  while (s->unexp_head) {
-    struct nm_unexp_s *u = s->unexp_head;
-    s->unexp_head = u->next;
-    nm_unexp_free(core, u);
-  }
+  nm_match_session_close(s);
   for (struct nm_session_s **pp = &core->sessions; *pp; pp = &(*pp)->next)
     if (*pp == s) {
       *pp = s->next;

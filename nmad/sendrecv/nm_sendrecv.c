@@ -242,7 +242,7 @@ int nm_sr_rcancel(nm_session_t session, nm_sr_request_t *req)
   NM_CORE_LOCKED(session->core);
   if (req->kind != NM_REQ_RECV || req->state != NM_RS_POSTED)
     return -NM_EBUSY;
-  nm_req_list_remove(&session->posted, req);
+  nm_match_remove_posted(session, req);
   nm_req_complete(req, -NM_ECANCELED);
   return NM_ESUCCESS;
 }
