@@ -73,7 +73,10 @@ START_TEST(test_isend_validated_by_core)
   ck_assert_int_eq(nm_core_req_isend(&r, sess, gate(1), 1, NULL, 0, NULL, 4, 0), -NM_EINVAL); /* len, no buf */
   ck_assert_int_eq(nm_core_req_isend(&r, sess, gate(1), 1, NULL, 3, buf, 4, 0), -NM_EINVAL); /* hdr_len, no hdr */
   ck_assert_int_eq(nm_core_req_isend(&r, sess, gate(1), 1, NULL, 0, buf, 4, 0x80), -NM_EINVAL); /* unknown flag */
+  ck_assert_int_eq(r.kind, NM_REQ_SEND); /* refused before NM_CORE_REQ_FRESH could reset it */
   ck_assert_int_eq(nm_core_req_isend(&r, sess, NULL, 1, NULL, 0, buf, 4, 0), -NM_EINVAL);
+  ck_assert_int_eq(nm_core_isend(NULL, gate(1), 1, buf, 4, &r), -NM_EINVAL); /* the fast paths check it too */
+  ck_assert_int_eq(nm_core_irecv(NULL, gate(1), 1, buf, 4, &r), -NM_EINVAL);
   struct fake_drv_s *fake2;
   nm_core_t other = fake_core_new(4, "aggreg", 1024, &fake2);
   ck_assert_int_eq(nm_core_req_isend(&r, sess, nm_core_gate(other, 1), 1, NULL, 0, buf, 4, 0), -NM_EINVAL);
@@ -96,10 +99,11 @@ START_TEST(test_header_and_body_one_message)
   /* rpc's shape: a header and a body go as one message of hdr_len + len bytes, header first */
   nm_sr_request_t s, r;
   char got[16] = {0};
-  nm_core_req_init(&s, sess, NM_REQ_SEND);
-  ck_assert_int_eq(nm_core_req_isend(&s, sess, gate(0), 3, "head", 4, "body", 5, 0), 0);
-  nm_core_req_init(&r, sess, NM_REQ_RECV);
-  ck_assert_int_eq(nm_core_req_irecv(&r, sess, gate(0), 3, NM_TAG_MASK_FULL, got, sizeof(got)), 0);
+  memset(&s, 0xa5, sizeof(s));
+  ck_assert_int_eq(nm_core_req_isend(&s, sess, gate(0), 3, "head", 4, "body", 5, NM_CORE_REQ_FRESH), 0);
+  memset(&r, 0xa5, sizeof(r)); /* garbage: NM_CORE_REQ_FRESH resets it first */
+  ck_assert_int_eq(nm_core_req_irecv(&r, sess, gate(0), 3, NM_TAG_MASK_FULL, got, sizeof(got), 0x80), -NM_EINVAL);
+  ck_assert_int_eq(nm_core_req_irecv(&r, sess, gate(0), 3, NM_TAG_MASK_FULL, got, sizeof(got), NM_CORE_REQ_FRESH), 0);
   ck_assert_int_eq(nm_core_req_wait(sess, &r, 0), 0);
   ck_assert_int_eq(nm_core_req_wait(sess, &s, 0), 0);
   ck_assert_str_eq(got, "headbody");
@@ -116,7 +120,7 @@ START_TEST(test_recv_matched_accessors_and_cancel)
   nm_gate_t src = NULL;
   nm_tag_t tag = 0;
   nm_core_req_init(&r, sess, NM_REQ_RECV);
-  ck_assert_int_eq(nm_core_req_irecv(&r, sess, NM_ANY_GATE, 0x40, 0xf0, b, sizeof(b)), 0);
+  ck_assert_int_eq(nm_core_req_irecv(&r, sess, NM_ANY_GATE, 0x40, 0xf0, b, sizeof(b), 0), 0);
   ck_assert_int_eq(nm_core_req_source(sess, &r, &src), -NM_EAGAIN);
   ck_assert_int_eq(nm_core_req_tag(sess, &r, &tag), -NM_EAGAIN);
   inject_data(2, 0x4a, 0, "hello");
@@ -127,7 +131,7 @@ START_TEST(test_recv_matched_accessors_and_cancel)
   ck_assert_uint_eq(tag, 0x4a);
   ck_assert_int_eq(nm_core_req_cancel_recv(sess, &r), -NM_EBUSY); /* matched: nothing to cancel */
   nm_core_req_init(&c, sess, NM_REQ_RECV);
-  ck_assert_int_eq(nm_core_req_irecv(&c, sess, gate(3), 1, NM_TAG_MASK_FULL, b, sizeof(b)), 0);
+  ck_assert_int_eq(nm_core_req_irecv(&c, sess, gate(3), 1, NM_TAG_MASK_FULL, b, sizeof(b), 0), 0);
   ck_assert_int_eq(nm_core_req_cancel_recv(sess, &c), 0);
   ck_assert_int_eq(c.completed, 1);
   ck_assert_int_eq(c.status, -NM_ECANCELED);
@@ -153,7 +157,7 @@ START_TEST(test_monitor_set_by_core)
   ck_assert_int_eq(nm_core_req_set_monitor(&r, NM_EVENT_RECV_COMPLETED, monitor, &monitor_calls), -NM_EINVAL);
   monitor_calls = 0;
   nm_core_req_init(&r, sess, NM_REQ_RECV);
-  ck_assert_int_eq(nm_core_req_irecv(&r, sess, gate(1), 2, NM_TAG_MASK_FULL, b, sizeof(b)), 0);
+  ck_assert_int_eq(nm_core_req_irecv(&r, sess, gate(1), 2, NM_TAG_MASK_FULL, b, sizeof(b), 0), 0);
   ck_assert_int_eq(nm_core_req_set_monitor(&r, NM_EVENT_RECV_COMPLETED, monitor, &monitor_calls), 0);
   inject_data(1, 2, 0, "m");
   ck_assert_int_eq(monitor_calls, 1);

@@ -22,15 +22,19 @@ static int nm_core_gate_ok(struct nm_core_s *core, struct nm_gate_s *gate)
   return gate && gate->core == core;
 }
 
-int nm_core_req_isend(struct nm_req_s *req, nm_session_t session, nm_gate_t gate, nm_tag_t tag, const void *hdr,
-                      nm_len_t hdr_len, const void *buf, nm_len_t len, unsigned flags)
+/* The body of every send post; inlined into each entry point so that none costs a call more than another. */
+static inline int nm_core_isend_body(struct nm_req_s *req, nm_session_t session, nm_gate_t gate, nm_tag_t tag,
+                                     const void *hdr, nm_len_t hdr_len, const void *buf, nm_len_t len,
+                                     unsigned flags)
 {
-  if (!req)
+  if (!req || (flags & ~(NM_CORE_SEND_SYNC | NM_CORE_REQ_FRESH)))
     return -NM_EINVAL;
+  if (flags & NM_CORE_REQ_FRESH)
+    nm_core_req_init(req, session, NM_REQ_SEND);
   if (!session)
     session = req->session;
   if (!session || req->kind != NM_REQ_SEND || req->state != NM_RS_INIT || !nm_core_gate_ok(session->core, gate) ||
-      (len && !buf) || (hdr_len && !hdr) || (flags & ~NM_CORE_SEND_SYNC))
+      (len && !buf) || (hdr_len && !hdr))
     return -NM_EINVAL;
   NM_CORE_LOCKED(session->core);
   req->session = session;
@@ -47,11 +51,27 @@ int nm_core_req_isend(struct nm_req_s *req, nm_session_t session, nm_gate_t gate
   return nm_core_post_send(req);
 }
 
-int nm_core_req_irecv(struct nm_req_s *req, nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_tag_t mask,
-                      void *buf, nm_len_t len)
+int nm_core_req_isend(struct nm_req_s *req, nm_session_t session, nm_gate_t gate, nm_tag_t tag, const void *hdr,
+                      nm_len_t hdr_len, const void *buf, nm_len_t len, unsigned flags)
 {
-  if (!req)
+  return nm_core_isend_body(req, session, gate, tag, hdr, hdr_len, buf, len, flags);
+}
+
+int nm_core_isend(nm_session_t session, nm_gate_t gate, nm_tag_t tag, const void *buf, nm_len_t len,
+                  struct nm_req_s *req)
+{
+  if (!session)
     return -NM_EINVAL;
+  return nm_core_isend_body(req, session, gate, tag, NULL, 0, buf, len, NM_CORE_REQ_FRESH);
+}
+
+static inline int nm_core_irecv_body(struct nm_req_s *req, nm_session_t session, nm_gate_t gate, nm_tag_t tag,
+                                     nm_tag_t mask, void *buf, nm_len_t len, unsigned flags)
+{
+  if (!req || (flags & ~NM_CORE_REQ_FRESH))
+    return -NM_EINVAL;
+  if (flags & NM_CORE_REQ_FRESH)
+    nm_core_req_init(req, session, NM_REQ_RECV);
   if (!session)
     session = req->session;
   if (!session || req->kind != NM_REQ_RECV || req->state != NM_RS_INIT ||
@@ -66,6 +86,20 @@ int nm_core_req_irecv(struct nm_req_s *req, nm_session_t session, nm_gate_t gate
   req->len = len;
   nm_match_post_recv(session, req);
   return NM_ESUCCESS;
+}
+
+int nm_core_req_irecv(struct nm_req_s *req, nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_tag_t mask,
+                      void *buf, nm_len_t len, unsigned flags)
+{
+  return nm_core_irecv_body(req, session, gate, tag, mask, buf, len, flags);
+}
+
+int nm_core_irecv(nm_session_t session, nm_gate_t gate, nm_tag_t tag, void *buf, nm_len_t len,
+                  struct nm_req_s *req)
+{
+  if (!session)
+    return -NM_EINVAL;
+  return nm_core_irecv_body(req, session, gate, tag, NM_TAG_MASK_FULL, buf, len, NM_CORE_REQ_FRESH);
 }
 
 int nm_core_req_set_prio(struct nm_req_s *req, nm_prio_t prio)

@@ -37,6 +37,9 @@ struct nm_drv_ops_s;
 
 /** Flag of nm_core_req_isend(): a synchronous send (completes once the receiver matched it). */
 #define NM_CORE_SEND_SYNC 0x1u
+/** Flag of nm_core_req_isend() and nm_core_req_irecv(): reset the request first, as nm_core_req_init() on the
+ *  session given (one call instead of two on the layers' fast path: nm_sr_isend(), nm_sr_irecv()). */
+#define NM_CORE_REQ_FRESH 0x2u
 
 /**
  * @brief Reset a request for a send or a receive on @p session (every field zeroed, its core state initial).
@@ -49,12 +52,13 @@ void nm_core_req_init(struct nm_req_s *req, nm_session_t session, enum nm_req_ki
 /**
  * @brief Post a send of @p hdr_len header bytes followed by @p len body bytes to (@p gate, @p tag): the core gives
  *        it its sequence number on (gate, session, tag) and queues it for the strategy.
- * @param req a request made by nm_core_req_init(..., NM_REQ_SEND) and not posted yet.
+ * @param req a request made by nm_core_req_init(..., NM_REQ_SEND) and not posted yet, or any request with
+ *        NM_CORE_REQ_FRESH.
  * @param session the session to send on, or NULL for the one given to nm_core_req_init() (the rpc layer sends on
  *        its internal channel a request the caller initialised on the user session).
  * @param gate destination, a gate of the session's core. @param tag the message tag.
  * @param hdr optional header (rpc), @p hdr_len bytes, NULL when 0. @param buf body, @p len bytes, NULL when 0.
- * @param flags 0 or NM_CORE_SEND_SYNC.
+ * @param flags 0, NM_CORE_SEND_SYNC, NM_CORE_REQ_FRESH (a mask).
  * @return 0 (the request completes later, or already completed with an error status), -NM_EINVAL (not a fresh
  *         send request, bad gate, NULL buffer with a length).
  * Thread-safety: takes the core lock.
@@ -65,13 +69,31 @@ int nm_core_req_isend(struct nm_req_s *req, nm_session_t session, nm_gate_t gate
 /**
  * @brief Post a receive of at most @p len bytes into @p buf for messages of @p gate (NM_ANY_GATE: any source) whose
  *        tag matches @p tag under @p mask; matches a stored unexpected message at once if one fits.
- * @param req a request made by nm_core_req_init(..., NM_REQ_RECV) and not posted yet.
+ * @param req a request made by nm_core_req_init(..., NM_REQ_RECV) and not posted yet, or any request with
+ *        NM_CORE_REQ_FRESH.
  * @param session the session to receive on, or NULL for the one given to nm_core_req_init().
+ * @param flags 0 or NM_CORE_REQ_FRESH.
  * @return 0, or -NM_EINVAL (not a fresh receive request, a gate of another core, NULL buffer with a length).
  * Thread-safety: takes the core lock.
  */
 int nm_core_req_irecv(struct nm_req_s *req, nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_tag_t mask,
-                      void *buf, nm_len_t len);
+                      void *buf, nm_len_t len, unsigned flags);
+
+/**
+ * @brief The fast path of nm_sr_isend(): nm_core_req_isend(req, session, gate, tag, NULL, 0, buf, len,
+ *        NM_CORE_REQ_FRESH), with nm_sr_isend()'s argument order, so that the interface's call is a jump.
+ * @return as nm_core_req_isend(); -NM_EINVAL also for a NULL session. Thread-safety: takes the core lock.
+ */
+int nm_core_isend(nm_session_t session, nm_gate_t gate, nm_tag_t tag, const void *buf, nm_len_t len,
+                  struct nm_req_s *req);
+
+/**
+ * @brief The fast path of nm_sr_irecv(): nm_core_req_irecv(req, session, gate, tag, NM_TAG_MASK_FULL, buf, len,
+ *        NM_CORE_REQ_FRESH), with nm_sr_irecv()'s argument order.
+ * @return as nm_core_req_irecv(); -NM_EINVAL also for a NULL session. Thread-safety: takes the core lock.
+ */
+int nm_core_irecv(nm_session_t session, nm_gate_t gate, nm_tag_t tag, void *buf, nm_len_t len,
+                  struct nm_req_s *req);
 
 /** @brief Priority of a send not posted yet (larger is more urgent, 0 the default).
  *  @return 0 or -NM_EINVAL (not a send, or already posted). Thread-safety: touches only @p req. */

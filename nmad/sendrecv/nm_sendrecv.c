@@ -45,18 +45,17 @@ int nm_sr_send_issend(nm_session_t session, nm_sr_request_t *req, nm_gate_t gate
   return nm_sr_post_send(session, req, gate, tag, buf, len, NM_CORE_SEND_SYNC);
 }
 
+/* init + post in one core call with the same arguments: the fast path of an application's send is a jump */
 int nm_sr_isend(nm_session_t session, nm_gate_t gate, nm_tag_t tag, const void *buf, nm_len_t len,
                 nm_sr_request_t *req)
 {
-  nm_sr_send_init(session, req);
-  return nm_sr_post_send(session, req, gate, tag, buf, len, 0);
+  return nm_core_isend(session, gate, tag, buf, len, req);
 }
 
 int nm_sr_issend(nm_session_t session, nm_gate_t gate, nm_tag_t tag, const void *buf, nm_len_t len,
                  nm_sr_request_t *req)
 {
-  nm_sr_send_init(session, req);
-  return nm_sr_post_send(session, req, gate, tag, buf, len, NM_CORE_SEND_SYNC);
+  return nm_sr_post_send(session, req, gate, tag, buf, len, NM_CORE_REQ_FRESH | NM_CORE_SEND_SYNC);
 }
 
 int nm_sr_recv_irecv(nm_session_t session, nm_sr_request_t *req, nm_gate_t gate, nm_tag_t tag, nm_tag_t mask,
@@ -64,21 +63,20 @@ int nm_sr_recv_irecv(nm_session_t session, nm_sr_request_t *req, nm_gate_t gate,
 {
   if (!session)
     return -NM_EINVAL;
-  return nm_core_req_irecv(req, session, gate, tag, mask, buf, len);
+  return nm_core_req_irecv(req, session, gate, tag, mask, buf, len, 0);
 }
 
 int nm_sr_irecv_mask(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_tag_t mask, void *buf, nm_len_t len,
                      nm_sr_request_t *req)
 {
-  if (!req)
+  if (!req || !session) /* init + post in one core call: the fast path of an application's receive */
     return -NM_EINVAL;
-  nm_sr_recv_init(session, req);
-  return nm_sr_recv_irecv(session, req, gate, tag, mask, buf, len);
+  return nm_core_req_irecv(req, session, gate, tag, mask, buf, len, NM_CORE_REQ_FRESH);
 }
 
 int nm_sr_irecv(nm_session_t session, nm_gate_t gate, nm_tag_t tag, void *buf, nm_len_t len, nm_sr_request_t *req)
 {
-  return nm_sr_irecv_mask(session, gate, tag, NM_TAG_MASK_FULL, buf, len, req);
+  return nm_core_irecv(session, gate, tag, buf, len, req); /* as nm_sr_isend(): a jump */
 }
 
 int nm_sr_wait_deadline(nm_session_t session, nm_sr_request_t *req, uint64_t deadline_ns)
