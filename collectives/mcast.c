@@ -12,8 +12,7 @@
  * the header (kind INLINE, the paper's layout), the body is the data. A longer one travels as the body of a LIST
  * message, followed on the same ordering stream by a DATA message whose body is the data (doc/mcast.md, "Large
  * destination lists"): rpc headers travel in the first packet, and 6,143 entries of 12 bytes do not fit in one. */
-#include "nmad/core/nm_core_private.h"
-#include "nmad/core/nm_le.h"
+#include "nmad/core/nm_core_interface.h"
 #include "nm_mcast_tree.h"
 #include <nmad/nm_mcast.h>
 #include <nmad/nm_rpc.h>
@@ -45,6 +44,7 @@ enum nm_mcast_kind_e {
 
 struct nm_mcast_service_s {
   nm_session_t session;
+  nm_core_t core;              /* the session's */
   nm_rpc_service_t rpc;
   int n_active;                /* broadcasts being received or forwarded here, SKIP fan-outs in flight */
   int max_dests;               /* largest destination list at the root; a received subtree has one less */
@@ -244,7 +244,7 @@ static int nm_mcast_fanout(const struct nm_mcast_service_s *svc, struct nm_mcast
     const struct nm_mcast_entry_s *c = &list[child[k] - 1];
     int sub = end[k] - child[k];
     size_t hlen = nm_mcast_hdr_len(sub);
-    nm_gate_t g = nm_core_gate(session->core, (int)c->rank);
+    nm_gate_t g = nm_core_gate(svc->core, (int)c->rank);
     if (skip_err) {
       out->sends[s++] = (struct nm_mcast_send_s){g, c->prio, 1, hdrs + off, NM_MCAST_HDR_FIXED,
                                                  hdrs + off + NM_MCAST_HDR_FIXED, hlen - NM_MCAST_HDR_FIXED};
@@ -268,7 +268,7 @@ static int nm_mcast_fanout(const struct nm_mcast_service_s *svc, struct nm_mcast
   /* Rendezvous-size data goes to one child at a time, in tree order (largest subtree first): posted at once, the
    * copies would share this node's link and the largest subtree would get its copy last of all (doc/nmad-sim.md;
    * Hasanov 2015, section 2.1.6, single-port). Eager data goes to all at once: the latencies overlap. */
-  out->serial = !skip_err && len > nm_core_rdv_threshold(session->core);
+  out->serial = !skip_err && len > nm_core_rdv_threshold(svc->core);
   *over = nm_mcast_fanout_next(out);
   free(child);
   free(end);
@@ -359,7 +359,7 @@ static void nm_mcast_skip_subtree(struct nm_mcast_service_s *svc, const uint8_t 
                                   int err)
 {
   uint32_t n = nm_get32(h + 4);
-  if (!via_child || !g || g->status) {
+  if (!via_child || !g || nm_gate_get_status(g)) {
     struct nm_mcast_entry_s *list = malloc(sizeof(*list) * (n ? n : 1));
     if (list) {
       nm_mcast_get_entries(h + NM_MCAST_HDR_FIXED, list, n);
@@ -456,7 +456,7 @@ static void nm_mcast_keep(struct nm_mcast_service_s *svc, struct nm_mcast_fanout
   struct nm_mcast_kept_s *k = malloc(sizeof(*k) + hlen);
   if (!k)
     return;
-  uint64_t now = nm_core_time_ns(svc->session->core);
+  uint64_t now = nm_core_time_ns(svc->core);
   k->until_ns = now + NM_MCAST_KEEP_NS;
   k->child = first->gate;
   memcpy(k->hdr, first->h, hlen); /* INLINE header + entries, or LIST header + its body: contiguous in out->hdrs */
@@ -482,7 +482,8 @@ static void nm_mcast_kept_gate_failed(struct nm_mcast_service_s *svc, struct nm_
   while (mine) {
     struct nm_mcast_kept_s *k = mine;
     mine = k->next;
-    nm_mcast_skip_subtree(svc, k->hdr, gate, 0, gate->status ? gate->status : -NM_ECLOSED);
+    int err = nm_gate_get_status(gate);
+    nm_mcast_skip_subtree(svc, k->hdr, gate, 0, err ? err : -NM_ECLOSED);
     free(k);
   }
 }
@@ -541,7 +542,8 @@ int nm_mcast_isend(nm_mcast_service_t service, const int *dests, const int *prio
       n > service->max_dests)
     return -NM_EINVAL;
   nm_session_t session = service->session;
-  nm_core_t core = session->core;
+  nm_core_t core = service->core;
+  const int size = nm_core_get_size(core), me = nm_core_get_rank(core);
   NM_CORE_LOCKED(core);
   memset(req, 0, sizeof(*req));
   if (n == 0) {
@@ -555,7 +557,7 @@ int nm_mcast_isend(nm_mcast_service_t service, const int *dests, const int *prio
   int err = (!s || !list || !order || !out) ? -NM_ENOMEM : NM_ESUCCESS;
   for (int i = 0; !err && i < n; i++) {
     s[i] = (struct nm_mcast_sort_s){dests[i], prios ? prios[i] : 0, i};
-    if (dests[i] < 0 || dests[i] >= core->size || dests[i] == core->rank)
+    if (dests[i] < 0 || dests[i] >= size || dests[i] == me)
       err = -NM_EINVAL;
   }
   if (!err) { /* duplicates */
@@ -579,27 +581,29 @@ int nm_mcast_isend(nm_mcast_service_t service, const int *dests, const int *prio
      * in one subtree and the last rounds' transfers stay short. Placed in arrival order, the last round pairs
      * rank r with rank r + n/2: all its transfers would cross the network's bisection at once (doc/mcast.md). */
     qsort(s, (size_t)n, sizeof(*s), nm_mcast_by_prio);
-    for (int i = 0; i < n; i++) {
-      struct nm_gate_s *g = nm_core_gate(core, s[i].dest);
-      struct nm_seq_s *seq = g ? nm_gate_seq(g, session->id, tag) : NULL;
-      if (!seq) {
-        err = -NM_ENOMEM;
+    int taken = 0;
+    for (; taken < n; taken++) {
+      nm_gate_t g = nm_core_gate(core, s[taken].dest);
+      nm_seq_t seq;
+      err = g ? nm_core_send_seq_take(session, g, tag, &seq) : -NM_ENOMEM;
+      if (err)
         break;
-      }
-      list[order[i] - 1] = (struct nm_mcast_entry_s){(uint32_t)s[i].dest, s[i].prio, seq->next_send++};
+      list[order[taken] - 1] = (struct nm_mcast_entry_s){(uint32_t)s[taken].dest, s[taken].prio, seq};
     }
+    for (int i = 0; err && i < taken; i++) /* out of memory half way: no hole in any stream */
+      nm_core_send_seq_give_back(session, nm_core_gate(core, s[i].dest), tag);
   }
   if (!err) {
     int over = 0;
     req->priv = out;
     out->svc = service;
-    req->n_children = nm_mcast_fanout(service, &out->out, (uint32_t)core->rank, tag, data, len, (uint8_t)tree, list, n, 0,
+    req->n_children = nm_mcast_fanout(service, &out->out, (uint32_t)me, tag, data, len, (uint8_t)tree, list, n, 0,
                                       nm_mcast_root_sent, req, &over);
     if (req->n_children < 0) { /* nothing was posted: give the sequence numbers back, leaving no hole */
       err = req->n_children;
       req->priv = NULL;
       for (int i = 0; i < n; i++)
-        nm_gate_seq(nm_core_gate(core, s[i].dest), session->id, tag)->next_send--;
+        nm_core_send_seq_give_back(session, nm_core_gate(core, s[i].dest), tag);
     } else {
       out = NULL; /* owned by the request now (freed by the last completion) */
       if (over)
@@ -615,16 +619,16 @@ int nm_mcast_isend(nm_mcast_service_t service, const int *dests, const int *prio
 
 int nm_mcast_wait(nm_mcast_service_t service, nm_mcast_req_t *req)
 {
-  NM_CORE_LOCKED(service->session->core);
-  nm_core_wait_flag(service->session->core, &req->completed, 0);
+  NM_CORE_LOCKED(service->core);
+  nm_core_wait_flag(service->core, &req->completed, 0);
   return req->status;
 }
 
 int nm_mcast_test(nm_mcast_service_t service, nm_mcast_req_t *req)
 {
-  NM_CORE_LOCKED(service->session->core);
+  NM_CORE_LOCKED(service->core);
   if (!req->completed)
-    nm_core_progress(service->session->core);
+    nm_core_progress(service->core);
   return req->completed ? req->status : -NM_EAGAIN;
 }
 
@@ -715,12 +719,13 @@ static void nm_mcast_sweep(struct nm_mcast_service_s *svc)
   struct nm_mcast_fwd_s **pp = &svc->open;
   while (*pp) {
     struct nm_mcast_fwd_s *f = *pp;
-    if (!f->from->status) {
+    int err = nm_gate_get_status(f->from);
+    if (!err) {
       pp = &f->next_open;
       continue;
     }
     *pp = f->next_open;
-    nm_mcast_part_over(f, NM_MCAST_PART_DATA_MSG, f->from->status); /* nothing claimed yet: no up-call */
+    nm_mcast_part_over(f, NM_MCAST_PART_DATA_MSG, err); /* nothing claimed yet: no up-call */
   }
 }
 
@@ -735,7 +740,7 @@ static void nm_mcast_gate_failed(void *ref, struct nm_gate_s *gate)
 static int nm_mcast_get_hdr(const struct nm_mcast_service_s *svc, const uint8_t *h, nm_len_t hlen,
                             struct nm_mcast_hdr_s *x)
 {
-  nm_core_t core = svc->session->core;
+  const uint32_t size = (uint32_t)nm_core_get_size(svc->core), me = (uint32_t)nm_core_get_rank(svc->core);
   if (hlen < NM_MCAST_HDR_FIXED)
     return -NM_EPROTO;
   *x = (struct nm_mcast_hdr_s){.root = nm_get32(h), .n = nm_get32(h + 4), .tag = nm_get64(h + 8),
@@ -744,7 +749,7 @@ static int nm_mcast_get_hdr(const struct nm_mcast_service_s *svc, const uint8_t 
   int bad_err = x->kind == NM_MCAST_SKIP ? h[NM_MCAST_ERR_OFF] == 0 || h[NM_MCAST_ERR_OFF] >= NM_ERR_MAX
                                          : h[NM_MCAST_ERR_OFF] != 0;
   if (bad_err || h[27] || x->tree > NM_MCAST_TREE_BINARY || x->kind > NM_MCAST_SKIP ||
-      x->root >= (uint32_t)core->size || x->root == (uint32_t)core->rank || x->n > nm_mcast_max_entries(svc))
+      x->root >= size || x->root == me || x->n > nm_mcast_max_entries(svc))
     return -NM_EPROTO;
   return NM_ESUCCESS;
 }
@@ -764,7 +769,7 @@ static void nm_mcast_get_entries(const uint8_t *raw, struct nm_mcast_entry_s *e,
  * bytes, bounded by the job, not by the peer), pairwise for short lists. @return 0, -NM_EPROTO, -NM_ENOMEM. */
 static int nm_mcast_check_entries(nm_core_t core, uint32_t root, const struct nm_mcast_entry_s *e, uint32_t n)
 {
-  const uint32_t size = (uint32_t)core->size, me = (uint32_t)core->rank;
+  const uint32_t size = (uint32_t)nm_core_get_size(core), me = (uint32_t)nm_core_get_rank(core);
   for (uint32_t i = 0; i < n; i++)
     if (e[i].rank >= size || e[i].rank == me || e[i].rank == root)
       return -NM_EPROTO;
@@ -793,7 +798,7 @@ static int nm_mcast_check_entries(nm_core_t core, uint32_t root, const struct nm
 static struct nm_mcast_fwd_s *nm_mcast_fwd_new(struct nm_mcast_service_s *svc, const struct nm_mcast_hdr_s *x,
                                                nm_gate_t from)
 {
-  nm_gate_t root_gate = nm_core_gate(svc->session->core, (int)x->root);
+  nm_gate_t root_gate = nm_core_gate(svc->core, (int)x->root);
   struct nm_mcast_fwd_s *f = root_gate ? malloc(sizeof(*f) + sizeof(struct nm_mcast_entry_s) * x->n) : NULL;
   if (!f)
     return NULL;
@@ -812,7 +817,7 @@ static struct nm_mcast_fwd_s *nm_mcast_fwd_new(struct nm_mcast_service_s *svc, c
 /* Receive the data: into the matching receive if it is due and posted, else into a temporary buffer. */
 static int nm_mcast_recv_data(struct nm_mcast_fwd_s *f, nm_rpc_token_t token)
 {
-  nm_core_t core = f->svc->session->core;
+  nm_core_t core = f->svc->core;
   f->claimed = nm_core_claim_recv(f->svc->session, f->root_gate, f->tag, f->seq, f->len);
   if (!f->claimed && f->len > nm_core_peer_alloc_max(core))
     return -NM_ENOMEM; /* the root's word on the size: never a buffer beyond NMAD_PEER_ALLOC_MAX */
@@ -832,7 +837,7 @@ static int nm_mcast_on_inline(struct nm_mcast_service_s *svc, nm_rpc_token_t tok
   if (!f)
     return -NM_ENOMEM;
   nm_mcast_get_entries(h + NM_MCAST_HDR_FIXED, f->entries, x->n);
-  int err = nm_mcast_check_entries(svc->session->core, x->root, f->entries, x->n);
+  int err = nm_mcast_check_entries(svc->core, x->root, f->entries, x->n);
   if (err) { /* malformed: the gate fails (the rpc layer calls no finalizer for a rejected message) */
     nm_mcast_part_over(f, NM_MCAST_PART_DATA, err);
     return err;
@@ -930,7 +935,7 @@ static void nm_mcast_list_done(struct nm_mcast_fwd_s *f, int status)
   int bad = 0;
   if (!status && !f->status) {
     nm_mcast_get_entries((const uint8_t *)f->entries, f->entries, (uint32_t)f->n_entries);
-    status = nm_mcast_check_entries(f->svc->session->core, f->root, f->entries, (uint32_t)f->n_entries);
+    status = nm_mcast_check_entries(f->svc->core, f->root, f->entries, (uint32_t)f->n_entries);
     bad = status != 0;
     f->entries_ok = !bad;
     if (!bad && f->skip_err)
@@ -992,7 +997,7 @@ int nm_mcast_init_params(nm_session_t session, const struct nm_mcast_params_s *p
   const uint64_t known = NM_MCAST_PARAM_MAX_DESTS | NM_MCAST_PARAM_MAX_INLINE;
   if (!session || !out || (params && (params->field_mask & ~known)))
     return -NM_EINVAL;
-  int max_dests = session->core->size - 1, max_inline = NM_MCAST_INLINE_MAX;
+  int max_dests = nm_core_get_size(nm_session_get_core(session)) - 1, max_inline = NM_MCAST_INLINE_MAX;
   if (params && (params->field_mask & NM_MCAST_PARAM_MAX_DESTS)) {
     if (params->max_dests < 0)
       return -NM_EINVAL;
@@ -1009,6 +1014,7 @@ int nm_mcast_init_params(nm_session_t session, const struct nm_mcast_params_s *p
   if (!svc)
     return -NM_ENOMEM;
   svc->session = session;
+  svc->core = nm_session_get_core(session);
   svc->max_dests = max_dests;
   svc->max_inline = max_inline;
   /* The rpc layer refuses longer headers before the handler runs: an INLINE header of the longest subtree. */
@@ -1022,7 +1028,7 @@ int nm_mcast_init_params(nm_session_t session, const struct nm_mcast_params_s *p
     return err;
   }
   svc->on_gate_fail = (struct nm_gate_fail_hook_s){.fn = nm_mcast_gate_failed, .ref = svc};
-  nm_core_gate_fail_hook_add(session->core, &svc->on_gate_fail);
+  nm_core_gate_fail_hook_add(svc->core, &svc->on_gate_fail);
   *out = svc;
   return NM_ESUCCESS;
 }
@@ -1034,13 +1040,13 @@ int nm_mcast_init(nm_session_t session, nm_mcast_service_t *out)
 
 int nm_mcast_finalize(nm_mcast_service_t service)
 {
-  NM_CORE_LOCKED(service->session->core);
+  NM_CORE_LOCKED(service->core);
   nm_mcast_sweep(service);
   if (service->n_active)
     return -NM_EBUSY;
   int err = nm_rpc_unregister(service->rpc);
   if (!err) {
-    nm_core_gate_fail_hook_remove(service->session->core, &service->on_gate_fail);
+    nm_core_gate_fail_hook_remove(service->core, &service->on_gate_fail);
     nm_mcast_kept_trim(service, UINT64_MAX);
     free(service);
   }

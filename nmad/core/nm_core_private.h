@@ -10,6 +10,7 @@
 #include <nmad/nm_types.h>
 #include <nmad/nm_errno.h>
 #include <nmad/nm_core.h>
+#include "nm_core_interface.h" /* what the layers above the core may use; declared there, not here */
 #include <uthash.h>
 #include "drivers/nm_driver.h"
 #include "strategies/nm_strategy.h"
@@ -165,21 +166,6 @@ struct nm_gate_s {
   struct nm_req_index_s *rdv_index;  /* rdv_sends by cookie (nm_match_hash.c), NULL if out of memory */
 };
 
-/** A message handed to a session hook (rpc channel) instead of tag matching. Valid during the hook only. */
-struct nm_core_incoming_s {
-  struct nm_gate_s *gate;
-  nm_tag_t tag;
-  const uint8_t *prefix;  /* the message's header bytes */
-  nm_len_t prefix_len;
-  const uint8_t *body;    /* DATA: the body bytes that follow the header; RDV: NULL (body comes on accept) */
-  nm_len_t body_len;
-  int is_rdv;
-  uint64_t cookie;        /* RDV cookie */
-  int accepted;
-};
-/** Session hook: @return 1 handled (accepted or discarded), 0 not for it (kept as unexpected), <0 fail the gate. */
-typedef int (*nm_core_hook_t)(void *ref, struct nm_core_incoming_s *in);
-
 struct nm_session_s {
   struct nm_core_s *core;
   struct nm_session_s *next;
@@ -194,26 +180,11 @@ struct nm_session_s {
   struct nm_match_s *match;                /* posted receives and unexpected messages by (gate, tag), nm_match.c */
 };
 
-/** A layer above the core that must know when a gate fails (the dynamic broadcast: a LIST whose parent died
- *  waits for a DATA message that will never come). Embedded in the layer's own state; see nm_core_gate_fail_hook_add(). */
-struct nm_gate_fail_hook_s {
-  void (*fn)(void *ref, struct nm_gate_s *gate);
-  void *ref;
-  struct nm_gate_fail_hook_s *next;
-};
-
 /** Fault reporter (the launcher): fd readable on news, poll returns 1 + rank of a dead process. */
 struct nm_fault_source_s {
   int fd;
   int (*poll)(void *ref, int *rank);
   void *ref;
-};
-
-/** NMAD_BIND: progress-thread placement (progress-threads-split-tree-denis-2019, sections 4 and 5.2). */
-enum nm_bind_e {
-  NM_BIND_BIND = 0, /* on the rank's own cores ("bind", section 4) */
-  NM_BIND_NUMA,     /* on the idle core of the rank's NUMA node nearest to it ("numa", section 4) */
-  NM_BIND_ODD_EVEN  /* local rank r on idle core r mod (idle cores): neighbours never share one (section 5.2) */
 };
 
 struct nm_config_s {
@@ -317,20 +288,6 @@ int nm_core_progress_drivers(struct nm_core_s *core);
 int nm_core_block_fds(struct nm_core_s *core, struct pollfd *fds, int faults, int *fd_less);
 #define NM_CORE_MAX_FDS (NM_MAX_RAILS + 3)
 
-/* ---- core/nm_core.c ---- */
-/** Create a core for @p size ranks; drivers are added with nm_core_add_driver(). */
-int nm_core_create(int rank, int size, nm_core_t *out);
-int nm_core_add_driver(nm_core_t core, const struct nm_drv_ops_s *ops, const char *word, int all_local,
-                       struct nm_drv_s **out);
-void nm_core_destroy(nm_core_t core);
-/** Flush: progress until every queued packet of the live gates was handed to its driver; with @p all, until
- *  every send completed, rendezvous included (or the deadline, absolute ns, 0 = none). Without @p all it never
- *  waits for a completion that needs the peer's progress (shm medium sends, rendezvous). */
-int nm_core_flush(nm_core_t core, int all, uint64_t deadline_ns);
-void nm_core_set_fault_source(nm_core_t core, int fd, int (*poll)(void *, int *), void *ref);
-/** Complete a request with a status and fire its monitor (the last access to req). */
-void nm_req_complete(struct nm_req_s *req, int status);
-
 /* ---- core/nm_config.c ---- */
 /** Read NMAD_STRATEGY, NMAD_RDV_THRESHOLD, NMAD_EAGER_CREDIT, NMAD_PEER_ALLOC_MAX, NMAD_SPIN_US, NMAD_YIELD_US, NMAD_PROGRESS, NMAD_BIND;
  *  @p oversubscribed (more ranks on this host than usable cores) makes the default spin 0. @return 0 or -NM_EINVAL (message printed). */
@@ -341,16 +298,11 @@ int nm_config_parse_size(const char *s, uint64_t *out);
 uint64_t nm_config_peer_alloc_default(void);
 
 /* ---- core/nm_gate.c ---- */
-/** The gate to @p rank, made on first use with one rail per network driver (the self driver for one's own
- *  rank). @return NULL when @p rank is out of [0, size) or memory is short. */
-struct nm_gate_s *nm_core_gate(struct nm_core_s *core, int rank);
 /** The gate to @p rank if it exists, NULL otherwise (never creates one). */
 struct nm_gate_s *nm_core_gate_find(struct nm_core_s *core, int rank);
 /** Iterate over the existing gates (gates made during the loop are visited too: uthash appends them). */
 #define NM_CORE_FOR_GATES(core, g) for (struct nm_gate_s *g = (core)->gate_table; g; g = g->hh.next)
 void nm_gate_destroy(struct nm_gate_s *gate);
-/** Mark the gate failed with @p err and complete every request bound to it with err. */
-void nm_gate_fail(struct nm_gate_s *gate, int err);
 /** Sequence numbers of (session, stream tag) on a gate, created on first use; @p tag is already nm_seq_tag()'s.
  *  @return NULL when out of memory. */
 struct nm_seq_s *nm_gate_seq_lookup(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag);
@@ -403,43 +355,10 @@ int nm_pw_pack_req(struct nm_pw_s *pw, struct nm_req_s *req);
 void nm_core_send_done(void *ref, void *ctx, int err);
 
 /* ---- core/nm_incoming.c ---- */
-/** Set the key of the job (from the bootstrap: doc/reliability.md) that every packet sent carries and every packet
- *  received must carry. Call before the drivers can deliver packets. Thread-safety: none (set up time). */
-void nm_core_set_job_key(nm_core_t core, uint64_t job_key);
 void nm_core_packet(void *ref, struct nm_drv_s *drv, const void *buf, size_t len, uint64_t src_hint);
 /** A DATA or RDV message from @p gate (fresh chunk @p c, or a stored copy @p owned that this call takes over):
  *  order it by sequence number, then match it. */
 void nm_incoming_msg(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c, struct nm_unexp_s *owned);
-
-/* ---- core/nm_hook.c: what the rpc and mcast layers need from the core ---- */
-/** Route every in-order message of @p session to @p hook instead of tag matching. */
-void nm_core_session_set_hook(nm_session_t session, nm_core_hook_t hook, void *ref);
-/** Offer the session's stored (unexpected) messages to its hook again, in arrival order. */
-void nm_core_session_replay(nm_session_t session);
-/** From a hook: receive the body (bytes after the header) into buf[0..len); @p req completes when it is there
- *  (at once for eager data). @return 0 or -NM_EINVAL if already accepted. */
-int nm_core_incoming_accept(struct nm_core_incoming_s *in, struct nm_req_s *req, void *buf, nm_len_t len);
-/** If the message (gate, tag, seq) of @p session is the next one due and a posted receive of at least @p min_len
- *  bytes matches it, take that receive out of the posted list, advance the sequence and return it. */
-struct nm_req_s *nm_core_claim_recv(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_seq_t seq,
-                                    nm_len_t min_len);
-/** Deliver @p len bytes at @p data (malloc'd; ownership passes to the core) as message @p seq of (gate, tag) on
- *  @p session, as if it had arrived from the network. */
-void nm_core_inject(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_seq_t seq, void *data, nm_len_t len);
-/** Message @p seq of (gate, tag) on @p session will never come (a dynamic broadcast lost on its way): give its
- *  place in the order to an entry that completes the receive it matches with @p err (negative), so that later
- *  messages are delivered. Nothing happens when that message was delivered already or is waiting for its turn.
- *  @return 1 placed, 0 nothing to do, -NM_ENOMEM. */
-int nm_core_inject_lost(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_seq_t seq, int err);
-/** Call @p h->fn(h->ref, gate) at the end of every nm_gate_fail() (after the gate's requests completed). */
-void nm_core_gate_fail_hook_add(nm_core_t core, struct nm_gate_fail_hook_s *h);
-void nm_core_gate_fail_hook_remove(nm_core_t core, struct nm_gate_fail_hook_s *h);
-/** Messages of more bytes than this go by rendezvous (NMAD_RDV_THRESHOLD). */
-nm_len_t nm_core_rdv_threshold(nm_core_t core);
-/** Fire @p events on a request's monitor (if it asked for them) without completing it. */
-void nm_req_notify(struct nm_req_s *req, unsigned events);
-/** Complete a request and fire @p events (a mask) on its monitor in one call. */
-void nm_req_complete_events(struct nm_req_s *req, int status, unsigned events);
 
 /* ---- core/nm_match.c ---- */
 struct nm_session_s *nm_core_find_session(nm_core_t core, uint32_t id);

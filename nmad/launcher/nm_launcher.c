@@ -1,7 +1,8 @@
 /* The launcher interface: bootstrap -> drivers -> address exchange; gates are made on first use. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <sched.h>
-#include "nmad/core/nm_core_private.h"
+#include "nmad/core/nm_core_interface.h"
+#include "drivers/nm_driver.h"
 #include "nm_bootstrap.h"
 #include "nm_progress_place.h"
 #include <nmad/nm_launcher.h>
@@ -17,7 +18,7 @@ struct nm_launcher_s {
   struct nm_bootstrap_s bs;
   nm_core_t core;
   int n_net;                           /* network rails (drivers other than self) */
-  struct nm_drv_s *net[NM_MAX_RAILS];
+  struct nm_drv_s *net[NM_CORE_MAX_RAILS];
   /* where the ranks of this host run, for the progress thread's placement (nm_progress_place.c) */
   int local_index;                     /* this rank's position among them */
   cpu_set_t own_cpus, local_cpus;      /* its affinity mask, the union of theirs */
@@ -92,8 +93,8 @@ static int nm_launcher_open_drivers(struct nm_launcher_s *l, int all_local)
   for (char *w = strtok_r(spec, "+", &save); w; w = strtok_r(NULL, "+", &save)) {
     if (strcmp(w, "self") == 0)
       continue; /* the self driver is always there for one's own rank */
-    if (l->n_net == NM_MAX_RAILS) {
-      fprintf(stderr, "nmad: NMAD_DRIVER='%s' names more than %d rails\n", env, NM_MAX_RAILS);
+    if (l->n_net == NM_CORE_MAX_RAILS) {
+      fprintf(stderr, "nmad: NMAD_DRIVER='%s' names more than %d rails\n", env, NM_CORE_MAX_RAILS);
       return -NM_EINVAL;
     }
     int err = nm_core_add_driver(l->core, nm_driver_lookup(w), w, all_local, &l->net[l->n_net]);
@@ -145,10 +146,11 @@ static int nm_launcher_exchange(struct nm_launcher_s *l)
 /* NMAD_PROGRESS=thread: start the progress thread where NMAD_BIND places it. */
 static int nm_launcher_start_progress(struct nm_launcher_s *l)
 {
-  if (!l->core->cfg.progress_thread)
+  enum nm_bind_e bind;
+  if (!nm_core_progress_thread_wanted(l->core, &bind))
     return NM_ESUCCESS;
   int cpu;
-  int placed = nm_progress_place(l->core->cfg.bind, l->local_index, &l->own_cpus, &l->local_cpus, &cpu);
+  int placed = nm_progress_place(bind, l->local_index, &l->own_cpus, &l->local_cpus, &cpu);
   int err = nm_core_progress_thread_start(l->core, placed ? &cpu : NULL, placed);
   if (err)
     fprintf(stderr, "nmad: rank %d: NMAD_PROGRESS=thread: cannot start the progress thread (%s)\n", l->bs.rank,
@@ -181,12 +183,10 @@ static int nm_launcher_setup(struct nm_launcher_s *l)
     err = nm_launcher_exchange(l);
   if (err)
     return err;
-  size_t max_eager =
-    l->core->pw_cap - NM_WIRE_PKT_HDR_LEN - NM_WIRE_MSG_HDR_LEN - NM_WIRE_SYNC_LEN - NM_WIRE_PREFIX_LEN;
-  err = nm_config_load(&l->core->cfg, max_eager, local_ranks > local_cpus);
+  err = nm_core_configure(l->core, local_ranks > local_cpus);
   if (err)
     return err;
-  if (l->bs.drv_ops && l->core->cfg.progress_thread) {
+  if (l->bs.drv_ops && nm_core_progress_thread_wanted(l->core, NULL)) {
     fprintf(stderr, "nmad: NMAD_PROGRESS=thread is not available under simulation (one OS thread runs every "
                     "rank); use NMAD_PROGRESS=poll\n");
     return -NM_EINVAL;
@@ -288,9 +288,9 @@ nm_gate_t nm_launcher_gate_of(void *launcher, int rank)
 
 int nm_launcher_get_rank_of_gate(nm_launcher_t l, nm_gate_t gate, int *rank)
 {
-  if (!gate || gate->core != l->core)
+  if (!gate || nm_gate_get_core(gate) != l->core)
     return -NM_EINVAL;
-  *rank = gate->rank;
+  *rank = nm_gate_get_rank(gate);
   return NM_ESUCCESS;
 }
 

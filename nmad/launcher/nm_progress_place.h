@@ -5,7 +5,7 @@
 #define _GNU_SOURCE
 #endif
 #include <sched.h>
-#include "nmad/core/nm_core_private.h"
+#include "nmad/core/nm_core_interface.h" /* enum nm_bind_e */
 
 /**
  * @brief Choose the processors of a rank's progress thread (progress-threads-split-tree-denis-2019, sections 4

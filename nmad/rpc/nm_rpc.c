@@ -3,7 +3,7 @@
  * message whose first bytes are the header (eager with it, or inline in the RDV for a large body), so the
  * handler always runs on arrival of the header and the body can be received straight into the buffer it
  * chooses (Denis 2020, sections 4.2-4.3). */
-#include "nmad/core/nm_core_private.h"
+#include "nmad/core/nm_core_interface.h"
 #include <nmad/nm_rpc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +47,7 @@ static int nm_rpc_tags_overlap(nm_tag_t t1, nm_tag_t m1, nm_tag_t t2, nm_tag_t m
 static struct nm_rpc_service_s *nm_rpc_find(struct nm_rpc_channel_s *ch, nm_tag_t tag)
 {
   for (struct nm_rpc_service_s *s = ch->services; s; s = s->next)
-    if (nm_match_tag(tag, s->tag, s->mask))
+    if (((tag ^ s->tag) & s->mask) == 0)
       return s;
   return NULL;
 }
@@ -96,9 +96,7 @@ static int nm_rpc_hook(void *ref, struct nm_core_incoming_s *in)
   } else {
     /* the body comes by rendezvous: finalize on its completion */
     s->n_pending++;
-    t->req.notifier = nm_rpc_body_done;
-    t->req.notifier_ref = t;
-    t->req.notifier_mask = NM_EVENT_RECV_COMPLETED;
+    nm_core_req_set_monitor(&t->req, NM_EVENT_RECV_COMPLETED, nm_rpc_body_done, t); /* not complete: cannot fail */
   }
   return 1;
 }
@@ -118,27 +116,23 @@ static void nm_rpc_channel_close(void *p)
 
 static int nm_rpc_channel(nm_session_t session, struct nm_rpc_channel_s **out)
 {
-  if (session->rpc) {
-    *out = session->rpc;
+  struct nm_rpc_channel_s *ch = nm_core_session_get_rpc(session);
+  if (ch) {
+    *out = ch;
     return NM_ESUCCESS;
   }
-  char name[NM_SESSION_NAME_MAX];
-  if ((size_t)snprintf(name, sizeof(name), "%s/rpc", session->name) >= sizeof(name))
-    return -NM_EINVAL; /* session name too long to derive the channel name */
-  struct nm_rpc_channel_s *ch = calloc(1, sizeof(*ch));
+  ch = calloc(1, sizeof(*ch));
   if (!ch)
     return -NM_ENOMEM;
-  int err = nm_session_open(session->core, name, &ch->chan);
+  int err = nm_core_session_open_child(session, "/rpc", &ch->chan); /* -NM_EINVAL: session name too long */
   if (err) {
     free(ch);
     return err;
   }
   ch->user = session;
-  ch->chan->owner = session;
   nm_pool_init(&ch->token_pool, sizeof(struct nm_rpc_token_s));
   nm_core_session_set_hook(ch->chan, nm_rpc_hook, ch);
-  session->rpc = ch;
-  session->rpc_close = nm_rpc_channel_close;
+  nm_core_session_set_rpc(session, ch, nm_rpc_channel_close);
   *out = ch;
   return NM_ESUCCESS;
 }
@@ -148,7 +142,7 @@ int nm_rpc_register(nm_session_t session, nm_tag_t tag, nm_tag_t mask, nm_len_t 
 {
   if (!session || !handler || !out || hlen_max > NM_RPC_HLEN_MAX)
     return -NM_EINVAL;
-  NM_CORE_LOCKED(session->core);
+  NM_CORE_LOCKED(nm_session_get_core(session));
   struct nm_rpc_channel_s *ch;
   int err = nm_rpc_channel(session, &ch);
   if (err)
@@ -170,7 +164,7 @@ int nm_rpc_register(nm_session_t session, nm_tag_t tag, nm_tag_t mask, nm_len_t 
 int nm_rpc_unregister(nm_rpc_service_t service)
 {
   struct nm_rpc_channel_s *ch = service->channel;
-  NM_CORE_LOCKED(ch->user->core);
+  NM_CORE_LOCKED(nm_session_get_core(ch->user));
   if (service->n_pending)
     return -NM_EBUSY;
   for (struct nm_rpc_service_s **pp = &ch->services; *pp; pp = &(*pp)->next)
@@ -194,7 +188,7 @@ int nm_rpc_irecv_body(nm_rpc_token_t token, void *buf, nm_len_t len)
 {
   if (!token->in || token->accepted || (len && !buf))
     return -NM_EINVAL; /* token->in exists only inside the handler, which runs under the core lock */
-  nm_sr_recv_init(token->service->channel->chan, &token->req);
+  nm_core_req_init(&token->req, token->service->channel->chan, NM_REQ_RECV);
   token->accepted = 1;
   return nm_core_incoming_accept(token->in, &token->req, buf, len);
 }
@@ -203,27 +197,17 @@ int nm_rpc_isend(nm_session_t session, nm_gate_t gate, nm_tag_t tag, const void 
                  const void *body, nm_len_t blen, nm_rpc_req_t *req)
 {
   if (!session || !req || hlen > NM_RPC_HLEN_MAX || (hlen && !header) || (blen && !body) ||
-      !gate || gate->core != session->core)
+      !gate || nm_gate_get_core(gate) != nm_session_get_core(session))
     return -NM_EINVAL;
-  NM_CORE_LOCKED(session->core);
+  NM_CORE_LOCKED(nm_session_get_core(session));
   struct nm_rpc_channel_s *ch;
   int err = nm_rpc_channel(session, &ch);
   if (err)
     return err;
   if (req->kind == NM_REQ_NONE)
-    nm_sr_send_init(ch->chan, req);
-  if (req->kind != NM_REQ_SEND || req->state != NM_RS_INIT)
-    return -NM_EINVAL;
-  req->session = ch->chan;
-  req->gate = gate;
-  req->tag = tag;
-  req->mask = NM_TAG_MASK_FULL;
-  req->hdr = header;
-  req->hdr_len = hlen;
-  req->buf = (void *)body;
-  req->len = blen;
-  req->msg_len = hlen + blen;
-  return nm_core_post_send(req);
+    nm_core_req_init(req, ch->chan, NM_REQ_SEND);
+  /* -NM_EINVAL for a request that is not a fresh send; the message goes on the channel, not the user session */
+  return nm_core_req_isend(req, ch->chan, gate, tag, header, hlen, body, blen, 0);
 }
 
 int nm_rpc_send(nm_session_t session, nm_gate_t gate, nm_tag_t tag, const void *header, nm_len_t hlen,
@@ -232,8 +216,7 @@ int nm_rpc_send(nm_session_t session, nm_gate_t gate, nm_tag_t tag, const void *
   nm_rpc_req_t req;
   memset(&req, 0, sizeof(req));
   int err = nm_rpc_isend(session, gate, tag, header, hlen, body, blen, &req);
-  if (err && req.state != NM_RS_DONE)
+  if (err && !req.completed)
     return err;
-  nm_core_wait_flag(session->core, &req.completed, 0);
-  return req.status;
+  return nm_core_req_wait(session, &req, 0);
 }

@@ -11,7 +11,10 @@ CC=${CLANG:-clang}
 cflags="-g -O1 -std=gnu11 -fno-omit-frame-pointer -DHAVE_CONFIG_H -I$top -I$top/nmad/include -I$top/nmad/core $(pkg-config --cflags libfabric hwloc)"
 libs="$(pkg-config --libs libfabric hwloc) -lm -lpthread"
 # libnmad's sources, from the Makefile's list, with the PMIx bootstrap when configure found PMIx
-srcs=$(sed -n '/^libnmad_la_SOURCES = /,/^[^\t]/p' "$top/Makefile.am" | tr ' \\\t' '\n\n\n' | grep '\.c$')
+# The library's sources: its SOURCES block and every unconditional `libnmad_la_SOURCES +=` line (the pmix one,
+# inside `if HAVE_PMIX`, is added below when configured).
+srcs=$(awk '/^if /{d++} /^endif/{d--} d==0 && /^libnmad_la_SOURCES/{p=1} p{print} p && !/\\$/{p=0}' "$top/Makefile.am" |
+  tr ' \\\t' '\n\n\n' | grep '\.c$')
 if grep -q '^#define HAVE_PMIX 1' "$top/config.h"; then
   srcs="$srcs nmad/launcher/bootstrap_pmix.c"
   cflags="$cflags $(pkg-config --cflags pmix)"

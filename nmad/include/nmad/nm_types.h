@@ -49,6 +49,11 @@ enum nm_req_kind_e { NM_REQ_NONE = 0, NM_REQ_SEND = 1, NM_REQ_RECV = 2 };
  * @brief A send or receive request, embedded by the caller (like MPI_Request storage).
  * All fields are private to nmad; read them only through the interface functions.
  * The struct must stay at the same address from post to completion.
+ * Inside nmad, the layers above the core (sendrecv, rpc, mcast) set the caller's arguments (session, gate, tag,
+ * mask, buf, len, hdr, hdr_len, prio, the monitor) only through the core interface (nmad/core/nm_core_interface.h:
+ * nm_core_req_init(), nm_core_req_isend(), nm_core_req_irecv(), nm_core_req_set_prio(),
+ * nm_core_req_set_monitor()); kind, state, flags, seq, cookie, msg_len, the links and the completion fields are
+ * the core's state, written by the core alone. A layer may read completed, status and buf.
  */
 struct nm_req_s {
   struct nm_req_s *next, *prev; /* link in a gate's send queue or a session's posted/rendezvous list */

@@ -1,0 +1,242 @@
+/* Unit tests of the core interface (nmad/core/nm_core_interface.h, issue 15 part 6): what the layers above the
+ * core call instead of writing core structures. Requests are filled and validated by the core, sequence numbers
+ * taken and given back without holes, the rpc channel's session named and owned by the core, receives cancelled,
+ * probes answered, and the read-only accessors agree with the core's state. Runs on the fake driver. */
+#include <check.h>
+#include <string.h>
+#include "fake_driver.h"
+#include <nmad/nm_sendrecv.h>
+
+static nm_core_t core;
+static struct fake_drv_s *fake;
+static nm_session_t sess;
+static uint8_t pkt[4096];
+
+static void setup(void)
+{
+  core = fake_core_new(4, "aggreg", 1024, &fake);
+  ck_assert_ptr_nonnull(core);
+  fake->inject = 1;
+  ck_assert_int_eq(nm_session_open(core, "iface", &sess), 0);
+}
+static void teardown(void) { fake_core_free(core); }
+
+static nm_gate_t gate(int r) { return nm_core_gate(core, r); }
+
+/* The sequence number of the only DATA chunk of captured packet i. */
+static uint32_t pkt_seq(int i)
+{
+  struct fake_pkt_s *p = &fake->pkts[i];
+  struct nm_wire_pkt_s h;
+  struct nm_wire_chunk_s c;
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  ck_assert_int_eq(nm_wire_validate(p->buf, p->len, &h), 0);
+  ck_assert_int_eq(h.n_chunks, 1);
+  ck_assert_int_eq(nm_wire_next_chunk(p->buf, p->len, &off, &c), 0);
+  ck_assert_int_eq(c.type, NM_WIRE_DATA);
+  return c.seq;
+}
+
+static void inject_data(int src, nm_tag_t tag, uint32_t seq, const char *text)
+{
+  size_t len = fake_data_packet(pkt, (uint32_t)src, sess->id, tag, seq, text, (uint32_t)strlen(text) + 1);
+  nm_core_packet(core, &core->drvs[0], pkt, len, (uint64_t)src);
+}
+
+START_TEST(test_seq_take_give_back)
+{
+  nm_seq_t a, b, c;
+  ck_assert_int_eq(nm_core_send_seq_take(sess, gate(1), 9, &a), 0);
+  ck_assert_int_eq(nm_core_send_seq_take(sess, gate(1), 9, &b), 0);
+  ck_assert_uint_eq(a, 0);
+  ck_assert_uint_eq(b, 1);
+  nm_core_send_seq_give_back(sess, gate(1), 9); /* b was never used: the next send takes it */
+  ck_assert_int_eq(nm_core_send_seq_take(sess, gate(2), 9, &c), 0);
+  ck_assert_uint_eq(c, 0); /* another gate, another stream */
+  nm_sr_request_t r;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(1), 9, "x", 2, &r), 0);
+  ck_assert_int_eq(nm_sr_swait(sess, &r), 0);
+  ck_assert_int_eq(fake->n_pkts, 1);
+  ck_assert_uint_eq(pkt_seq(0), 1);
+}
+END_TEST
+
+START_TEST(test_isend_validated_by_core)
+{
+  nm_sr_request_t r;
+  char buf[8] = "data";
+  memset(&r, 0, sizeof(r)); /* never initialised: kind NONE */
+  ck_assert_int_eq(nm_core_req_isend(&r, sess, gate(1), 1, NULL, 0, buf, 4, 0), -NM_EINVAL);
+  nm_core_req_init(&r, sess, NM_REQ_RECV); /* a receive request cannot send */
+  ck_assert_int_eq(nm_core_req_isend(&r, sess, gate(1), 1, NULL, 0, buf, 4, 0), -NM_EINVAL);
+  nm_core_req_init(&r, sess, NM_REQ_SEND);
+  ck_assert_int_eq(nm_core_req_isend(&r, sess, gate(1), 1, NULL, 0, NULL, 4, 0), -NM_EINVAL); /* len, no buf */
+  ck_assert_int_eq(nm_core_req_isend(&r, sess, gate(1), 1, NULL, 3, buf, 4, 0), -NM_EINVAL); /* hdr_len, no hdr */
+  ck_assert_int_eq(nm_core_req_isend(&r, sess, gate(1), 1, NULL, 0, buf, 4, 0x80), -NM_EINVAL); /* unknown flag */
+  ck_assert_int_eq(r.kind, NM_REQ_SEND); /* refused before NM_CORE_REQ_FRESH could reset it */
+  ck_assert_int_eq(nm_core_req_isend(&r, sess, NULL, 1, NULL, 0, buf, 4, 0), -NM_EINVAL);
+  ck_assert_int_eq(nm_core_isend(NULL, gate(1), 1, buf, 4, &r), -NM_EINVAL); /* the fast paths check it too */
+  ck_assert_int_eq(nm_core_irecv(NULL, gate(1), 1, buf, 4, &r), -NM_EINVAL);
+  struct fake_drv_s *fake2;
+  nm_core_t other = fake_core_new(4, "aggreg", 1024, &fake2);
+  ck_assert_int_eq(nm_core_req_isend(&r, sess, nm_core_gate(other, 1), 1, NULL, 0, buf, 4, 0), -NM_EINVAL);
+  fake_core_free(other);
+  ck_assert_int_eq(fake->n_pkts, 0); /* nothing of the refused sends left */
+  ck_assert_int_eq(nm_core_req_set_prio(&r, 7), 0);
+  ck_assert_int_eq(nm_core_req_isend(&r, NULL, gate(1), 1, NULL, 0, buf, 4, 0), 0); /* NULL: the init session */
+  ck_assert_int_eq(nm_core_req_set_prio(&r, 9), -NM_EINVAL); /* posted: too late */
+  ck_assert_int_eq(nm_core_req_isend(&r, sess, gate(1), 1, NULL, 0, buf, 4, 0), -NM_EINVAL); /* posted twice */
+  ck_assert_int_eq(nm_core_req_wait(sess, &r, 0), 0);
+  ck_assert_int_eq(fake->n_pkts, 1);
+  nm_len_t len = 0;
+  ck_assert_int_eq(nm_core_req_size(sess, &r, &len), 0);
+  ck_assert_uint_eq(len, 4);
+}
+END_TEST
+
+START_TEST(test_header_and_body_one_message)
+{
+  /* rpc's shape: a header and a body go as one message of hdr_len + len bytes, header first */
+  nm_sr_request_t s, r;
+  char got[16] = {0};
+  memset(&s, 0xa5, sizeof(s));
+  ck_assert_int_eq(nm_core_req_isend(&s, sess, gate(0), 3, "head", 4, "body", 5, NM_CORE_REQ_FRESH), 0);
+  memset(&r, 0xa5, sizeof(r)); /* garbage: NM_CORE_REQ_FRESH resets it first */
+  ck_assert_int_eq(nm_core_req_irecv(&r, sess, gate(0), 3, NM_TAG_MASK_FULL, got, sizeof(got), 0x80), -NM_EINVAL);
+  ck_assert_int_eq(nm_core_req_irecv(&r, sess, gate(0), 3, NM_TAG_MASK_FULL, got, sizeof(got), NM_CORE_REQ_FRESH), 0);
+  ck_assert_int_eq(nm_core_req_wait(sess, &r, 0), 0);
+  ck_assert_int_eq(nm_core_req_wait(sess, &s, 0), 0);
+  ck_assert_str_eq(got, "headbody");
+  nm_len_t len = 0;
+  ck_assert_int_eq(nm_core_req_size(sess, &r, &len), 0);
+  ck_assert_uint_eq(len, 9);
+}
+END_TEST
+
+START_TEST(test_recv_matched_accessors_and_cancel)
+{
+  nm_sr_request_t r, c;
+  char b[16];
+  nm_gate_t src = NULL;
+  nm_tag_t tag = 0;
+  nm_core_req_init(&r, sess, NM_REQ_RECV);
+  ck_assert_int_eq(nm_core_req_irecv(&r, sess, NM_ANY_GATE, 0x40, 0xf0, b, sizeof(b), 0), 0);
+  ck_assert_int_eq(nm_core_req_source(sess, &r, &src), -NM_EAGAIN);
+  ck_assert_int_eq(nm_core_req_tag(sess, &r, &tag), -NM_EAGAIN);
+  inject_data(2, 0x4a, 0, "hello");
+  ck_assert_int_eq(nm_core_req_test(sess, &r), 0);
+  ck_assert_int_eq(nm_core_req_source(sess, &r, &src), 0);
+  ck_assert_ptr_eq(src, gate(2));
+  ck_assert_int_eq(nm_core_req_tag(sess, &r, &tag), 0);
+  ck_assert_uint_eq(tag, 0x4a);
+  ck_assert_int_eq(nm_core_req_cancel_recv(sess, &r), -NM_EBUSY); /* matched: nothing to cancel */
+  nm_core_req_init(&c, sess, NM_REQ_RECV);
+  ck_assert_int_eq(nm_core_req_irecv(&c, sess, gate(3), 1, NM_TAG_MASK_FULL, b, sizeof(b), 0), 0);
+  ck_assert_int_eq(nm_core_req_cancel_recv(sess, &c), 0);
+  ck_assert_int_eq(c.completed, 1);
+  ck_assert_int_eq(c.status, -NM_ECANCELED);
+  ck_assert_int_eq(nm_core_req_cancel_recv(sess, &c), -NM_EBUSY);
+  inject_data(3, 1, 0, "late"); /* the cancelled receive is gone: the message waits as unexpected */
+  ck_assert_str_eq(b, "hello");
+}
+END_TEST
+
+static int monitor_calls;
+static void monitor(struct nm_req_s *req, unsigned event, void *ref)
+{
+  ck_assert_ptr_eq(ref, &monitor_calls);
+  ck_assert_uint_eq(event, NM_EVENT_RECV_COMPLETED);
+  monitor_calls++;
+}
+
+START_TEST(test_monitor_set_by_core)
+{
+  nm_sr_request_t r;
+  char b[16];
+  memset(&r, 0, sizeof(r));
+  ck_assert_int_eq(nm_core_req_set_monitor(&r, NM_EVENT_RECV_COMPLETED, monitor, &monitor_calls), -NM_EINVAL);
+  monitor_calls = 0;
+  nm_core_req_init(&r, sess, NM_REQ_RECV);
+  ck_assert_int_eq(nm_core_req_irecv(&r, sess, gate(1), 2, NM_TAG_MASK_FULL, b, sizeof(b), 0), 0);
+  ck_assert_int_eq(nm_core_req_set_monitor(&r, NM_EVENT_RECV_COMPLETED, monitor, &monitor_calls), 0);
+  inject_data(1, 2, 0, "m");
+  ck_assert_int_eq(monitor_calls, 1);
+  ck_assert_int_eq(nm_core_req_set_monitor(&r, NM_EVENT_RECV_COMPLETED, monitor, &monitor_calls), -NM_EALREADY);
+}
+END_TEST
+
+START_TEST(test_probe)
+{
+  nm_gate_t g = NULL;
+  nm_tag_t t = 0;
+  nm_len_t l = 0;
+  ck_assert_int_eq(nm_core_probe(sess, NM_ANY_GATE, 0, NM_TAG_MASK_NONE, 0, &g, &t, &l), -NM_EAGAIN);
+  inject_data(3, 0x77, 0, "probe me");
+  ck_assert_int_eq(nm_core_probe(sess, gate(1), 0x77, NM_TAG_MASK_FULL, 0, &g, &t, &l), -NM_EAGAIN);
+  ck_assert_int_eq(nm_core_probe(sess, NM_ANY_GATE, 0x70, 0xf0, 0, &g, &t, &l), 0);
+  ck_assert_ptr_eq(g, gate(3));
+  ck_assert_uint_eq(t, 0x77);
+  ck_assert_uint_eq(l, 9);
+  nm_gate_fail(gate(2), -NM_ECLOSED); /* a blocking probe on a failed gate returns its error, never hangs */
+  ck_assert_int_eq(nm_core_probe(sess, gate(2), 1, NM_TAG_MASK_FULL, 1, NULL, NULL, NULL), -NM_ECLOSED);
+}
+END_TEST
+
+START_TEST(test_readers)
+{
+  ck_assert_int_eq(nm_core_get_rank(core), 0);
+  ck_assert_int_eq(nm_core_get_size(core), 4);
+  ck_assert_ptr_eq(nm_gate_get_core(gate(3)), core);
+  ck_assert_int_eq(nm_gate_get_rank(gate(3)), 3);
+  ck_assert_int_eq(nm_gate_get_status(gate(3)), 0);
+  nm_gate_fail(gate(3), -NM_ECLOSED);
+  ck_assert_int_eq(nm_gate_get_status(gate(3)), -NM_ECLOSED);
+  ck_assert_uint_eq(nm_core_rdv_threshold(core), 1024);
+}
+END_TEST
+
+static int closed;
+static void channel_close(void *rpc) { *(int *)rpc += 1; }
+
+START_TEST(test_session_child)
+{
+  nm_session_t child, again;
+  ck_assert_ptr_null(nm_core_session_get_rpc(sess));
+  ck_assert_int_eq(nm_core_session_open_child(sess, "/rpc", &child), 0);
+  ck_assert_int_eq(nm_session_open(core, "iface/rpc", &again), -NM_EALREADY); /* the name is owner + suffix */
+  ck_assert_ptr_eq(child->owner, sess);
+  closed = 0;
+  nm_core_session_set_rpc(sess, &closed, channel_close);
+  ck_assert_ptr_eq(nm_core_session_get_rpc(sess), &closed);
+  ck_assert_int_eq(nm_session_close(sess), 0);
+  ck_assert_int_eq(closed, 1); /* the owner's close released the layer's channel */
+  nm_session_close(child);
+  char name[NM_SESSION_NAME_MAX];
+  memset(name, 'n', sizeof(name) - 1);
+  name[sizeof(name) - 1] = 0;
+  name[sizeof(name) - 4] = 0; /* 60 bytes: "<name>/rpc" would be 64 */
+  ck_assert_int_eq(nm_session_open(core, name, &sess), 0);
+  ck_assert_int_eq(nm_core_session_open_child(sess, "/rpc", &child), -NM_EINVAL);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("iface");
+  TCase *t = tcase_create("core interface");
+  tcase_add_checked_fixture(t, setup, teardown);
+  tcase_add_test(t, test_seq_take_give_back);
+  tcase_add_test(t, test_isend_validated_by_core);
+  tcase_add_test(t, test_header_and_body_one_message);
+  tcase_add_test(t, test_recv_matched_accessors_and_cancel);
+  tcase_add_test(t, test_monitor_set_by_core);
+  tcase_add_test(t, test_probe);
+  tcase_add_test(t, test_readers);
+  tcase_add_test(t, test_session_child);
+  suite_add_tcase(s, t);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}
