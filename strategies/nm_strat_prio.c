@@ -91,9 +91,10 @@ static int nm_strat_prio_try_and_commit(struct nm_gate_s *gate)
   while (!gate->status && (gate->send_queue.head || gate->ctrl_head)) {
     int rail = -1;
     for (int k = 0; k < gate->n_rails && rail < 0; k++) {
-      const struct nm_rail_s *r = &gate->rails[st->rail_order[k]];
+      int i = st ? st->rail_order[k] : k; /* no state: the gate was made under another strategy */
+      const struct nm_rail_s *r = &gate->rails[i];
       if (!r->drv->inject_busy && r->inflight < NM_STRAT_MAX_INFLIGHT && !r->retry)
-        rail = st->rail_order[k];
+        rail = i;
     }
     if (rail < 0)
       break;
