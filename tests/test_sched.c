@@ -90,6 +90,49 @@ START_TEST(test_aggreg_gates_fifo)
 }
 END_TEST
 
+/* A send's completion monitor runs inside the scheduling pass (the driver completes at post) and posts to a gate
+ * that waits further down the work list: every gate listed must still be served, none dropped from the list. */
+struct repost_s {
+  nm_sr_request_t req;
+  int done;
+};
+static void repost_monitor(struct nm_req_s *req, unsigned event, void *ref)
+{
+  struct repost_s *rp = ref;
+  (void)req;
+  (void)event;
+  if (!rp->done++)
+    ck_assert_int_eq(nm_sr_isend(sess, gate(2), 7, "again", 6, &rp->req), 0);
+}
+
+START_TEST(test_monitor_posts_during_schedule)
+{
+  setup_strategy("prio");
+  nm_sr_request_t lead, a, b, c;
+  struct repost_s rp = {.done = 0};
+  occupy_driver(&lead);
+  nm_sr_send_init(sess, &a);
+  ck_assert_int_eq(nm_sr_send_set_priority(sess, &a, 9), 0);
+  ck_assert_int_eq(nm_sr_request_set_monitor(sess, &a, NM_EVENT_SEND_COMPLETED, repost_monitor, &rp), 0);
+  ck_assert_int_eq(nm_sr_send_isend(sess, &a, gate(1), 1, "a", 2), 0);
+  isend_prio(gate(2), 2, 5, "b", 2, &b);
+  isend_prio(gate(3), 3, 1, "c", 2, &c);
+  for (int pass = 0; pass < 8; pass++)
+    nm_core_progress(core);
+  ck_assert_int_eq(rp.done, 1);
+  ck_assert_int_eq(nm_sr_stest(sess, &a), 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &b), 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &c), 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &rp.req), 0);
+  ck_assert_int_eq(fake->n_pkts, 4); /* lead, a, b + again (aggregated), c */
+  struct nm_wire_chunk_s ch[2];
+  ck_assert_uint_eq(fake->pkts[2].peer, 2);
+  ck_assert_int_eq(decode(2, ch, 2), 2);
+  ck_assert_uint_eq(fake->pkts[3].peer, 3);
+  teardown();
+}
+END_TEST
+
 /* Three gates with work at priorities 1, 7, 4 are served 7, 4, 1; a control chunk counts for its gate's
  * priority like data does. */
 START_TEST(test_prio_gate_order_with_ctrl)
@@ -296,6 +339,7 @@ int main(void)
   tcase_add_test(t, test_prio_across_gates);
   tcase_add_test(t, test_aggreg_gates_fifo);
   tcase_add_test(t, test_prio_gate_order_with_ctrl);
+  tcase_add_test(t, test_monitor_posts_during_schedule);
   tcase_add_test(t, test_prio_data_vs_rtr);
   tcase_add_test(t, test_prio_keeps_tag_order);
   tcase_add_test(t, test_prio_sorted_distinct_tags);

@@ -248,10 +248,11 @@ int nm_core_schedule(nm_core_t core)
     g = next;
   }
   int n = 0;
-  for (g = head; g; g = g->work_next)
-    g->in_work_list = 0;
   for (g = head; g;) {
     struct nm_gate_s *next = g->work_next;
+    /* Cleared only now: a gate further down that gets work meanwhile (a monitor posting from a completion) stays
+     * marked, so it is not linked into the new list while this loop still walks it. */
+    g->in_work_list = 0;
     n += nm_core_schedule_gate(g);
     if (nm_gate_has_work(g))
       nm_gate_mark_work(g);
