@@ -1,12 +1,8 @@
-/* Strategy "default": one chunk per packet, control chunks first, sends in FIFO order. */
+/* Strategy "default": one chunk per packet, control chunks first, sends in FIFO order (no aggregation: the
+ * baseline that shows what aggregation gains). Not the default any more: NMAD_STRATEGY unset selects "prio". */
 #include "nmad/core/nm_core_private.h"
 
-static void nm_strat_default_enqueue(struct nm_gate_s *gate, struct nm_req_s *req)
-{
-  nm_req_list_append(&gate->send_queue, req);
-}
-
-static int nm_strat_default_try_and_commit(struct nm_gate_s *gate, struct nm_pw_s *pw)
+static int nm_strat_default_fill(struct nm_gate_s *gate, struct nm_pw_s *pw)
 {
   if (gate->ctrl_head)
     return nm_pw_pack_ctrl(pw);
@@ -15,8 +11,15 @@ static int nm_strat_default_try_and_commit(struct nm_gate_s *gate, struct nm_pw_
   return 0;
 }
 
+static int nm_strat_default_try_and_commit(struct nm_gate_s *gate)
+{
+  return nm_strat_commit_loop(gate, NM_STRAT_MAX_INFLIGHT, nm_strat_default_fill);
+}
+
 const struct nm_strategy_ops_s nm_strat_default_ops = {
   .name = "default",
-  .enqueue = nm_strat_default_enqueue,
+  .pack_data = nm_strat_data_fifo,
+  .pack_ctrl = nm_strat_ctrl_insert_prio,
   .try_and_commit = nm_strat_default_try_and_commit,
+  .rdv_accept = nm_strat_rdv_split_balance,
 };

@@ -1,5 +1,6 @@
-/* Strategy selection by name (NMAD_STRATEGY). */
-#include "nm_strategy.h"
+/* Strategy selection by name (NMAD_STRATEGY) and the building blocks the strategies share: queue orders, rail
+ * choice, retries and the packet loop. Each strategy file picks among them (NewMadeleine's model). */
+#include "nmad/core/nm_core_private.h"
 #include <string.h>
 
 static const struct nm_strategy_ops_s *const nm_strategies[] = {
@@ -12,4 +13,79 @@ const struct nm_strategy_ops_s *nm_strategy_lookup(const char *name)
     if (strcmp(nm_strategies[i]->name, name) == 0)
       return nm_strategies[i];
   return NULL;
+}
+
+void nm_strat_ctrl_insert_prio(struct nm_gate_s *gate, struct nm_ctrl_s *ctrl)
+{
+  /* Most control chunks have the default priority: compare with the tail first so they append in O(1). */
+  if (!gate->ctrl_tail || gate->ctrl_tail->prio >= ctrl->prio) {
+    ctrl->next = NULL;
+    if (gate->ctrl_tail)
+      gate->ctrl_tail->next = ctrl;
+    else
+      gate->ctrl_head = ctrl;
+    gate->ctrl_tail = ctrl;
+    return;
+  }
+  struct nm_ctrl_s **pp = &gate->ctrl_head;
+  while ((*pp)->prio >= ctrl->prio) /* stops before the tail: the tail is less urgent than ctrl */
+    pp = &(*pp)->next;
+  ctrl->next = *pp;
+  *pp = ctrl;
+}
+
+void nm_strat_data_fifo(struct nm_gate_s *gate, struct nm_req_s *req)
+{
+  nm_req_list_append(&gate->send_queue, req);
+}
+
+int nm_strat_ready_rail(const struct nm_gate_s *gate, int first, int max_inflight)
+{
+  for (int k = 0; k < gate->n_rails; k++) {
+    int i = (first + k) % gate->n_rails;
+    const struct nm_rail_s *rail = &gate->rails[i];
+    if (!rail->drv->inject_busy && rail->inflight < max_inflight && !rail->retry)
+      return i;
+  }
+  return -1;
+}
+
+int nm_strat_retry(struct nm_gate_s *gate, int *blocked)
+{
+  int n = 0;
+  *blocked = 0;
+  for (int i = 0; i < gate->n_rails && !gate->status; i++) {
+    struct nm_pw_s *pw = gate->rails[i].retry;
+    if (!pw)
+      continue;
+    gate->rails[i].retry = NULL;
+    if (nm_strat_pw_post(pw))
+      n++;
+    else
+      *blocked = 1;
+  }
+  return n;
+}
+
+int nm_strat_commit_loop(struct nm_gate_s *gate, int max_inflight, int (*fill)(struct nm_gate_s *, struct nm_pw_s *))
+{
+  int blocked, n = nm_strat_retry(gate, &blocked);
+  if (blocked)
+    return n; /* the driver's queue is full: a new packet would only join the refused one */
+  while (!gate->status && (gate->send_queue.head || gate->ctrl_head)) {
+    int r = nm_strat_ready_rail(gate, 0, max_inflight);
+    if (r < 0)
+      break;
+    struct nm_pw_s *pw = nm_strat_pw_new(gate, r);
+    if (!pw)
+      break;
+    if (fill(gate, pw) == 0) {
+      nm_strat_pw_drop(pw);
+      break;
+    }
+    if (!nm_strat_pw_post(pw))
+      break;
+    n++;
+  }
+  return n;
 }

@@ -1,39 +1,106 @@
 /**
  * @file nm_strategy.h
- * @brief Private: the strategy ops table. The core keeps, per gate, a queue of pending sends and a queue of
- * control chunks; a strategy decides the order of the send queue (enqueue) and what goes into the next packet
- * when a rail is ready (try_and_commit), as in NewMadeleine's strategy plug-ins.
+ * @brief Private: the strategy ops table (NewMadeleine's strategy plug-ins: pack_data, pack_ctrl, try_and_commit,
+ * rdv_accept, per-gate instance state). The core keeps, per gate, a queue of pending sends and a queue of control
+ * chunks; a strategy decides their order (pack_data, pack_ctrl), and when the core runs it on a gate
+ * (try_and_commit) it decides which rail gets the next packet, how many packets may be in flight per rail, what
+ * goes into each packet, and when a packet a driver refused is tried again. It uses the core helpers declared at
+ * the end of this file to build and post packets. Issue 15, "Strategies own scheduling".
  */
 #ifndef NM_STRATEGY_H
 #define NM_STRATEGY_H
+
+#include <nmad/nm_types.h>
 
 struct nm_core_s;
 struct nm_gate_s;
 struct nm_req_s;
 struct nm_pw_s;
+struct nm_ctrl_s;
+
+/** One piece of a rendezvous: bytes [offset, offset + len) of the message's rendezvous part on rail @p rail. */
+struct nm_rdv_chunk_s {
+  int rail;
+  nm_len_t offset;
+  nm_len_t len;
+};
+
+/** Packets a strategy lets into one (gate, rail) before it waits for a send completion: enough to keep a rail
+ *  busy, few enough that an urgent packet queued later does not wait behind a long driver queue. */
+#define NM_STRAT_MAX_INFLIGHT 4
 
 struct nm_strategy_ops_s {
   const char *name;
+  /** Per-gate instance state: set gate->strat (optional; NULL means none). Called once when the gate is made.
+   *  @return 0 or -NM_ENOMEM (the gate is not made). */
+  int (*gate_init)(struct nm_gate_s *gate);
+  /** Release what gate_init set (optional). Called once when the gate is destroyed. */
+  void (*gate_destroy)(struct nm_gate_s *gate);
   /** Insert a send request into gate->send_queue in this strategy's order. Must keep per-(session, tag) order
    *  among requests of the gate. */
-  void (*enqueue)(struct nm_gate_s *gate, struct nm_req_s *req);
-  /** Fill the empty packet wrapper @p pw from the gate's control queue and send queue, using
-   *  nm_pw_pack_ctrl() / nm_pw_pack_req() (core/nm_core_private.h). @return number of chunks packed. */
-  int (*try_and_commit)(struct nm_gate_s *gate, struct nm_pw_s *pw);
+  void (*pack_data)(struct nm_gate_s *gate, struct nm_req_s *req);
+  /** Insert a filled control chunk (RTR, ACK, CREDIT, CANCEL, CANCEL_REPLY) into the gate's control queue
+   *  (gate->ctrl_head .. ctrl_tail) in this strategy's order. */
+  void (*pack_ctrl)(struct nm_gate_s *gate, struct nm_ctrl_s *ctrl);
+  /** Hand the gate's pending work to its rails while they accept: retries first, then new packets built with
+   *  nm_strat_pw_new(), filled with nm_pw_pack_ctrl() / nm_pw_pack_req(), posted with nm_strat_pw_post().
+   *  @return packets posted. */
+  int (*try_and_commit)(struct nm_gate_s *gate);
+  /** The priority of the most urgent pending work of the gate (its send and control queue heads); the core
+   *  serves the gates of its work list in decreasing order of it. Optional: NULL means all gates are equal
+   *  (work list in FIFO order). Only called when the gate has queued work. */
+  nm_prio_t (*gate_prio)(const struct nm_gate_s *gate);
+  /** Receiver: cut the rendezvous bytes [0, len) of a message of priority @p prio on @p gate into at most
+   *  @p max chunks (rail, offset, len) written to chunks[]. @return the number of chunks (>= 1).
+   *  Implemented by strategies/nm_strat_split_balance.c; the core's rendezvous code calls it. */
+  int (*rdv_accept)(struct nm_gate_s *gate, nm_len_t len, int prio, struct nm_rdv_chunk_s *chunks, int max);
 };
 
 extern const struct nm_strategy_ops_s nm_strat_default_ops;
 extern const struct nm_strategy_ops_s nm_strat_aggreg_ops;
 extern const struct nm_strategy_ops_s nm_strat_prio_ops;
 
-/** Shared by aggreg and prio: pack every control chunk, then queued sends in queue order while they fit.
- *  @return chunks packed. */
-int nm_strat_pack_all(struct nm_gate_s *gate, struct nm_pw_s *pw);
+/** Receiver's rendezvous cut shared by every strategy (strategies/nm_strat_split_balance.c): see
+ *  nm_strategy_ops_s.rdv_accept. */
+int nm_strat_rdv_split_balance(struct nm_gate_s *gate, nm_len_t len, int prio, struct nm_rdv_chunk_s *chunks,
+                               int max);
 
-/** Strategy for a NMAD_STRATEGY word (default, aggreg, prio). @return NULL if unknown. */
+/** Strategy for a NMAD_STRATEGY word. @return NULL if unknown. */
 const struct nm_strategy_ops_s *nm_strategy_lookup(const char *name);
 
 /** Comma-separated list of accepted NMAD_STRATEGY values (for error messages). */
 #define NM_STRATEGY_NAMES "default, aggreg, prio"
+/** The strategy used when NMAD_STRATEGY is unset: priority-aware aggregation (issue 15, "Priorities
+ *  everywhere"). */
+#define NM_STRATEGY_DEFAULT "prio"
+
+/* ---- shared building blocks of the strategies (nm_strategy.c) ---- */
+
+/** Control queue in decreasing priority, FIFO among equal priorities (the common case appends in O(1)).
+ *  Used as pack_ctrl by every strategy of this tree. */
+void nm_strat_ctrl_insert_prio(struct nm_gate_s *gate, struct nm_ctrl_s *ctrl);
+/** Send queue in FIFO order (pack_data of aggreg and default). */
+void nm_strat_data_fifo(struct nm_gate_s *gate, struct nm_req_s *req);
+/** A rail of @p gate that may take one more packet now: not busy with a packet that completed at post, fewer
+ *  than @p max_inflight packets in flight, no refused packet waiting. Rails are tried from @p first on, in
+ *  circular order. @return the rail index, or -1. */
+int nm_strat_ready_rail(const struct nm_gate_s *gate, int first, int max_inflight);
+/** Post again every packet a driver refused on the gate's rails. @return packets posted; *blocked set when a
+ *  driver refused again (nothing more may be posted to that rail in this pass). */
+int nm_strat_retry(struct nm_gate_s *gate, int *blocked);
+/** The common try_and_commit loop: while a rail is ready (at most @p max_inflight packets in flight on it), build
+ *  a packet, let @p fill put chunks into it, post it. @return packets posted. */
+int nm_strat_commit_loop(struct nm_gate_s *gate, int max_inflight, int (*fill)(struct nm_gate_s *, struct nm_pw_s *));
+
+/* ---- core helpers a strategy calls (core/nm_outgoing.c) ---- */
+
+/** An empty packet wrapper for @p rail of @p gate, from the core's pool. @return NULL when the pool is empty. */
+struct nm_pw_s *nm_strat_pw_new(struct nm_gate_s *gate, int rail);
+/** Give back a packet wrapper that stayed empty. */
+void nm_strat_pw_drop(struct nm_pw_s *pw);
+/** Seal @p pw (packet header) and hand it to its rail's driver. @return 1 posted (or failed the gate: check
+ *  gate->status), 0 the driver's queue is full (the packet is kept on the rail and tried again by
+ *  nm_strat_retry()). */
+int nm_strat_pw_post(struct nm_pw_s *pw);
 
 #endif /* NM_STRATEGY_H */

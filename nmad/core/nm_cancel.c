@@ -25,11 +25,12 @@ static int nm_req_list_has(const struct nm_req_list_s *l, const struct nm_req_s 
 }
 
 static int nm_cancel_queue(struct nm_gate_s *gate, uint8_t type, uint8_t result, uint32_t session, nm_tag_t tag,
-                           nm_seq_t seq)
+                           nm_seq_t seq, nm_prio_t prio)
 {
   struct nm_ctrl_s *c = nm_gate_new_ctrl(gate, type);
   if (!c)
     return -NM_ENOMEM;
+  c->prio = prio; /* a CANCEL goes with its message's urgency (issue 15) */
   c->result = result;
   c->session = session;
   c->tag = tag;
@@ -60,7 +61,7 @@ int nm_cancel_send(struct nm_req_s *req)
                    : (req->flags & NM_REQF_ACKED)) {
     return -NM_EBUSY; /* the receiver already asked for the data (RTR) or acknowledged the match (ACK) */
   }
-  int err = nm_cancel_queue(gate, NM_WIRE_CANCEL, 0, req->session->id, req->tag, req->seq);
+  int err = nm_cancel_queue(gate, NM_WIRE_CANCEL, 0, req->session->id, req->tag, req->seq, req->prio);
   if (err) {
     if (req->state == NM_RS_CANCELLING) { /* undo the re-arm */
       nm_req_list_remove(&gate->cancelling, req);
@@ -195,7 +196,7 @@ int nm_cancel_handle_request(struct nm_gate_s *gate, const struct nm_wire_chunk_
   } else {
     withdrawn = nm_unexp_withdraw(core, gate, c->session, c->tag, c->seq);
   }
-  return nm_cancel_queue(gate, NM_WIRE_CANCEL_REPLY, (uint8_t)withdrawn, c->session, c->tag, c->seq);
+  return nm_cancel_queue(gate, NM_WIRE_CANCEL_REPLY, (uint8_t)withdrawn, c->session, c->tag, c->seq, 0);
 }
 
 int nm_cancel_take_tombstone(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag, nm_seq_t seq)

@@ -67,7 +67,7 @@ static int nm_config_load_progress(struct nm_config_s *cfg)
 int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed)
 {
   const char *s = getenv("NMAD_STRATEGY");
-  cfg->strategy = nm_strategy_lookup(s && *s ? s : "aggreg");
+  cfg->strategy = nm_strategy_lookup(s && *s ? s : NM_STRATEGY_DEFAULT);
   if (!cfg->strategy) {
     fprintf(stderr, "nmad: NMAD_STRATEGY='%s' is not a strategy; accepted values: %s\n", s, NM_STRATEGY_NAMES);
     return -NM_EINVAL;

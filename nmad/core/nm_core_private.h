@@ -21,7 +21,6 @@
 #include <sched.h>
 
 #define NM_MAX_RAILS 4
-#define NM_RAIL_MAX_INFLIGHT 4 /* packets in flight per (gate, rail) before the strategy must wait */
 #define NM_SESSION_NAME_MAX 64
 
 /* Request states (struct nm_req_s.state). */
@@ -59,6 +58,7 @@ void nm_req_list_remove(struct nm_req_list_s *l, struct nm_req_s *r);
 /** A control chunk waiting for a packet (RTR, ACK, CANCEL or CANCEL_REPLY). */
 struct nm_ctrl_s {
   struct nm_ctrl_s *next;
+  nm_prio_t prio;                     /* its message's priority: the control queue is in decreasing prio order */
   uint8_t type, rail;
   uint64_t cookie, offset, len, rtag; /* RTR, ACK */
   uint8_t result;                     /* CANCEL_REPLY */
@@ -162,6 +162,8 @@ struct nm_gate_s {
                                       * message's cost is taken off while it waits, nm_credit_stored()) */
   int in_work_list;
   struct nm_gate_s *work_next;
+  nm_prio_t work_prio;               /* its most urgent pending work, when the work list was last sorted */
+  void *strat;                       /* the strategy's per-gate state (gate_init), or NULL */
   UT_hash_handle hh;                 /* in core->gate_table, by rank */
   struct nm_req_index_s *rdv_index;  /* rdv_sends by cookie (nm_match_hash.c), NULL if out of memory */
 };
@@ -239,6 +241,8 @@ struct nm_core_s {
   struct nm_unexp_s *orphans_tail; /* last of them: arrival order is kept in O(1) */
   struct nm_gate_fail_hook_s *gate_fail_hooks;
   struct nm_gate_s *work_head; /* gates with pending sends or control chunks */
+  struct nm_gate_s *work_tail;
+  nm_prio_t work_prio_max;     /* at least the most urgent work of the listed gates (nm_core_schedule()) */
   size_t pw_cap;
   struct nm_pool_s pw_pool, ctrl_pool, large_pool, unexp_pool;
   uint64_t next_cookie; /* RDV / sync-send identifiers */
@@ -345,7 +349,12 @@ void nm_gate_mark_work(struct nm_gate_s *gate);
 int nm_core_post_send(struct nm_req_s *req);
 /** Post packets for every gate with pending work while rails accept. @return packets posted. */
 int nm_core_schedule(nm_core_t core);
+/** Run the strategy's try_and_commit on one gate. @return packets posted. */
 int nm_core_schedule_gate(struct nm_gate_s *gate);
+/** Lowest priority value (what the work list compares against when nothing is listed). */
+#define NM_PRIO_LOWEST INT32_MIN
+/** The priority of the gate's most urgent queued work, as its strategy sees it (0 without gate_prio). */
+nm_prio_t nm_work_prio(const struct nm_gate_s *gate);
 /** Room left in a packet wrapper, in bytes. */
 static inline size_t nm_pw_room(const struct nm_pw_s *pw) { return pw->cap - pw->len; }
 /** Pack the head control chunk of the gate. @return 1 packed, 0 no room or none. */

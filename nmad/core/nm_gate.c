@@ -34,6 +34,11 @@ struct nm_gate_s *nm_core_gate(struct nm_core_s *core, int rank)
       continue;
     g->rails[g->n_rails++] = (struct nm_rail_s){.drv = drv, .peer = (uint64_t)rank};
   }
+  const struct nm_strategy_ops_s *st = core->cfg.strategy;
+  if (st->gate_init && st->gate_init(g)) {
+    free(g);
+    return NULL;
+  }
   HASH_ADD_INT(core->gate_table, rank, g);
   core->last_gate = g;
   return g;
@@ -61,8 +66,15 @@ void nm_gate_mark_work(struct nm_gate_s *gate)
     return;
   struct nm_core_s *core = gate->core;
   gate->in_work_list = 1;
-  gate->work_next = core->work_head;
-  core->work_head = gate;
+  gate->work_next = NULL;
+  if (core->work_tail)
+    core->work_tail->work_next = gate;
+  else
+    core->work_head = gate;
+  core->work_tail = gate;
+  nm_prio_t p = nm_work_prio(gate);
+  if (!core->work_head->work_next || p > core->work_prio_max)
+    core->work_prio_max = p; /* bound used by nm_core_post_send(); exact again at every nm_core_schedule() */
 }
 
 struct nm_ctrl_s *nm_gate_new_ctrl(struct nm_gate_s *gate, uint8_t type)
@@ -77,12 +89,7 @@ struct nm_ctrl_s *nm_gate_new_ctrl(struct nm_gate_s *gate, uint8_t type)
 
 void nm_gate_push_ctrl(struct nm_gate_s *gate, struct nm_ctrl_s *ctrl)
 {
-  ctrl->next = NULL;
-  if (gate->ctrl_tail)
-    gate->ctrl_tail->next = ctrl;
-  else
-    gate->ctrl_head = ctrl;
-  gate->ctrl_tail = ctrl;
+  gate->core->cfg.strategy->pack_ctrl(gate, ctrl);
   nm_gate_mark_work(gate);
 }
 
@@ -168,4 +175,7 @@ void nm_gate_destroy(struct nm_gate_s *gate)
   gate->rdv_sends.index = NULL;
   nm_req_index_free(gate->rdv_index);
   gate->rdv_index = NULL;
+  if (core->cfg.strategy->gate_destroy)
+    core->cfg.strategy->gate_destroy(gate);
+  gate->strat = NULL;
 }

@@ -157,10 +157,35 @@ void nm_core_send_done(void *ref, void *ctx, int err)
     nm_gate_mark_work(gate);
 }
 
-/* Hand a built packet to the rail's driver. @return 1 posted, 0 driver queue full (kept for retry). */
-static int nm_rail_post(struct nm_gate_s *gate, struct nm_rail_s *rail, struct nm_pw_s *pw)
+struct nm_pw_s *nm_strat_pw_new(struct nm_gate_s *gate, int rail)
 {
+  struct nm_core_s *core = gate->core;
+  struct nm_pw_s *pw = nm_pool_get(&core->pw_pool);
+  if (!pw)
+    return NULL;
+  pw->gate = gate;
+  pw->rail = rail;
+  pw->n_chunks = 0;
+  pw->len = NM_WIRE_PKT_HDR_LEN;
+  pw->cap = core->pw_cap;
+  pw->reqs = pw->reqs_tail = NULL;
+  pw->next = NULL;
+  return pw;
+}
+
+void nm_strat_pw_drop(struct nm_pw_s *pw)
+{
+  nm_pool_put(&pw->gate->core->pw_pool, pw);
+}
+
+int nm_strat_pw_post(struct nm_pw_s *pw)
+{
+  struct nm_gate_s *gate = pw->gate;
+  struct nm_core_s *core = gate->core;
+  struct nm_rail_s *rail = &gate->rails[pw->rail];
   struct nm_drv_s *drv = rail->drv;
+  /* Sealed again on a retry: harmless, the header depends on the packet only. */
+  nm_wire_put_pkt_hdr_key(pw->buf, pw->n_chunks, (uint32_t)core->rank, (uint32_t)pw->len, core->door.job_key);
   int rc = drv->ops->send(drv, rail->peer, pw->buf, pw->len, pw);
   if (rc == 1) { /* completed at post: the rail counts as busy until the next progress pass, so that a
                   * burst of sends between two passes is aggregated instead of going one by one */
@@ -180,63 +205,53 @@ static int nm_rail_post(struct nm_gate_s *gate, struct nm_rail_s *rail, struct n
   return 1;
 }
 
-static struct nm_rail_s *nm_gate_ready_rail(struct nm_gate_s *gate)
-{
-  for (int i = 0; i < gate->n_rails; i++) {
-    struct nm_rail_s *rail = &gate->rails[i];
-    if (!rail->drv->inject_busy && rail->inflight < NM_RAIL_MAX_INFLIGHT)
-      return rail;
-  }
-  return NULL;
-}
-
 int nm_core_schedule_gate(struct nm_gate_s *gate)
 {
-  struct nm_core_s *core = gate->core;
-  int n = 0;
-  for (int i = 0; i < gate->n_rails; i++) {
-    struct nm_rail_s *rail = &gate->rails[i];
-    if (rail->retry && !gate->status) {
-      struct nm_pw_s *pw = rail->retry;
-      rail->retry = NULL;
-      if (!nm_rail_post(gate, rail, pw))
-        return n;
-      n++;
-    }
-  }
-  while (!gate->status && (gate->send_queue.head || gate->ctrl_head)) {
-    struct nm_rail_s *rail = nm_gate_ready_rail(gate);
-    if (!rail || rail->retry)
-      break;
-    struct nm_pw_s *pw = nm_pool_get(&core->pw_pool);
-    if (!pw)
-      break;
-    pw->gate = gate;
-    pw->rail = (int)(rail - gate->rails);
-    pw->n_chunks = 0;
-    pw->len = NM_WIRE_PKT_HDR_LEN;
-    pw->cap = core->pw_cap;
-    pw->reqs = pw->reqs_tail = NULL;
-    pw->next = NULL;
-    if (core->cfg.strategy->try_and_commit(gate, pw) == 0) {
-      nm_pool_put(&core->pw_pool, pw);
-      break;
-    }
-    nm_wire_put_pkt_hdr_key(pw->buf, pw->n_chunks, (uint32_t)core->rank, (uint32_t)pw->len, core->door.job_key);
-    if (!nm_rail_post(gate, rail, pw))
-      break;
-    n++;
-  }
-  return n;
+  if (gate->status)
+    return 0;
+  return gate->core->cfg.strategy->try_and_commit(gate);
 }
 
+/* The priority the work list orders a gate by: its strategy's view of its most urgent pending work. */
+nm_prio_t nm_work_prio(const struct nm_gate_s *gate)
+{
+  const struct nm_strategy_ops_s *st = gate->core->cfg.strategy;
+  return st->gate_prio && (gate->send_queue.head || gate->ctrl_head) ? st->gate_prio(gate) : 0;
+}
+
+/* Serve the gates with pending work in decreasing priority of their most urgent work (FIFO among equals), so
+ * that when the drivers free up, the urgent traffic of one peer goes before the bulk of another (a forwarder's
+ * urgent child first). The list is re-sorted at each pass: priorities change as queues drain. Equal priorities,
+ * the common case, insert at the tail in O(1). */
 int nm_core_schedule(nm_core_t core)
 {
-  struct nm_gate_s *g = core->work_head;
-  core->work_head = NULL;
-  int n = 0;
+  struct nm_gate_s *g = core->work_head, *head = NULL, *tail = NULL;
+  core->work_head = core->work_tail = NULL;
+  core->work_prio_max = NM_PRIO_LOWEST;
   while (g) {
     struct nm_gate_s *next = g->work_next;
+    g->work_prio = nm_work_prio(g);
+    if (!tail || tail->work_prio >= g->work_prio) {
+      g->work_next = NULL;
+      if (tail)
+        tail->work_next = g;
+      else
+        head = g;
+      tail = g;
+    } else {
+      struct nm_gate_s **pp = &head;
+      while ((*pp)->work_prio >= g->work_prio)
+        pp = &(*pp)->work_next;
+      g->work_next = *pp;
+      *pp = g;
+    }
+    g = next;
+  }
+  int n = 0;
+  for (g = head; g;) {
+    struct nm_gate_s *next = g->work_next;
+    /* Cleared only now: a gate further down that gets work meanwhile (a monitor posting from a completion) stays
+     * marked, so it is not linked into the new list while this loop still walks it. */
     g->in_work_list = 0;
     n += nm_core_schedule_gate(g);
     if (nm_gate_has_work(g))
@@ -261,8 +276,11 @@ int nm_core_post_send(struct nm_req_s *req)
   }
   req->seq = s->next_send++;
   req->state = NM_RS_QUEUED;
-  gate->core->cfg.strategy->enqueue(gate, req);
-  nm_core_schedule_gate(gate);
+  struct nm_core_s *core = gate->core;
+  core->cfg.strategy->pack_data(gate, req);
+  /* Post now unless gates with more urgent work wait for the drivers: they go first, at the next pass. */
+  if (!core->work_head || core->work_prio_max <= req->prio)
+    nm_core_schedule_gate(gate);
   /* what the rails could not take now leaves at a later progress pass */
   if (nm_gate_has_work(gate))
     nm_gate_mark_work(gate);

@@ -42,11 +42,12 @@ static void nm_large_release(struct nm_large_s *l)
 }
 
 static int nm_gate_queue_ctrl(struct nm_gate_s *gate, uint8_t type, uint8_t rail, uint64_t cookie,
-                              uint64_t offset, uint64_t len, uint64_t rtag)
+                              uint64_t offset, uint64_t len, uint64_t rtag, nm_prio_t prio)
 {
   struct nm_ctrl_s *c = nm_gate_new_ctrl(gate, type);
   if (!c)
     return -NM_ENOMEM;
+  c->prio = prio; /* the strategy orders the control queue by it (issue 15: RTRs carry their message's priority) */
   c->rail = rail;
   c->cookie = cookie;
   c->offset = offset;
@@ -58,7 +59,7 @@ static int nm_gate_queue_ctrl(struct nm_gate_s *gate, uint8_t type, uint8_t rail
 
 void nm_rdv_send_ack(struct nm_gate_s *gate, uint64_t cookie)
 {
-  if (nm_gate_queue_ctrl(gate, NM_WIRE_ACK, 0, cookie, 0, 0, 0))
+  if (nm_gate_queue_ctrl(gate, NM_WIRE_ACK, 0, cookie, 0, 0, 0, 0))
     nm_gate_fail(gate, -NM_ENOMEM);
 }
 
@@ -84,7 +85,7 @@ void nm_rdv_post(struct nm_req_s *req, struct nm_gate_s *gate, uint64_t cookie, 
     }
   }
   /* The receive is posted before the RTR leaves, so the data always finds it. */
-  if (nm_gate_queue_ctrl(gate, NM_WIRE_RTR, rail, cookie, offset, n, rtag)) {
+  if (nm_gate_queue_ctrl(gate, NM_WIRE_RTR, rail, cookie, offset, n, rtag, req ? req->prio : 0)) {
     nm_gate_fail(gate, -NM_ENOMEM);
     return;
   }

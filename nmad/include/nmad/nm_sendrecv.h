@@ -28,7 +28,7 @@ typedef struct nm_req_s nm_sr_request_t; /**< a send or receive request, embedde
 /** @brief Prepare a send request (priority 0, no monitor). Must precede set_priority/set_monitor. */
 void nm_sr_send_init(nm_session_t session, nm_sr_request_t *req);
 
-/** @brief Set the send priority (larger = more urgent). With NMAD_STRATEGY=prio, higher-priority messages
+/** @brief Set the send priority (larger = more urgent). With the default strategy (prio), higher-priority messages
  *  leave first, while messages with the same (gate, tag) keep their order. @return 0 or -NM_EINVAL if posted. */
 int nm_sr_send_set_priority(nm_session_t session, nm_sr_request_t *req, nm_prio_t prio);
 

@@ -1,0 +1,354 @@
+/* Unit tests of the packet scheduler and its strategies through the fake driver (issue 15, "Strategies own
+ * scheduling" and "Priorities everywhere"): the most urgent gate is served first when the driver frees up,
+ * control chunks (RTR) and data are merged by priority, per-(gate, tag) order holds whatever the priorities,
+ * and the default strategy (NMAD_STRATEGY unset) honours priorities and aggregates.
+ * The fake driver completes sends at post (like fi_inject), which makes the core treat the driver as busy until
+ * the next progress pass: one packet per pass, so what queues meanwhile shows the scheduler's order. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fake_driver.h"
+#include <nmad/nm_sendrecv.h>
+
+static nm_core_t core;
+static struct fake_drv_s *fake;
+static nm_session_t sess;
+static uint8_t pkt[4096];
+
+static void setup_strategy(const char *strategy)
+{
+  core = fake_core_new(4, strategy, 1024, &fake);
+  ck_assert_ptr_nonnull(core);
+  ck_assert_int_eq(nm_session_open(core, "sched", &sess), 0);
+}
+static void teardown(void) { fake_core_free(core); }
+
+static nm_gate_t gate(int r) { return nm_core_gate(core, r); }
+
+static int decode(int i, struct nm_wire_chunk_s *chunks, int max)
+{
+  struct fake_pkt_s *p = &fake->pkts[i];
+  struct nm_wire_pkt_s h;
+  ck_assert_int_eq(nm_wire_validate(p->buf, p->len, &h), 0);
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  for (int c = 0; c < h.n_chunks && c < max; c++)
+    ck_assert_int_eq(nm_wire_next_chunk(p->buf, p->len, &off, &chunks[c]), 0);
+  return h.n_chunks;
+}
+
+static void isend_prio(nm_gate_t g, nm_tag_t tag, nm_prio_t prio, const void *buf, nm_len_t len,
+                       nm_sr_request_t *r)
+{
+  nm_sr_send_init(sess, r);
+  ck_assert_int_eq(nm_sr_send_set_priority(sess, r, prio), 0);
+  ck_assert_int_eq(nm_sr_send_isend(sess, r, g, tag, buf, len), 0);
+}
+
+/* A first send takes the driver (it completes at post and leaves the driver busy for this pass), so that what
+ * is posted next waits for the scheduler. */
+static void occupy_driver(nm_sr_request_t *lead)
+{
+  ck_assert_int_eq(nm_sr_isend(sess, gate(3), 99, "lead", 5, lead), 0);
+  ck_assert_int_eq(fake->n_pkts, 1);
+}
+
+/* Bulk to gate 1 queued first, then an urgent message to gate 2: when the driver frees up, gate 2 goes first
+ * under "prio"; "aggreg" serves the gates in the order they got work. */
+static void check_across_gates(const char *strategy, int urgent_first)
+{
+  setup_strategy(strategy);
+  nm_sr_request_t lead, bulk[4], urgent;
+  static char data[4][512];
+  occupy_driver(&lead);
+  for (int i = 0; i < 4; i++)
+    isend_prio(gate(1), 1, 0, data[i], sizeof(data[i]), &bulk[i]);
+  isend_prio(gate(2), 2, 10, "urgent", 7, &urgent);
+  ck_assert_int_eq(fake->n_pkts, 1); /* nothing left while the driver is busy */
+  nm_core_progress(core);
+  ck_assert_int_eq(fake->n_pkts, 2); /* one packet per pass */
+  ck_assert_uint_eq(fake->pkts[1].peer, urgent_first ? 2 : 1);
+  for (int pass = 0; pass < 4; pass++)
+    nm_core_progress(core);
+  ck_assert_int_eq(fake->n_pkts, 3); /* bulk aggregated in one packet, urgent in another */
+  ck_assert_uint_eq(fake->pkts[2].peer, urgent_first ? 1 : 2);
+  ck_assert_int_eq(nm_sr_stest(sess, &urgent), 0);
+  for (int i = 0; i < 4; i++)
+    ck_assert_int_eq(nm_sr_stest(sess, &bulk[i]), 0);
+  teardown();
+}
+
+START_TEST(test_prio_across_gates)
+{
+  check_across_gates("prio", 1);
+}
+END_TEST
+
+START_TEST(test_aggreg_gates_fifo)
+{
+  check_across_gates("aggreg", 0);
+}
+END_TEST
+
+/* A send's completion monitor runs inside the scheduling pass (the driver completes at post) and posts to a gate
+ * that waits further down the work list: every gate listed must still be served, none dropped from the list. */
+struct repost_s {
+  nm_sr_request_t req;
+  int done;
+};
+static void repost_monitor(struct nm_req_s *req, unsigned event, void *ref)
+{
+  struct repost_s *rp = ref;
+  (void)req;
+  (void)event;
+  if (!rp->done++)
+    ck_assert_int_eq(nm_sr_isend(sess, gate(2), 7, "again", 6, &rp->req), 0);
+}
+
+START_TEST(test_monitor_posts_during_schedule)
+{
+  setup_strategy("prio");
+  nm_sr_request_t lead, a, b, c;
+  struct repost_s rp = {.done = 0};
+  occupy_driver(&lead);
+  nm_sr_send_init(sess, &a);
+  ck_assert_int_eq(nm_sr_send_set_priority(sess, &a, 9), 0);
+  ck_assert_int_eq(nm_sr_request_set_monitor(sess, &a, NM_EVENT_SEND_COMPLETED, repost_monitor, &rp), 0);
+  ck_assert_int_eq(nm_sr_send_isend(sess, &a, gate(1), 1, "a", 2), 0);
+  isend_prio(gate(2), 2, 5, "b", 2, &b);
+  isend_prio(gate(3), 3, 1, "c", 2, &c);
+  for (int pass = 0; pass < 8; pass++)
+    nm_core_progress(core);
+  ck_assert_int_eq(rp.done, 1);
+  ck_assert_int_eq(nm_sr_stest(sess, &a), 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &b), 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &c), 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &rp.req), 0);
+  ck_assert_int_eq(fake->n_pkts, 4); /* lead, a, b + again (aggregated), c */
+  struct nm_wire_chunk_s ch[2];
+  ck_assert_uint_eq(fake->pkts[2].peer, 2);
+  ck_assert_int_eq(decode(2, ch, 2), 2);
+  ck_assert_uint_eq(fake->pkts[3].peer, 3);
+  teardown();
+}
+END_TEST
+
+/* Three gates with work at priorities 1, 7, 4 are served 7, 4, 1; a control chunk counts for its gate's
+ * priority like data does. */
+START_TEST(test_prio_gate_order_with_ctrl)
+{
+  setup_strategy("prio");
+  nm_sr_request_t lead, s1, s3;
+  occupy_driver(&lead);
+  isend_prio(gate(1), 1, 1, "one", 4, &s1);
+  /* gate 2 has only a control chunk: a CANCEL_REPLY-free way to queue one is an RTR for an RDV it sent */
+  nm_sr_request_t r;
+  static char big[4096];
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(2), 8, big, sizeof(big), &r), 0);
+  r.prio = 7; /* the receive's priority: its RTR carries it (no sendrecv call sets it yet) */
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  off += nm_wire_put_rdv(pkt + off, sess->id, 8, 0, sizeof(big), 77, 0);
+  nm_wire_put_pkt_hdr(pkt, 1, 2, (uint32_t)off);
+  nm_core_packet(core, &core->drvs[0], pkt, off, 2);
+  isend_prio(gate(3), 3, 4, "three", 6, &s3);
+  int expect[3] = {2, 3, 1};
+  for (int i = 0; i < 3; i++) {
+    nm_core_progress(core);
+    ck_assert_int_eq(fake->n_pkts, 2 + i);
+    ck_assert_uint_eq(fake->pkts[1 + i].peer, (uint64_t)expect[i]);
+  }
+  struct nm_wire_chunk_s c[2];
+  ck_assert_int_eq(decode(1, c, 2), 1);
+  ck_assert_uint_eq(c[0].type, NM_WIRE_RTR);
+  teardown();
+}
+END_TEST
+
+/* Across kinds on one gate: sends of priority 9 and 1 and the RTR of a receive of priority 5 share one packet
+ * in the order 9, RTR, 1; a receive of priority 0 puts its RTR after the data of priority 1 (but "aggreg" sends
+ * control chunks first). */
+static void rdv_in(nm_sr_request_t *r, void *buf, size_t len, nm_prio_t prio, nm_tag_t tag, uint32_t seq,
+                   uint64_t cookie)
+{
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(1), tag, buf, len, r), 0);
+  r->prio = prio;
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  off += nm_wire_put_rdv(pkt + off, sess->id, tag, seq, len, cookie, 0);
+  nm_wire_put_pkt_hdr(pkt, 1, 1, (uint32_t)off);
+  nm_core_packet(core, &core->drvs[0], pkt, off, 1);
+}
+
+START_TEST(test_prio_data_vs_rtr)
+{
+  setup_strategy("prio");
+  nm_sr_request_t lead, lo, hi, r5, r0;
+  static char big5[4096], big0[4096];
+  occupy_driver(&lead);
+  isend_prio(gate(1), 1, 1, "low", 4, &lo);
+  rdv_in(&r0, big0, sizeof(big0), 0, 20, 0, 500);
+  rdv_in(&r5, big5, sizeof(big5), 5, 21, 0, 555);
+  isend_prio(gate(1), 2, 9, "high", 5, &hi);
+  nm_core_progress(core);
+  ck_assert_int_eq(fake->n_pkts, 2);
+  struct nm_wire_chunk_s c[4];
+  ck_assert_int_eq(decode(1, c, 4), 4);
+  ck_assert_uint_eq(c[0].type, NM_WIRE_DATA);
+  ck_assert_str_eq((const char *)c[0].payload, "high");
+  ck_assert_uint_eq(c[1].type, NM_WIRE_RTR);
+  ck_assert_uint_eq(c[1].cookie, 555);
+  ck_assert_uint_eq(c[2].type, NM_WIRE_DATA);
+  ck_assert_str_eq((const char *)c[2].payload, "low");
+  ck_assert_uint_eq(c[3].type, NM_WIRE_RTR);
+  ck_assert_uint_eq(c[3].cookie, 500);
+  teardown();
+}
+END_TEST
+
+/* 300 sends on 4 tags with pseudo-random priorities: whatever the priorities, each (gate, tag) stream leaves in
+ * its sequence order, and nothing is lost or duplicated. */
+START_TEST(test_prio_keeps_tag_order)
+{
+  setup_strategy("prio");
+  enum { N = 300 };
+  static nm_sr_request_t reqs[N];
+  static char payload[N][4];
+  nm_sr_request_t lead;
+  occupy_driver(&lead);
+  unsigned x = 12345;
+  int count[4] = {0, 0, 0, 0};
+  for (int i = 0; i < N; i++) {
+    x = x * 1103515245u + 12345u;
+    int tag = (int)((x >> 16) % 4);
+    nm_prio_t prio = (nm_prio_t)((x >> 8) % 7) - 3;
+    count[tag]++;
+    snprintf(payload[i], sizeof(payload[i]), "%d", tag);
+    isend_prio(gate(1), (nm_tag_t)tag, prio, payload[i], sizeof(payload[i]), &reqs[i]);
+  }
+  for (int pass = 0; pass < 10; pass++)
+    nm_core_progress(core);
+  uint32_t next_seq[4] = {0, 0, 0, 0};
+  int total = 0;
+  static struct nm_wire_chunk_s c[N];
+  for (int p = 1; p < fake->n_pkts; p++) {
+    int n = decode(p, c, N);
+    for (int k = 0; k < n; k++) {
+      ck_assert_uint_eq(c[k].type, NM_WIRE_DATA);
+      ck_assert_uint_lt(c[k].tag, 4);
+      ck_assert_uint_eq(c[k].seq, next_seq[c[k].tag]);
+      next_seq[c[k].tag]++;
+      total++;
+    }
+  }
+  ck_assert_int_eq(total, N);
+  for (int t = 0; t < 4; t++)
+    ck_assert_uint_eq(next_seq[t], (uint32_t)count[t]);
+  teardown();
+}
+END_TEST
+
+/* 64 sends on distinct tags (no ordering constraint between them) with pseudo-random priorities leave in
+ * decreasing priority, in post order among equal priorities. */
+START_TEST(test_prio_sorted_distinct_tags)
+{
+  setup_strategy("prio");
+  enum { N = 64 };
+  static nm_sr_request_t reqs[N];
+  static int32_t idx[N];
+  nm_prio_t prio[N];
+  nm_sr_request_t lead;
+  occupy_driver(&lead);
+  unsigned x = 777;
+  for (int i = 0; i < N; i++) {
+    x = x * 1103515245u + 12345u;
+    prio[i] = (nm_prio_t)((x >> 8) % 5);
+    idx[i] = i;
+    isend_prio(gate(1), (nm_tag_t)(100 + i), prio[i], &idx[i], sizeof(idx[i]), &reqs[i]);
+  }
+  nm_core_progress(core);
+  ck_assert_int_eq(fake->n_pkts, 2);
+  struct nm_wire_chunk_s c[N];
+  ck_assert_int_eq(decode(1, c, N), N);
+  for (int k = 1; k < N; k++) {
+    int32_t a, b;
+    memcpy(&a, c[k - 1].payload, 4);
+    memcpy(&b, c[k].payload, 4);
+    ck_assert(prio[a] > prio[b] || (prio[a] == prio[b] && a < b));
+  }
+  teardown();
+}
+END_TEST
+
+/* NMAD_STRATEGY unset selects a strategy that honours priorities and aggregates: 16 small sends queued while
+ * the driver is busy leave in one packet, the urgent one first. */
+START_TEST(test_default_strategy_prio_aggreg)
+{
+  struct nm_config_s cfg;
+  memset(&cfg, 0, sizeof(cfg));
+  unsetenv("NMAD_STRATEGY");
+  ck_assert_int_eq(nm_config_load(&cfg, 65536, 0), 0);
+  ck_assert_ptr_nonnull(cfg.strategy->gate_prio); /* priority-aware */
+  setup_strategy(cfg.strategy->name);
+  nm_sr_request_t lead, reqs[16];
+  char msgs[16][8];
+  occupy_driver(&lead);
+  for (int i = 0; i < 16; i++) {
+    snprintf(msgs[i], sizeof(msgs[i]), "m%d", i);
+    isend_prio(gate(1), (nm_tag_t)i, i == 11 ? 3 : 0, msgs[i], sizeof(msgs[i]), &reqs[i]);
+  }
+  nm_core_progress(core);
+  ck_assert_int_eq(fake->n_pkts, 2);
+  struct nm_wire_chunk_s c[16];
+  ck_assert_int_eq(decode(1, c, 16), 16);
+  ck_assert_str_eq((const char *)c[0].payload, "m11");
+  for (int k = 1, i = 0; k < 16; k++, i++) {
+    if (i == 11)
+      i++;
+    ck_assert_str_eq((const char *)c[k].payload, msgs[i]); /* the others in post order */
+  }
+  teardown();
+}
+END_TEST
+
+/* Every strategy answers the receiver's rendezvous cut with chunks covering [0, len) exactly. */
+START_TEST(test_rdv_accept_covers)
+{
+  const char *names[] = {"default", "aggreg", "prio"};
+  for (int s = 0; s < 3; s++) {
+    setup_strategy(names[s]);
+    struct nm_rdv_chunk_s ch[NM_MAX_RAILS];
+    nm_len_t len = 3 * 1024 * 1024 + 7;
+    int n = core->cfg.strategy->rdv_accept(gate(1), len, 0, ch, NM_MAX_RAILS);
+    ck_assert_int_ge(n, 1);
+    ck_assert_int_le(n, NM_MAX_RAILS);
+    nm_len_t next = 0;
+    for (int i = 0; i < n; i++) {
+      ck_assert_uint_eq(ch[i].offset, next);
+      ck_assert_int_lt(ch[i].rail, gate(1)->n_rails);
+      next += ch[i].len;
+    }
+    ck_assert_uint_eq(next, len);
+    teardown();
+  }
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("sched");
+  TCase *t = tcase_create("priorities");
+  tcase_add_test(t, test_prio_across_gates);
+  tcase_add_test(t, test_aggreg_gates_fifo);
+  tcase_add_test(t, test_prio_gate_order_with_ctrl);
+  tcase_add_test(t, test_monitor_posts_during_schedule);
+  tcase_add_test(t, test_prio_data_vs_rtr);
+  tcase_add_test(t, test_prio_keeps_tag_order);
+  tcase_add_test(t, test_prio_sorted_distinct_tags);
+  tcase_add_test(t, test_default_strategy_prio_aggreg);
+  tcase_add_test(t, test_rdv_accept_covers);
+  suite_add_tcase(s, t);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
