@@ -21,4 +21,5 @@ const struct nm_strategy_ops_s nm_strat_aggreg_ops = {
   .name = "aggreg",
   .enqueue = nm_strat_aggreg_enqueue,
   .try_and_commit = nm_strat_pack_all,
+  .rdv_accept = nm_strat_rdv_split_balance,
 };

@@ -19,4 +19,5 @@ const struct nm_strategy_ops_s nm_strat_default_ops = {
   .name = "default",
   .enqueue = nm_strat_default_enqueue,
   .try_and_commit = nm_strat_default_try_and_commit,
+  .rdv_accept = nm_strat_rdv_split_balance,
 };

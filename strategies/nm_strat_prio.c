@@ -17,4 +17,5 @@ const struct nm_strategy_ops_s nm_strat_prio_ops = {
   .name = "prio",
   .enqueue = nm_strat_prio_enqueue,
   .try_and_commit = nm_strat_pack_all,
+  .rdv_accept = nm_strat_rdv_split_balance,
 };
