@@ -105,8 +105,11 @@ static void nm_rdv_free(struct nm_rdv_s *x)
     x->next->prev = x->prev;
   else
     gate->rdv.tail = x->prev;
-  if (x->is_send)
+  if (x->is_send) {
     HASH_DEL(gate->rdv.by_cookie, x);
+    if (x->rtr_done < x->n_rtr)
+      gate->core->n_large--; /* see nm_rdv_handle_rtr() */
+  }
   free(x);
 }
 
@@ -336,10 +339,14 @@ int nm_rdv_handle_rtr(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c)
       x->n_rtr = n_rtr;
       HASH_ADD(hh, gate->rdv.by_cookie, cookie, sizeof(x->cookie), x);
       nm_rdv_link(gate, x);
+      /* Counted as a large transfer until its last RTR came: between two chunks the sender may have no data
+       * in a driver, and a waiter that sees no large transfer blocks or backs off (nm_core_wait_flag()),
+       * answering the next RTR late. */
+      gate->core->n_large++;
     }
   }
-  if (x)
-    x->rtr_done++;
+  if (x && ++x->rtr_done == x->n_rtr)
+    gate->core->n_large--;
   if (len == 0) {
     nm_req_complete(req, NM_ESUCCESS);
     return NM_ESUCCESS;
