@@ -60,8 +60,17 @@ extern const struct nm_strategy_ops_s nm_strat_default_ops;
 extern const struct nm_strategy_ops_s nm_strat_aggreg_ops;
 extern const struct nm_strategy_ops_s nm_strat_prio_ops;
 
-/** Receiver's rendezvous cut shared by every strategy (strategies/nm_strat_split_balance.c): see
- *  nm_strategy_ops_s.rdv_accept. */
+/** split_balance (strategies/nm_strat_split_balance.c, NewMadeleine's strategy of that name), the receiver's
+ *  rendezvous cut of every strategy: cut the rendezvous bytes [0, @p len) of a message on @p gate across the
+ *  gate's rails. Every subset of rails is priced with the drivers' nominal figures (props.latency_ns,
+ *  props.bandwidth_MBps) as max(latency of the subset) + len / (sum of the subset's bandwidths), and the cheapest
+ *  subset is used, each of its rails taking a share of the bytes in proportion to its bandwidth: a latency-bound
+ *  message goes whole on the lowest-latency rail, a large one is split. The split points are 4 KiB aligned for
+ *  messages of 64 KiB and more. @p prio does not change the split (the core issues the chunks of higher-priority
+ *  messages first, nm_rdv.c).
+ *  @param chunks array of at least @p max entries; written in increasing offset order, one per rail used.
+ *  @return the number of chunks written (1 .. min(max, gate->n_rails)); their lengths add up to @p len.
+ *  Thread-safety: called under the core lock. Source: issue 15, part 3. */
 int nm_strat_rdv_split_balance(struct nm_gate_s *gate, nm_len_t len, int prio, struct nm_rdv_chunk_s *chunks,
                                int max);
 

@@ -175,8 +175,9 @@ static int nm_ofi_open(struct nm_drv_s *drv, const char *word, int all_local)
   drv->props.max_packet = max_msg < NM_OFI_MAX_PACKET ? max_msg : NM_OFI_MAX_PACKET;
   drv->props.inject_size = q->use_inject ? o->info->tx_attr->inject_size : 0;
   drv->props.max_large = max_msg;
-  drv->props.latency_ns = strcmp(word, "shm") == 0 ? 500 : 5000;
-  drv->props.bandwidth_MBps = strcmp(word, "shm") == 0 ? 8000 : 2000;
+  const struct nm_ofi_nominal_s *nom = nm_ofi_nominal_lookup(word);
+  drv->props.latency_ns = nom ? nom->latency_ns : 5000;
+  drv->props.bandwidth_MBps = nom ? nom->bandwidth_MBps : 1000;
   snprintf(drv->props.provider, sizeof(drv->props.provider), "%s", o->info->fabric_attr->prov_name);
   if (o->auth_source)
     drv->props.flags |= NM_DRV_F_AUTH_SOURCE;

@@ -42,3 +42,28 @@ const struct nm_ofi_quirk_s *nm_ofi_quirk_lookup(const char *word)
       return &nm_ofi_quirks[i];
   return NULL;
 }
+
+/* Nominal latency and bandwidth per provider (issue 15, part 3). shm and tcp: raw fi_pingpong on this project's
+ * machine (doc/performance.md, issue 2: shm 1.1 us at 8 B and 17-20 GB/s at 4 MiB; tcp over loopback 11 us and
+ * 3.1 GB/s); they are loopback figures, right for ranks of one host, which is where these providers run here.
+ * sockets and udp: slower than tcp on the same path (no zero-copy receive; udp;ofi_rxd segments everything).
+ * verbs, psm2, opx: the nominal 100 Gb/s link (12.5 GB/s, about 12 GB/s of payload) and the latencies their
+ * vendors publish (EDR InfiniBand 1.5 us through rxm, Omni-Path PSM2 1 us, CN5000 OPX 1 us); not measured (no
+ * such hardware here). Why a table and not a measurement at open: doc/architecture.md, "Rail figures". */
+static const struct nm_ofi_nominal_s nm_ofi_nominals[] = {
+  {"shm", 1100, 18000},
+  {"tcp", 11000, 3100},
+  {"sockets", 15000, 2000},
+  {"udp", 20000, 500},
+  {"verbs", 1500, 12000},
+  {"psm2", 1000, 12000},
+  {"opx", 1000, 12000},
+};
+
+const struct nm_ofi_nominal_s *nm_ofi_nominal_lookup(const char *word)
+{
+  for (size_t i = 0; i < sizeof(nm_ofi_nominals) / sizeof(nm_ofi_nominals[0]); i++)
+    if (strcmp(nm_ofi_nominals[i].word, word) == 0)
+      return &nm_ofi_nominals[i];
+  return NULL;
+}

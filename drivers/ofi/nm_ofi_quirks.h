@@ -31,6 +31,16 @@ struct nm_ofi_quirk_s {
 
 /** Entry for an NMAD_DRIVER word, or NULL. */
 const struct nm_ofi_quirk_s *nm_ofi_quirk_lookup(const char *word);
+/** Nominal figures of a provider, which split_balance prices rails with (strategies/nm_strat_split_balance.c). */
+struct nm_ofi_nominal_s {
+  const char *word;        /* NMAD_DRIVER word */
+  uint32_t latency_ns;     /* one-way latency of a small message */
+  uint32_t bandwidth_MBps; /* large-message bandwidth, 1 MB = 1e6 B */
+};
+/** Nominal figures for an NMAD_DRIVER word (doc/architecture.md, "Rail figures": where each comes from).
+ *  @return the entry, or NULL for a word without one (the driver then keeps 5 us and 1000 MB/s). */
+const struct nm_ofi_nominal_s *nm_ofi_nominal_lookup(const char *word);
+
 /** Accepted words, for error messages. */
 #define NM_OFI_WORDS "shm, tcp, sockets, udp, verbs, psm2, opx (and self; a+b for two rails)"
 

@@ -21,7 +21,9 @@ extern "C" {
 #include "drivers/nm_driver.h"
 #include <nmad/nm_errno.h>
 }
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <cstdlib>
 #include <cstring>
 #include <unordered_map>
@@ -59,6 +61,8 @@ struct nm_sim_large_send_s {
   sg4::CommPtr comm;
   void *ctx;
   size_t len;
+  nm_sim_msg_s *deliver; /* rail >= 1: the data, handed to the peer's mailbox once the NIC-to-NIC flow ended */
+  uint64_t peer;
 };
 
 /** A completion found outside progress (an early large message, a cancel), reported by the next progress. */
@@ -71,6 +75,9 @@ struct nm_sim_done_s {
 struct nm_sim_drv_s {
   nm_sim_rank_s *self;
   nm_sim_job_s *job;
+  int rail;                                /* rail index among this rank's simulation drivers */
+  sg4::Host *nic;                          /* rail >= 1: this rank's NIC host for the rail */
+  nm_sim_drv_s *next_rail;                 /* the rank's next simulation driver (self->drvs heads the chain) */
   sg4::Mailbox *mbox;
   sg4::CommPtr recv;      /* always one receive pending on mbox */
   nm_sim_msg_s *recv_msg; /* written by the receive when it completes */
@@ -140,6 +147,59 @@ void handle_arrival(nm_drv_s *drv, nm_sim_msg_s *m)
   drv->up.large_done(drv->up.ref, d.ctx, d.err, d.len);
 }
 
+/* Rank @p peer's mailbox on this driver's rail (looked up each time: job->rails grows when a rank opens its
+ * next rail, which moves the vectors). */
+sg4::Mailbox *peer_mbox(nm_sim_drv_s *p, uint64_t peer)
+{
+  return p->job->rails[static_cast<size_t>(p->rail)].mbox[peer];
+}
+
+/* The NIC host of rail k (>= 1) of @p host: "<host>.nic<k>", or nullptr when the platform has none. */
+sg4::Host *nic_of(const sg4::Host *host, int rail)
+{
+  return sg4::Host::by_name_or_null(host->get_name() + ".nic" + std::to_string(rail));
+}
+
+/* Whether a host belongs to rail k: rail 0 hosts carry no ".nic" suffix, rail k >= 1 ones end in ".nic<k>". */
+bool on_rail(const sg4::Host *h, int rail)
+{
+  const std::string &n = h->get_name();
+  size_t dot = n.rfind(".nic");
+  if (rail == 0)
+    return dot == std::string::npos;
+  return dot != std::string::npos && n.substr(dot + 4) == std::to_string(rail);
+}
+
+/* The rail's nominal latency and bandwidth, from the platform (once per job and rail): the route from @p from
+ * to another host of the same rail, its summed link latencies and its narrowest link. The figures are the
+ * platform's own; under SimGrid's default LV08 model the simulated ones differ by its factors (CM02: none). */
+void probe_rail(nm_sim_job_s::rail_s &r, sg4::Host *from, int rail)
+{
+  for (sg4::Host *h : sg4::Engine::get_instance()->get_all_hosts()) {
+    if (h == from || !on_rail(h, rail))
+      continue;
+    std::vector<sg4::Link *> links;
+    double lat = 0;
+    from->route_to(h, links, &lat);
+    double bw = 0;
+    for (sg4::Link *l : links)
+      if (bw == 0 || l->get_bandwidth() < bw)
+        bw = l->get_bandwidth();
+    if (bw > 0) {
+      r.latency_ns = static_cast<uint32_t>(std::llround(lat * 1e9));
+      r.bandwidth_MBps = static_cast<uint32_t>(std::min(bw / 1e6, 4e9));
+    }
+    break;
+  }
+  r.probed = true;
+}
+
+/* The NIC host of rail p->rail of rank @p peer (registered by the peer when it opened that rail). */
+sg4::Host *peer_nic(nm_sim_drv_s *p, uint64_t peer)
+{
+  return p->job->rails[static_cast<size_t>(p->rail)].nic[peer];
+}
+
 int sim_open(nm_drv_s *drv, const char *provider, int all_local)
 {
   nm_sim_rank_s *self = nm_sim_self();
@@ -152,15 +212,48 @@ int sim_open(nm_drv_s *drv, const char *provider, int all_local)
     return -NM_ENOMEM;
   p->self = self;
   p->job = self->job;
-  p->mbox = p->job->mbox[static_cast<size_t>(self->rank)];
+  p->rail = self->rails_open;
+  size_t n = p->job->mbox.size(), k = static_cast<size_t>(p->rail);
+  if (p->job->rails.size() <= k || p->job->rails[k].mbox.empty()) {
+    /* Mailbox::by_name() may let the other actors run: build first, publish after, with no yield between the
+     * test and the publication (another rank may have published meanwhile: then its vectors are kept). */
+    std::vector<sg4::Mailbox *> m(n);
+    for (size_t i = 0; i < n; i++)
+      m[i] = k == 0 ? p->job->mbox[i] : sg4::Mailbox::by_name("nmad-" + std::to_string(i) + ".rail" + std::to_string(k));
+    if (p->job->rails.size() <= k)
+      p->job->rails.resize(k + 1);
+    nm_sim_job_s::rail_s &r = p->job->rails[k];
+    if (r.mbox.empty()) {
+      r.mbox = std::move(m);
+      r.nic.assign(n, nullptr);
+    }
+  }
+  nm_sim_job_s::rail_s &r = p->job->rails[k];
+  sg4::Host *host = sg4::this_actor::get_host();
+  if (p->rail > 0 && !(p->nic = nic_of(host, p->rail))) {
+    std::fprintf(stderr, "nmad: rank %d: NMAD_DRIVER asks for sim rail %d but the platform has no host %s.nic%d "
+                 "(a second NIC per host: doc/platforms/README.md)\n", self->rank, p->rail, host->get_name().c_str(),
+                 p->rail);
+    delete p;
+    return -NM_ENOTSUP;
+  }
+  r.nic[static_cast<size_t>(self->rank)] = p->rail ? p->nic : host;
+  if (!r.probed)
+    probe_rail(r, p->rail ? p->nic : host, p->rail);
+  p->mbox = r.mbox[static_cast<size_t>(self->rank)];
   p->mbox->set_receiver(sg4::Actor::self());
   post_recv(p);
+  self->rails_open++;
+  nm_sim_drv_s **tail = reinterpret_cast<nm_sim_drv_s **>(&self->drvs);
+  while (*tail)
+    tail = &(*tail)->next_rail;
+  *tail = p;
   drv->priv = p;
   drv->props.max_packet = NM_SIM_MAX_PACKET;
   drv->props.inject_size = NM_SIM_MAX_PACKET;
   drv->props.max_large = UINT64_MAX;
-  drv->props.latency_ns = 1000;
-  drv->props.bandwidth_MBps = 1000;
+  drv->props.latency_ns = r.latency_ns;
+  drv->props.bandwidth_MBps = r.bandwidth_MBps;
   drv->props.flags = NM_DRV_F_RANK_ADDRESSED | (p->job->fake_above != UINT64_MAX ? NM_DRV_F_FAKE_PAYLOAD : 0u);
   drv->props.fake_above = p->job->fake_above;
   std::snprintf(drv->props.provider, sizeof(drv->props.provider), "sim");
@@ -178,7 +271,14 @@ void sim_close(nm_drv_s *drv)
       s.comm->cancel();
   } catch (const simgrid::Exception &) {
   }
+  for (auto &s : p->sends)
+    std::free(s.deliver);
   p->mbox->set_receiver(nullptr);
+  for (void **link = &p->self->drvs; *link; link = reinterpret_cast<void **>(&static_cast<nm_sim_drv_s *>(*link)->next_rail))
+    if (*link == p) {
+      *link = p->next_rail;
+      break;
+    }
   for (auto &e : p->early)
     std::free(e.second);
   delete p;
@@ -201,7 +301,7 @@ int sim_send(nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, void *ct
   nm_sim_msg_s *m = msg_new(NM_SIM_PACKET, p->self->rank, buf, len, false, 0);
   if (!m)
     return -NM_ENOMEM;
-  p->job->mbox[peer]->put_init(m, len)->detach(msg_free);
+  peer_mbox(p, peer)->put_init(m, len)->detach(msg_free);
   return 1; /* complete at post: the bytes are copied */
 }
 
@@ -213,7 +313,19 @@ int sim_large_send(nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, ui
   nm_sim_msg_s *m = msg_new(NM_SIM_LARGE, p->self->rank, buf, len, len > p->job->fake_above, rtag);
   if (!m)
     return -NM_ENOMEM;
-  p->sends.push_back({p->job->mbox[peer]->put_async(m, len), ctx, len});
+  if (p->rail == 0) {
+    p->sends.push_back({peer_mbox(p, peer)->put_async(m, len), ctx, len, nullptr, peer});
+    return NM_ESUCCESS;
+  }
+  /* Rail k >= 1: the bytes flow between the two hosts' NICs k (a host-to-host communication: a mailbox one
+   * would take the route between the actors' hosts, NIC 0). When it ends, the data is handed to the peer's
+   * mailbox of this rail as a zero-byte message, which wakes the peer (it costs one latency of NIC 0). */
+  sg4::Host *dst = peer_nic(p, peer);
+  if (!dst) {
+    std::free(m);
+    return -NM_EDRIVER;
+  }
+  p->sends.push_back({sg4::Comm::sendto_async(p->nic, dst, len), ctx, len, m, peer});
   return NM_ESUCCESS;
 }
 
@@ -270,6 +382,8 @@ int sim_progress(nm_drv_s *drv)
         i++;
       }
     for (auto &s : finished) { /* after the loop: the upcalls may post new sends */
+      if (s.deliver)
+        peer_mbox(p, s.peer)->put_init(s.deliver, 0)->detach(msg_free);
       drv->up.large_done(drv->up.ref, s.ctx, NM_ESUCCESS, s.len);
       n++;
     }
@@ -294,13 +408,18 @@ int sim_block(nm_drv_s *drv, uint64_t deadline_ns)
 {
   nm_sim_drv_s *p = priv(drv);
   p->idle_polls = 0;
-  if (!p->done.empty())
-    return NM_ESUCCESS;
+  /* the core blocks in one driver: wait for the activities of every rail of the rank */
   std::vector<sg4::CommPtr> &comms = p->wait_set;
   comms.clear();
-  comms.push_back(p->recv);
-  for (auto &s : p->sends)
-    comms.push_back(s.comm);
+  for (nm_sim_drv_s *q = static_cast<nm_sim_drv_s *>(p->self->drvs); q; q = q->next_rail) {
+    if (!q->done.empty()) {
+      comms.clear();
+      return NM_ESUCCESS;
+    }
+    comms.push_back(q->recv);
+    for (auto &s : q->sends)
+      comms.push_back(s.comm);
+  }
   double timeout = -1.0;
   if (deadline_ns) {
     uint64_t now = sim_now_ns(drv);

@@ -27,6 +27,11 @@ struct nm_sim_rank_s {
   struct nm_sim_job_s *job;
   /** The bootstrap's barrier over every rank of the job (costs no simulated time). @return 0. */
   int (*barrier)(struct nm_sim_rank_s *self);
+  /** Simulation drivers this rank opened so far: the next one is rail `rails_open` (NMAD_DRIVER=sim+sim). */
+  int rails_open;
+  /** The simulation drivers this rank opened, chained (drivers/sim/nm_sim.cpp): the core blocks in one of
+   *  them, which must wait on the activities of all. */
+  void *drvs;
 };
 
 /** The name nmad-sim exports its context getter under, and its type: the calling actor's rank, or NULL when

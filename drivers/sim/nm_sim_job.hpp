@@ -22,6 +22,16 @@ struct nm_sim_job_s {
    *  it waits for would never arrive. Waits of the core block instead and are never charged. */
   uint64_t poll_cost_ns = 1000;
   simgrid::s4u::BarrierPtr barrier;
+  /** Rail k of every rank (NMAD_DRIVER=sim+sim: one simulation driver per rail), made when a rank first opens
+   *  rail k. Rail k >= 1 moves its large transfers between the hosts' NICs k: the hosts named "<host>.nic<k>" of
+   *  the platform (doc/platforms/README.md, "Two NICs per host"). */
+  struct rail_s {
+    std::vector<simgrid::s4u::Mailbox *> mbox; /* rank r's mailbox on this rail (rail 0: the `mbox` above) */
+    std::vector<simgrid::s4u::Host *> nic;     /* rank r's NIC of this rail, set when r opens the rail */
+    bool probed = false;                       /* latency_ns and bandwidth_MBps read from the platform */
+    uint32_t latency_ns = 1000, bandwidth_MBps = 1000;
+  };
+  std::vector<rail_s> rails;
   std::vector<nm_sim_rank_s> ranks;
 };
 

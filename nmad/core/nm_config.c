@@ -88,6 +88,14 @@ int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed
     return -NM_EINVAL;
   }
   cfg->eager_credit = v;
+  v = NM_RDV_CHUNK_DEFAULT;
+  s = getenv("NMAD_RDV_CHUNK");
+  if (s && *s && (nm_config_parse_size(s, &v) || v < NM_RDV_CHUNK_MIN || v > NM_RDV_CHUNK_MAX)) {
+    fprintf(stderr, "nmad: NMAD_RDV_CHUNK='%s' is invalid; accepted: a byte count (suffix K, M, G) from %u to %llu\n",
+            s, NM_RDV_CHUNK_MIN, (unsigned long long)NM_RDV_CHUNK_MAX);
+    return -NM_EINVAL;
+  }
+  cfg->rdv_chunk = v;
   v = nm_config_peer_alloc_default();
   s = getenv("NMAD_PEER_ALLOC_MAX");
   if (s && *s && (nm_config_parse_size(s, &v) || v == 0)) {

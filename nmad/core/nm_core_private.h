@@ -64,6 +64,7 @@ struct nm_ctrl_s {
   uint8_t result;                     /* CANCEL_REPLY */
   uint32_t session, seq;              /* CANCEL, CANCEL_REPLY: the message */
   uint64_t tag;
+  uint32_t n_rtr;                     /* RTR: how many RTRs the receiver sends for this cookie (0 means 1) */
 };
 
 /** A packet wrapper: one packet being built and sent. Requests whose data it carries are chained through
@@ -86,6 +87,35 @@ struct nm_large_s {
   struct nm_gate_s *gate;
   int rail;
   int is_send;
+  struct nm_rdv_s *rdv; /* the chunked rendezvous message it is a chunk of, or NULL (nm_rdv.c) */
+};
+
+/** A rendezvous message moving as several chunks (nm_rdv.c). Receiver: the pieces (one per rail, from the
+ *  strategy's rdv_accept) whose chunks are still to be asked for by RTR. Sender: a message whose receiver
+ *  announced several RTRs, until all came and their data left. Its chunks in a driver are nm_large_s with ->rdv
+ *  set; it lives until its request completed and no chunk is left in a driver. */
+struct nm_rdv_s {
+  struct nm_rdv_s *next, *prev;   /* in gate->rdv.head: receivers by decreasing priority, then senders */
+  struct nm_req_s *req;           /* NULL once completed or detached (gate failure) */
+  struct nm_gate_s *gate;
+  uint64_t cookie;
+  char *buf;                      /* receiver: where message byte `base` lands */
+  nm_len_t base;                  /* receiver: message offset of buf[0] */
+  int prio;
+  int is_send;
+  int inflight;                   /* chunks posted to a driver */
+  nm_len_t chunk;                 /* receiver: bytes per chunk (NMAD_RDV_CHUNK, larger for huge messages) */
+  uint32_t n_rtr, rtr_done;       /* RTRs in all / sent (receiver) or received (sender) */
+  int n_pieces;
+  int next_piece;                 /* round robin over the pieces */
+  struct nm_rdv_chunk_s pieces[NM_MAX_RAILS]; /* receiver: bytes of buf still to ask for, per rail */
+  UT_hash_handle hh;              /* sender: in gate->rdv.by_cookie */
+};
+/** A gate's chunked rendezvous messages (nm_rdv.c). */
+struct nm_rdv_gate_s {
+  struct nm_rdv_s *head, *tail;
+  struct nm_rdv_s *by_cookie;     /* senders, uthash by cookie */
+  int inflight[NM_MAX_RAILS];     /* receiver chunks posted per rail: at most NM_RDV_CHUNKS_PER_RAIL */
 };
 
 /** Key of one message in a gate's sets of held messages (out-of-order arrivals: the tag is the ordering stream's,
@@ -166,6 +196,7 @@ struct nm_gate_s {
   void *strat;                       /* the strategy's per-gate state (gate_init), or NULL */
   UT_hash_handle hh;                 /* in core->gate_table, by rank */
   struct nm_req_index_s *rdv_index;  /* rdv_sends by cookie (nm_match_hash.c), NULL if out of memory */
+  struct nm_rdv_gate_s rdv;          /* chunked rendezvous messages (nm_rdv.c) */
 };
 
 struct nm_session_s {
@@ -198,6 +229,7 @@ struct nm_config_s {
   uint64_t eager_credit; /* bytes of unexpected eager data a receiver accepts per peer (NMAD_EAGER_CREDIT) */
   int progress_thread;  /* NMAD_PROGRESS=thread */
   enum nm_bind_e bind;  /* NMAD_BIND: where the progress thread runs */
+  uint64_t rdv_chunk;   /* bytes: rendezvous data moves in chunks of at most this size (NMAD_RDV_CHUNK) */
 };
 
 /** The core lock (nm_lock.c): the thread-safety layer around the core (DESIGN.md rule 3). Taken only while a
@@ -457,6 +489,19 @@ int nm_rdv_handle_ack(struct nm_gate_s *gate, uint64_t cookie);
 void nm_core_large_done(void *ref, void *ctx, int err, size_t len);
 /** Queue an ACK for a synchronous eager send that just matched. */
 void nm_rdv_send_ack(struct nm_gate_s *gate, uint64_t cookie);
+/** Default of NMAD_RDV_CHUNK (bytes; doc/performance.md, "Rendezvous chunks and two rails"). */
+#define NM_RDV_CHUNK_DEFAULT (1u << 20)
+/** Accepted range of NMAD_RDV_CHUNK. */
+#define NM_RDV_CHUNK_MIN (16u * 1024u)
+#define NM_RDV_CHUNK_MAX (1ULL << 40)
+/** Receiver chunks in flight per (gate, rail): two keep a rail busy while the next chunk's RTR travels. */
+#define NM_RDV_CHUNKS_PER_RAIL 2
+/** Gate failure (from nm_gate_fail(), before the gate's large transfers are detached): complete the requests of
+ *  the chunked rendezvous messages with @p err, forget their chunks not asked for yet, free those with no chunk
+ *  left in a driver (the others go when their last chunk reports). */
+void nm_rdv_gate_fail(struct nm_gate_s *gate, int err);
+/** Gate destruction (drivers report nothing more): free every chunked rendezvous record left. */
+void nm_rdv_gate_destroy(struct nm_gate_s *gate);
 
 /* ---- core/nm_cancel.c: withdrawing a send (CANCEL / CANCEL_REPLY) ---- */
 /** Sender: ask the receiver to withdraw send @p req. @return 0 (outcome pending: req completes later),

@@ -137,6 +137,7 @@ void nm_gate_fail(struct nm_gate_s *gate, int err)
     nm_pool_put(&core->ctrl_pool, c);
   }
   gate->ctrl_tail = NULL;
+  nm_rdv_gate_fail(gate, err); /* chunked rendezvous messages: each request completes once */
   /* Large transfers stay in the driver until it reports them; detach their requests now. */
   for (struct nm_large_s *l = gate->large; l; l = l->next) {
     struct nm_req_s *r = l->req;
@@ -167,6 +168,7 @@ void nm_gate_destroy(struct nm_gate_s *gate)
     HASH_DEL(gate->seqs, s);
     free(s);
   }
+  nm_rdv_gate_destroy(gate);
   while (gate->large) {
     struct nm_large_s *l = gate->large;
     gate->large = l->next;

@@ -41,7 +41,7 @@ int nm_pw_pack_ctrl(struct nm_pw_s *pw)
     gate->ctrl_tail = NULL;
   uint8_t *p = pw->buf + pw->len;
   if (c->type == NM_WIRE_RTR)
-    pw->len += nm_wire_put_rtr(p, c->rail, c->cookie, c->offset, c->len, c->rtag);
+    pw->len += nm_wire_put_rtr_n(p, c->rail, c->cookie, c->offset, c->len, c->rtag, c->n_rtr);
   else if (c->type == NM_WIRE_ACK)
     pw->len += nm_wire_put_ack(p, c->cookie);
   else if (c->type == NM_WIRE_CREDIT)

@@ -1,7 +1,16 @@
 /* Rendezvous (RDV -> RTR -> data) and synchronous-send acknowledgements.
- * Large data moves as one driver "large" transfer straight from the send buffer into the receive buffer
- * (tagged messages matched by a receiver-chosen rendezvous tag): no intermediate copy in nmad. */
+ * Large data moves as driver "large" transfers straight from the send buffer into the receive buffer (tagged
+ * messages matched by a receiver-chosen rendezvous tag): no intermediate copy in nmad.
+ *
+ * The receiver decides how a message moves (issue 15, parts 2 and 3): the strategy's rdv_accept cuts it into
+ * pieces across the gate's rails (split_balance), and each piece is asked for in chunks of at most
+ * NMAD_RDV_CHUNK bytes, one RTR (rail, offset, len, rendezvous tag) per chunk, at most NM_RDV_CHUNKS_PER_RAIL
+ * chunks in flight per (gate, rail), the chunks of higher-priority receives first. Between two chunks of a bulk
+ * transfer the rail is free for the packets and chunks of more urgent messages. Every RTR carries the number of
+ * RTRs of its message, so that the sender knows when the last chunk left. A request completes when all its
+ * chunks are done; a chunk that fails fails the gate, which completes everything bound to it. */
 #include "nm_core_private.h"
+#include <stdlib.h>
 #include <string.h>
 
 /* rdv_sends is indexed by cookie (nm_match_hash.c): one lookup, whatever the number of sends in flight. */
@@ -63,34 +72,225 @@ void nm_rdv_send_ack(struct nm_gate_s *gate, uint64_t cookie)
     nm_gate_fail(gate, -NM_ENOMEM);
 }
 
+/* ---- chunked rendezvous records (struct nm_rdv_s) ---- */
+
+static void nm_rdv_link(struct nm_gate_s *gate, struct nm_rdv_s *x)
+{
+  /* Receivers by decreasing priority (FIFO among equals), so that the pump serves the most urgent first;
+   * senders at the tail (their order does not matter). */
+  struct nm_rdv_s *pos = gate->rdv.tail;
+  while (!x->is_send && pos && (pos->is_send || pos->prio < x->prio))
+    pos = pos->prev;
+  x->prev = pos;
+  x->next = pos ? pos->next : gate->rdv.head;
+  if (x->next)
+    x->next->prev = x;
+  else
+    gate->rdv.tail = x;
+  if (pos)
+    pos->next = x;
+  else
+    gate->rdv.head = x;
+}
+
+static void nm_rdv_free(struct nm_rdv_s *x)
+{
+  struct nm_gate_s *gate = x->gate;
+  if (x->prev)
+    x->prev->next = x->next;
+  else
+    gate->rdv.head = x->next;
+  if (x->next)
+    x->next->prev = x->prev;
+  else
+    gate->rdv.tail = x->prev;
+  if (x->is_send) {
+    HASH_DEL(gate->rdv.by_cookie, x);
+    if (x->rtr_done < x->n_rtr)
+      gate->core->n_large--; /* see nm_rdv_handle_rtr() */
+  }
+  free(x);
+}
+
+/* Whether every chunk of x was asked for (receiver) or announced (sender) and has left the driver. */
+static int nm_rdv_finished(const struct nm_rdv_s *x)
+{
+  return x->inflight == 0 && x->rtr_done == x->n_rtr;
+}
+
+/* Receiver: ask for the next chunk of x on a rail with room. @return 1 asked, 0 no room, <0 error. */
+static int nm_rdv_ask_chunk(struct nm_rdv_s *x)
+{
+  struct nm_gate_s *gate = x->gate;
+  struct nm_core_s *core = gate->core;
+  for (int k = 0; k < x->n_pieces; k++) {
+    int i = (x->next_piece + k) % x->n_pieces;
+    struct nm_rdv_chunk_s *p = &x->pieces[i];
+    if (p->len == 0 || gate->rdv.inflight[p->rail] >= NM_RDV_CHUNKS_PER_RAIL)
+      continue;
+    nm_len_t n = p->len < x->chunk ? p->len : x->chunk;
+    uint64_t rtag = core->next_rtag++;
+    struct nm_large_s *l = nm_large_new(gate, x->req, p->rail, 0);
+    if (!l)
+      return -NM_ENOMEM;
+    l->rdv = x;
+    struct nm_drv_s *drv = gate->rails[p->rail].drv;
+    int err = drv->ops->large_recv(drv, gate->rails[p->rail].peer, x->buf + p->offset, n, rtag, l);
+    if (err) {
+      nm_large_release(l);
+      return err;
+    }
+    x->inflight++;
+    gate->rdv.inflight[p->rail]++;
+    /* The receive is posted before the RTR leaves, so the data always finds it. */
+    struct nm_ctrl_s *c = nm_gate_new_ctrl(gate, NM_WIRE_RTR);
+    if (!c)
+      return -NM_ENOMEM;
+    c->prio = x->prio; /* the strategy orders the control queue by it: RTRs carry their message's priority */
+    c->rail = (uint8_t)p->rail;
+    c->cookie = x->cookie;
+    c->offset = x->base + p->offset;
+    c->len = n;
+    c->rtag = rtag;
+    c->n_rtr = x->n_rtr;
+    nm_gate_push_ctrl(gate, c);
+    x->rtr_done++;
+    p->offset += n;
+    p->len -= n;
+    x->next_piece = (i + 1) % x->n_pieces;
+    return 1;
+  }
+  return 0;
+}
+
+/* Receiver: ask for chunks while rails have room, the most urgent messages first. A failure fails the gate. */
+static void nm_rdv_pump(struct nm_gate_s *gate)
+{
+  for (struct nm_rdv_s *x = gate->rdv.head; x && !x->is_send && !gate->status;) {
+    struct nm_rdv_s *next = x->next;
+    int rc = x->req ? nm_rdv_ask_chunk(x) : 0;
+    if (rc < 0) {
+      nm_gate_fail(gate, rc);
+      return;
+    }
+    if (rc == 0)
+      x = next; /* no room for this one (its rails are full): a later one may use another rail */
+  }
+}
+
+/* A chunk of x left the driver (err: its status). */
+static void nm_rdv_chunk_done(struct nm_rdv_s *x, int rail, int err)
+{
+  struct nm_gate_s *gate = x->gate;
+  x->inflight--;
+  if (!x->is_send)
+    gate->rdv.inflight[rail]--;
+  struct nm_req_s *req = x->req;
+  int is_send = x->is_send;
+  if (req && err) {
+    x->req = NULL;
+    nm_req_complete(req, -NM_ECLOSED);
+    nm_gate_fail(gate, -NM_ECLOSED); /* frees x unless other chunks of it are in a driver */
+    return;
+  }
+  if (!req) { /* detached by a gate failure: wait for the last chunk */
+    if (x->inflight == 0)
+      nm_rdv_free(x);
+    return;
+  }
+  if (nm_rdv_finished(x)) {
+    int status = (!x->is_send && (req->flags & NM_REQF_TRUNC)) ? -NM_ETRUNCATED : NM_ESUCCESS;
+    nm_rdv_free(x);
+    nm_req_complete(req, status);
+  }
+  if (!is_send) /* a rail slot is free */
+    nm_rdv_pump(gate);
+}
+
+void nm_rdv_gate_fail(struct nm_gate_s *gate, int err)
+{
+  for (struct nm_large_s *l = gate->large; l; l = l->next)
+    if (l->rdv)
+      l->req = NULL; /* completed once below, not once per chunk by nm_gate_fail() */
+  for (struct nm_rdv_s *x = gate->rdv.head, *next; x; x = next) {
+    next = x->next;
+    struct nm_req_s *req = x->req;
+    x->req = NULL;
+    x->n_pieces = 0;
+    if (x->inflight == 0)
+      nm_rdv_free(x);
+    if (req)
+      nm_req_complete(req, err);
+  }
+}
+
+void nm_rdv_gate_destroy(struct nm_gate_s *gate)
+{
+  while (gate->rdv.head)
+    nm_rdv_free(gate->rdv.head);
+}
+
+/* Receiver: the pieces the strategy chose, checked (a strategy is code of ours, but a wrong split would write
+ * outside the buffer): in order, contiguous, on existing rails, covering [0, n). */
+static int nm_rdv_plan(struct nm_gate_s *gate, nm_len_t n, int prio, struct nm_rdv_chunk_s *pieces)
+{
+  const struct nm_strategy_ops_s *st = gate->core->cfg.strategy;
+  int k = st && st->rdv_accept ? st->rdv_accept(gate, n, prio, pieces, gate->n_rails) : 0;
+  nm_len_t off = 0;
+  int ok = k >= 1 && k <= gate->n_rails;
+  for (int i = 0; ok && i < k; i++) {
+    ok = pieces[i].offset == off && pieces[i].len > 0 && pieces[i].len <= n - off && pieces[i].rail >= 0 &&
+         pieces[i].rail < gate->n_rails;
+    off += pieces[i].len;
+  }
+  if (ok && off == n)
+    return k;
+  pieces[0] = (struct nm_rdv_chunk_s){.rail = 0, .offset = 0, .len = n};
+  return 1;
+}
+
 void nm_rdv_post(struct nm_req_s *req, struct nm_gate_s *gate, uint64_t cookie, nm_len_t offset, void *buf,
                  nm_len_t n)
 {
-  struct nm_core_s *core = gate->core;
-  const int rail = 0;
-  uint64_t rtag = core->next_rtag++;
   if (req)
     req->state = NM_RS_RDV;
-  if (n > 0) {
-    struct nm_large_s *l = nm_large_new(gate, req, rail, 0);
-    struct nm_drv_s *drv = gate->rails[rail].drv;
-    int err = l ? drv->ops->large_recv(drv, gate->rails[rail].peer, buf, n, rtag, l) : -NM_ENOMEM;
-    if (err) {
-      if (l)
-        nm_large_release(l);
-      if (req)
-        nm_req_complete(req, err);
-      nm_gate_fail(gate, err);
+  if (n == 0) { /* nothing to move (all inline, or discarded): one empty RTR tells the sender it is over */
+    if (nm_gate_queue_ctrl(gate, NM_WIRE_RTR, 0, cookie, offset, 0, 0, req ? req->prio : 0)) {
+      nm_gate_fail(gate, -NM_ENOMEM);
       return;
     }
+    if (req)
+      nm_req_complete(req, (req->flags & NM_REQF_TRUNC) ? -NM_ETRUNCATED : NM_ESUCCESS);
+    return;
   }
-  /* The receive is posted before the RTR leaves, so the data always finds it. */
-  if (nm_gate_queue_ctrl(gate, NM_WIRE_RTR, rail, cookie, offset, n, rtag, req ? req->prio : 0)) {
+  struct nm_rdv_s *x = calloc(1, sizeof(*x));
+  if (!x) {
+    if (req)
+      nm_req_complete(req, -NM_ENOMEM);
     nm_gate_fail(gate, -NM_ENOMEM);
     return;
   }
-  if (n == 0 && req)
-    nm_req_complete(req, (req->flags & NM_REQF_TRUNC) ? -NM_ETRUNCATED : NM_ESUCCESS);
+  x->req = req;
+  x->gate = gate;
+  x->cookie = cookie;
+  x->buf = buf;
+  x->base = offset;
+  x->prio = req ? req->prio : 0;
+  x->n_pieces = nm_rdv_plan(gate, n, x->prio, x->pieces);
+  nm_len_t chunk = gate->core->cfg.rdv_chunk ? gate->core->cfg.rdv_chunk : NM_RDV_CHUNK_DEFAULT;
+  uint64_t n_rtr = 0;
+  for (int i = 0; i < x->n_pieces; i++)
+    n_rtr += (x->pieces[i].len + chunk - 1) / chunk;
+  if (n_rtr > NM_WIRE_RTR_MAX) { /* a message of more than 2^24 chunks: fewer, larger ones */
+    chunk = (n + NM_WIRE_RTR_MAX / 2 - 1) / (NM_WIRE_RTR_MAX / 2);
+    n_rtr = 0;
+    for (int i = 0; i < x->n_pieces; i++)
+      n_rtr += (x->pieces[i].len + chunk - 1) / chunk;
+  }
+  x->n_rtr = (uint32_t)n_rtr;
+  x->chunk = chunk;
+  nm_rdv_link(gate, x);
+  nm_rdv_pump(gate);
 }
 
 void nm_rdv_accept(struct nm_req_s *req, struct nm_gate_s *gate, const struct nm_wire_chunk_s *c)
@@ -107,30 +307,68 @@ void nm_rdv_accept(struct nm_req_s *req, struct nm_gate_s *gate, const struct nm
 
 int nm_rdv_handle_rtr(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c)
 {
-  struct nm_req_s *req = nm_rdv_find(gate, c->cookie);
   uint64_t len = c->msg_len; /* RTR: bytes requested */
-  /* Only the part after the inline header can be asked for. */
+  uint32_t n_rtr = c->n_rtr ? c->n_rtr : 1;
+  struct nm_rdv_s *x = NULL;
+  struct nm_req_s *req;
+  HASH_FIND(hh, gate->rdv.by_cookie, &c->cookie, sizeof(c->cookie), x);
+  if (x) { /* a later RTR of a message cut in chunks: it must announce the same count, and not one too many */
+    req = x->req;
+    if (n_rtr != x->n_rtr || x->rtr_done >= x->n_rtr)
+      return -NM_EPROTO;
+  } else {
+    req = nm_rdv_find(gate, c->cookie);
+  }
+  /* Only the part after the inline header can be asked for; a chunk of a cut message is never empty. */
   if (!req || !nm_req_is_rdv(gate->core, req) || c->offset < req->hdr_len ||
-      c->offset > nm_req_total(req) || len > nm_req_total(req) - c->offset || c->rail >= gate->n_rails)
+      c->offset > nm_req_total(req) || len > nm_req_total(req) - c->offset || c->rail >= gate->n_rails ||
+      (n_rtr > 1 && len == 0))
     return -NM_EPROTO;
-  nm_req_list_remove(&gate->rdv_sends, req);
+  if (!x) {
+    nm_req_list_remove(&gate->rdv_sends, req); /* matched: a cancel comes too late from now on */
+    if (n_rtr > 1) {
+      if (!(x = calloc(1, sizeof(*x)))) {
+        nm_req_complete(req, -NM_ENOMEM);
+        return -NM_ENOMEM;
+      }
+      x->req = req;
+      x->gate = gate;
+      x->cookie = c->cookie;
+      x->is_send = 1;
+      x->prio = req->prio;
+      x->n_rtr = n_rtr;
+      HASH_ADD(hh, gate->rdv.by_cookie, cookie, sizeof(x->cookie), x);
+      nm_rdv_link(gate, x);
+      /* Counted as a large transfer until its last RTR came: between two chunks the sender may have no data
+       * in a driver, and a waiter that sees no large transfer blocks or backs off (nm_core_wait_flag()),
+       * answering the next RTR late. */
+      gate->core->n_large++;
+    }
+  }
+  if (x && ++x->rtr_done == x->n_rtr)
+    gate->core->n_large--;
   if (len == 0) {
     nm_req_complete(req, NM_ESUCCESS);
     return NM_ESUCCESS;
   }
   struct nm_large_s *l = nm_large_new(gate, req, c->rail, 1);
-  if (!l) {
-    nm_req_complete(req, -NM_ENOMEM);
-    return -NM_ENOMEM;
-  }
   struct nm_rail_s *rail = &gate->rails[c->rail];
   const char *src = (const char *)req->buf + (c->offset - req->hdr_len);
-  int err = rail->drv->ops->large_send(rail->drv, rail->peer, src, len, c->rtag, l);
+  int err = l ? rail->drv->ops->large_send(rail->drv, rail->peer, src, len, c->rtag, l) : -NM_ENOMEM;
   if (err) {
-    nm_large_release(l);
+    if (l)
+      nm_large_release(l);
+    if (x) {
+      x->req = NULL;
+      if (x->inflight == 0)
+        nm_rdv_free(x);
+    }
     nm_req_complete(req, err);
     return err;
   }
+  l->rdv = x;
+  if (x)
+    x->inflight++;
   return NM_ESUCCESS;
 }
 
@@ -152,8 +390,13 @@ void nm_core_large_done(void *ref, void *ctx, int err, size_t len)
   struct nm_large_s *l = ctx;
   struct nm_gate_s *gate = l->gate;
   struct nm_req_s *req = l->req;
-  int is_send = l->is_send;
+  struct nm_rdv_s *x = l->rdv;
+  int is_send = l->is_send, rail = l->rail;
   nm_large_release(l);
+  if (x) {
+    nm_rdv_chunk_done(x, rail, err);
+    return;
+  }
   if (!req)
     return; /* detached: the gate failed meanwhile */
   if (err) {

@@ -56,9 +56,17 @@ size_t nm_wire_put_rdv(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t se
 
 size_t nm_wire_put_rtr(uint8_t *buf, uint8_t rail, uint64_t cookie, uint64_t offset, uint64_t len, uint64_t rtag)
 {
+  return nm_wire_put_rtr_n(buf, rail, cookie, offset, len, rtag, 1);
+}
+
+size_t nm_wire_put_rtr_n(uint8_t *buf, uint8_t rail, uint64_t cookie, uint64_t offset, uint64_t len, uint64_t rtag,
+                         uint32_t n_rtr)
+{
   memset(buf, 0, 8);
   nm_put8(buf, NM_WIRE_RTR);
   nm_put8(buf + 1, rail);
+  /* 0 and 1 both mean "the only RTR": version-2 packets from before chunking carry 0 here */
+  nm_put32(buf + 4, n_rtr > 1 ? n_rtr : 0);
   nm_put64(buf + 8, cookie);
   nm_put64(buf + 16, offset);
   nm_put64(buf + 24, len);
@@ -170,8 +178,9 @@ int nm_wire_next_chunk(const uint8_t *buf, size_t len, size_t *off, struct nm_wi
     return NM_ESUCCESS;
   }
   case NM_WIRE_RTR:
-    if (left < NM_WIRE_RTR_LEN || nm_get16(p + 2) != 0 || nm_get32(p + 4) != 0)
+    if (left < NM_WIRE_RTR_LEN || nm_get16(p + 2) != 0 || nm_get32(p + 4) > NM_WIRE_RTR_MAX)
       return -NM_EPROTO;
+    c->n_rtr = nm_get32(p + 4) ? nm_get32(p + 4) : 1;
     c->rail = p[1];
     c->cookie = nm_get64(p + 8);
     c->offset = nm_get64(p + 16);

@@ -28,7 +28,7 @@
 #define NM_WIRE_PREFIX_LEN 8
 /** RDV chunk: common header + msg_len u64 + cookie u64, then `len` inline bytes (the message's prefix). */
 #define NM_WIRE_RDV_LEN (NM_WIRE_MSG_HDR_LEN + 16)
-/** RTR chunk: type u8, rail u8, reserved u16+u32, cookie u64, offset u64, len u64, rtag u64. */
+/** RTR chunk: type u8, rail u8, reserved u16, RTR count u32, cookie u64, offset u64, len u64, rtag u64. */
 #define NM_WIRE_RTR_LEN 40
 /** ACK chunk: type u8, reserved u8*7, cookie u64. */
 #define NM_WIRE_ACK_LEN 16
@@ -77,6 +77,7 @@ struct nm_wire_chunk_s {
   uint64_t offset;      /* RTR */
   uint64_t rtag;        /* RTR */
   const uint8_t *payload;
+  uint32_t n_rtr;       /* RTR: RTRs the receiver sends for this cookie in all (1 .. NM_WIRE_RTR_MAX) */
 };
 
 /** Flow-control credit an eager message of @p len bytes (header included) takes from its sender's window. */
@@ -105,6 +106,13 @@ size_t nm_wire_put_data_hdr(uint8_t *buf, uint32_t session, uint64_t tag, uint32
 size_t nm_wire_put_rdv(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t seq, uint64_t msg_len,
                        uint64_t cookie, uint32_t inline_len);
 size_t nm_wire_put_rtr(uint8_t *buf, uint8_t rail, uint64_t cookie, uint64_t offset, uint64_t len, uint64_t rtag);
+/** Most RTRs one rendezvous message may be asked with (chunks of at least NM_RDV_CHUNK_MIN bytes: 2^24 of them
+ *  cover 256 GiB). */
+#define NM_WIRE_RTR_MAX (1u << 24)
+/** Write an RTR that is one of @p n_rtr (1 .. NM_WIRE_RTR_MAX) the receiver sends for @p cookie (a message cut
+ *  in chunks, possibly across rails: doc/protocol.md, "RTR"). @return NM_WIRE_RTR_LEN. */
+size_t nm_wire_put_rtr_n(uint8_t *buf, uint8_t rail, uint64_t cookie, uint64_t offset, uint64_t len, uint64_t rtag,
+                         uint32_t n_rtr);
 size_t nm_wire_put_ack(uint8_t *buf, uint64_t cookie);
 /** Write a CREDIT chunk returning @p bytes of eager credit. @return NM_WIRE_CREDIT_LEN. */
 size_t nm_wire_put_credit(uint8_t *buf, uint64_t bytes);

@@ -81,12 +81,37 @@ static int nm_launcher_all_local(struct nm_launcher_s *l, int *all_local, int *l
   return err;
 }
 
+/* Under simulation NMAD_DRIVER may only name "sim" rails: unset or "sim" is one, "sim+sim" two (the second on
+ * the platform's second NICs, drivers/sim/nm_sim.cpp). */
+static int nm_launcher_open_sim_rails(struct nm_launcher_s *l, const char *env)
+{
+  int rails = 0;
+  char spec[128];
+  snprintf(spec, sizeof(spec), "%s", env && *env ? env : "sim");
+  char *save = NULL;
+  for (char *w = strtok_r(spec, "+", &save); w; w = strtok_r(NULL, "+", &save)) {
+    if (strcmp(w, "sim") != 0 || rails == NM_MAX_RAILS) {
+      fprintf(stderr, "nmad: NMAD_DRIVER='%s' under simulation: accepted values: sim, sim+sim, ... (at most %d)\n",
+              env, NM_MAX_RAILS);
+      return -NM_EINVAL;
+    }
+    rails++;
+  }
+  for (int i = 0; i < rails; i++) {
+    int err = nm_core_add_driver(l->core, l->bs.drv_ops, l->bs.drv_ops->name, 0, &l->net[l->n_net]);
+    if (err)
+      return err;
+    l->n_net++;
+  }
+  return NM_ESUCCESS;
+}
+
 /* Open one ofi driver per word of NMAD_DRIVER ("a+b" = two rails), or the driver the bootstrap imposes. */
 static int nm_launcher_open_drivers(struct nm_launcher_s *l, int all_local)
 {
-  if (l->bs.drv_ops) /* simulation: NMAD_DRIVER is not read */
-    return nm_core_add_driver(l->core, l->bs.drv_ops, l->bs.drv_ops->name, 0, &l->net[l->n_net++]);
   const char *env = getenv("NMAD_DRIVER");
+  if (l->bs.drv_ops) /* simulation: the bootstrap's driver, one rail per word of NMAD_DRIVER (sim, sim+sim, ...) */
+    return nm_launcher_open_sim_rails(l, env);
   char spec[128];
   snprintf(spec, sizeof(spec), "%s", env && *env ? env : (all_local ? "shm" : "tcp"));
   char *save = NULL;

@@ -282,6 +282,10 @@ int main(int argc, char **argv)
     return EXIT_USAGE;
   }
   std::vector<sg4::Host *> hosts = engine.get_all_hosts();
+  /* "<host>.nic<k>" hosts are the second and further NICs of <host> (NMAD_DRIVER=sim+sim): no rank runs there */
+  hosts.erase(std::remove_if(hosts.begin(), hosts.end(),
+                             [](const sg4::Host *h) { return h->get_name().find(".nic") != std::string::npos; }),
+              hosts.end());
   std::sort(hosts.begin(), hosts.end(),
             [](const sg4::Host *a, const sg4::Host *b) { return natural_less(a->get_name(), b->get_name()); });
   size_t needed = (static_cast<size_t>(o.n) + static_cast<size_t>(o.per_host) - 1) / static_cast<size_t>(o.per_host);
@@ -303,7 +307,7 @@ int main(int argc, char **argv)
   for (int r = 0; r < o.n; r++) {
     size_t ri = static_cast<size_t>(r);
     job.mbox[ri] = sg4::Mailbox::by_name("nmad-" + std::to_string(r));
-    job.ranks[ri] = nm_sim_rank_s{r, o.n, &nm_drv_sim_ops, &job, job_barrier};
+    job.ranks[ri] = nm_sim_rank_s{r, o.n, &nm_drv_sim_ops, &job, job_barrier, 0, nullptr};
     args[ri].words = o.prog;
     for (auto &w : args[ri].words)
       args[ri].argv.push_back(&w[0]);
