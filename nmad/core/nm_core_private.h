@@ -142,6 +142,8 @@ struct nm_gate_s {
   int in_work_list;
   struct nm_gate_s *work_next;
   UT_hash_handle hh;                 /* in core->gate_table, by rank */
+  struct nm_frag_s *frags;           /* eager messages being reassembled from DATA_FRAG pieces, uthash (nm_frag.c) */
+  uint64_t frag_bytes;               /* their flow-control cost, bounded by the eager window */
 };
 
 /** A message handed to a session hook (rpc channel) instead of tag matching. Valid during the hook only. */
@@ -204,6 +206,8 @@ struct nm_config_s {
   uint64_t eager_credit; /* bytes of unexpected eager data a receiver accepts per peer (NMAD_EAGER_CREDIT) */
   int progress_thread;  /* NMAD_PROGRESS=thread */
   enum nm_bind_e bind;  /* NMAD_BIND: where the progress thread runs */
+  uint64_t frag_max;    /* eager messages (header included) up to this many bytes are cut to the inject size
+                         * (NMAD_EAGER_FRAG_MAX, nm_frag.c); NM_FRAG_MAX_AUTO: a few inject sizes */
 };
 
 /** The core lock (nm_lock.c): the thread-safety layer around the core (DESIGN.md rule 3). Taken only while a
@@ -504,5 +508,27 @@ int nm_cancel_handle_reply(struct nm_gate_s *gate, const struct nm_wire_chunk_s 
 int nm_cancel_take_tombstone(struct nm_gate_s *gate, uint32_t session, nm_tag_t tag, nm_seq_t seq);
 /** Gate failure: complete the parked sends, free the tombstones. */
 void nm_cancel_gate_fail(struct nm_gate_s *gate, int err);
+
+/* ---- core/nm_frag.c: eager messages cut to the rail's inject size (DATA_FRAG) ---- */
+/** Sender: whether send @p req, going eager, must be cut into DATA_FRAG pieces in packets of @p pw's rail
+ *  (its cut started, or its DATA packet would exceed the rail's inject size and the cut pays off there). */
+int nm_frag_wanted(const struct nm_pw_s *pw, const struct nm_req_s *req);
+/** Sender: pack the next piece of @p req into @p pw, the packet kept within the rail's inject size; the last
+ *  piece takes req out of the send queue. @return 1 packed, 0 no room left in this packet. */
+int nm_frag_pack(struct nm_pw_s *pw, struct nm_req_s *req);
+/** NMAD_EAGER_FRAG_MAX unset: messages up to a few inject sizes of their rail are cut (nm_frag.c; measured in
+ *  doc/performance.md, "Eager messages cut to the inject size"). */
+#define NM_FRAG_MAX_AUTO UINT64_MAX
+#define NM_FRAG_MAX_DEFAULT NM_FRAG_MAX_AUTO
+/** Sender: the send at the head of @p gate's queue is partly packed (its next piece is due). */
+static inline int nm_frag_cutting(const struct nm_gate_s *gate)
+{
+  return gate->send_queue.head && gate->send_queue.head->frag_off;
+}
+/** Receiver: a validated DATA_FRAG chunk from @p gate: place it; the completed message is delivered as DATA.
+ *  A piece that contradicts the others or exceeds the bounds fails the gate. */
+void nm_frag_incoming(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c);
+/** Gate failure: free the partial messages, complete the receives they were going to with @p err. */
+void nm_frag_gate_fail(struct nm_gate_s *gate, int err);
 
 #endif /* NM_CORE_PRIVATE_H */

@@ -156,6 +156,7 @@ void nm_gate_fail(struct nm_gate_s *gate, int err)
     nm_unexp_free(core, u);
   }
   nm_cancel_gate_fail(gate, err);
+  nm_frag_gate_fail(gate, err);
   for (struct nm_gate_fail_hook_s *h = core->gate_fail_hooks, *next; h; h = next) {
     next = h->next; /* a hook may remove itself */
     h->fn(h->ref, gate);
