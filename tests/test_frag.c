@@ -2,7 +2,8 @@
  * (rank 0 sends, rank 1 receives) joined by fake drivers whose packets a pump carries; the sender's rail injects
  * TEST_INJECT bytes. Reassembly at every size around 1, 2 and 3 inject sizes, posted and unexpected; pieces of
  * two messages interleaved and reversed; sync sends; rpc headers; truncation; cancel in the middle of a cut; gate
- * failure with a message half there; pieces that lie (bounds, overlaps, disagreements); the cutting policy. */
+ * failure with a message half there; pieces that lie (bounds, overlaps, disagreements); the cutting policy; the
+ * decoder's checks of a DATA_FRAG chunk. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,6 +375,50 @@ START_TEST(test_duplicate_pieces)
 }
 END_TEST
 
+/* The decoder checks every field of a DATA_FRAG chunk: the piece lies in the message, is not empty nor the whole,
+ * only the piece at offset 0 carries flags, the prefix lies in the message, the reserved bytes are 0. */
+static int parse_piece(uint32_t off, uint32_t len, uint32_t msg_len, int sync, uint32_t prefix, size_t cut,
+                       struct nm_wire_chunk_s *c)
+{
+  uint8_t buf[256];
+  size_t n = nm_wire_put_frag_hdr(buf, 1, 2, 3, len, off, msg_len, sync, 0x1234, prefix);
+  memset(buf + n, 0x11, len < 100 ? len : 100);
+  n += len < 100 ? len : 100;
+  size_t o = 0;
+  return nm_wire_next_chunk(buf, n - cut, &o, c);
+}
+
+START_TEST(test_wire_checks)
+{
+  struct nm_wire_chunk_s c;
+  ck_assert_int_eq(parse_piece(0, 40, 100, 1, 10, 0, &c), 0);
+  ck_assert_uint_eq(c.type, NM_WIRE_DATA_FRAG);
+  ck_assert_uint_eq(c.msg_len, 100);
+  ck_assert_uint_eq(c.cookie, 0x1234);
+  ck_assert_uint_eq(c.prefix_len, 10);
+  ck_assert_int_eq(parse_piece(60, 40, 100, 0, 0, 0, &c), 0);
+  ck_assert_uint_eq(c.offset, 60);
+  ck_assert_int_eq(parse_piece(0, 0, 100, 0, 0, 0, &c), -NM_EPROTO);    /* empty */
+  ck_assert_int_eq(parse_piece(0, 100, 100, 0, 0, 0, &c), -NM_EPROTO);  /* the whole message: that is DATA */
+  ck_assert_int_eq(parse_piece(61, 40, 100, 0, 0, 0, &c), -NM_EPROTO);  /* ends past the message */
+  ck_assert_int_eq(parse_piece(100, 1, 100, 0, 0, 0, &c), -NM_EPROTO);  /* starts past it */
+  ck_assert_int_eq(parse_piece(UINT32_MAX, 2, 100, 0, 0, 0, &c), -NM_EPROTO);
+  ck_assert_int_eq(parse_piece(10, 40, 100, 1, 0, 0, &c), -NM_EPROTO);  /* flags on a later piece */
+  ck_assert_int_eq(parse_piece(0, 40, 100, 0, 101, 0, &c), -NM_EPROTO); /* prefix longer than the message */
+  ck_assert_int_eq(parse_piece(0, 40, 100, 0, 0, 1, &c), -NM_EPROTO);   /* payload cut short */
+  uint8_t buf[64];
+  size_t n = nm_wire_put_frag_hdr(buf, 1, 2, 3, 10, 0, 100, 0, 0, 0);
+  memset(buf + n, 0, 10);
+  buf[2] = 1; /* reserved */
+  size_t o = 0;
+  ck_assert_int_eq(nm_wire_next_chunk(buf, n + 10, &o, &c), -NM_EPROTO);
+  buf[2] = 0;
+  buf[1] = 0x04; /* unknown flag */
+  o = 0;
+  ck_assert_int_eq(nm_wire_next_chunk(buf, n + 10, &o, &c), -NM_EPROTO);
+}
+END_TEST
+
 /* Packets with a DATA_FRAG chunk for the next message a sends of @p len bytes. */
 static int frags_for(size_t len)
 {
@@ -419,6 +464,7 @@ int main(void)
   tcase_add_test(tc, test_lying_pieces);
   tcase_add_test(tc, test_duplicate_pieces);
   tcase_add_test(tc, test_policy);
+  tcase_add_test(tc, test_wire_checks);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
