@@ -170,6 +170,12 @@ static int nm_frag_new(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c, 
   f->msg_len = (uint32_t)c->msg_len;
   f->cost = cost;
   f->req = nm_frag_claim(gate, c);
+  if (gate->status) { /* delivering the successors the claim released failed the gate */
+    if (f->req)
+      nm_req_complete(f->req, gate->status);
+    free(f);
+    return gate->status;
+  }
   if (!f->req) {
     f->u = nm_pool_get(&core->unexp_pool);
     /* zeroed: pieces of a lying peer that overlap leave holes, which must not show another message's bytes */
