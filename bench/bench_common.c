@@ -61,17 +61,44 @@ static int parse_int(const char *s, int min, int *out)
   return 0;
 }
 
+/* "3K,4K,5K" -> o->sizes (increasing), o->n_sizes. @return 0 or -1. */
+static int parse_sizes(const char *val, struct bench_opts *o)
+{
+  char item[32];
+  int n = 0;
+  while (*val) {
+    size_t len = strcspn(val, ",");
+    if (len == 0 || len >= sizeof(item) || n == BENCH_MAX_SIZES)
+      return -1;
+    memcpy(item, val, len);
+    item[len] = '\0';
+    if (bench_parse_size(item, &o->sizes[n]) != 0 || (n > 0 && o->sizes[n] <= o->sizes[n - 1]))
+      return -1;
+    n++;
+    val += len;
+    if (*val == ',')
+      val++;
+  }
+  if (n == 0)
+    return -1;
+  o->n_sizes = n;
+  o->min_size = o->sizes[0];
+  o->max_size = o->sizes[n - 1];
+  return 0;
+}
+
 void bench_usage(const char *prog, const char *description, const struct bench_opts *d, int to_stdout)
 {
   FILE *f = to_stdout ? stdout : stderr;
 
-  fprintf(f, "usage: %s [--min SIZE] [--max SIZE] [--iters N] [--warmup N] [--window W] [--csv] [--check]\n",
+  fprintf(f, "usage: %s [--min SIZE] [--max SIZE] [--sizes LIST] [--iters N] [--warmup N] [--window W] [--csv] [--check]\n",
           prog);
   if (description != NULL)
     fprintf(f, "%s\n", description);
   fprintf(f,
           "  --min SIZE    first message size in bytes, suffix K/M/G allowed (default %zu)\n"
           "  --max SIZE    last message size in bytes (default %zu); sizes are min, then powers of two, then max\n"
+          "  --sizes LIST  exactly these sizes, comma-separated and increasing (e.g. 3K,4K,5K), instead of min..max\n"
           "  --iters N     timed iterations per size (default %d); above %zu KiB scaled by %zu KiB/size, >= %d\n"
           "  --warmup N    untimed iterations before each size (default %d), scaled likewise (>= %d)\n"
           "  --window W    messages in flight per window, message-rate benchmarks only (default %d)\n"
@@ -126,7 +153,8 @@ int bench_parse_opts(int argc, char **argv, struct bench_opts *o, const char *de
         o->check = 1;
       continue;
     }
-    if (strcmp(name, "--min") != 0 && strcmp(name, "--max") != 0 && strcmp(name, "--iters") != 0 &&
+    if (strcmp(name, "--min") != 0 && strcmp(name, "--max") != 0 && strcmp(name, "--sizes") != 0 &&
+        strcmp(name, "--iters") != 0 &&
         strcmp(name, "--warmup") != 0 && strcmp(name, "--window") != 0) {
       fprintf(stderr, "%s: unknown option '%s'\n", prog, arg);
       bench_usage(prog, description, &defaults, 0);
@@ -139,7 +167,13 @@ int bench_parse_opts(int argc, char **argv, struct bench_opts *o, const char *de
       }
       val = argv[++i];
     }
-    if (strcmp(name, "--min") == 0 || strcmp(name, "--max") == 0) {
+    if (strcmp(name, "--sizes") == 0) {
+      if (parse_sizes(val, o) != 0) {
+        fprintf(stderr, "%s: bad --sizes '%s' (expected increasing sizes such as 3K,4K,5K, at most %d)\n", prog,
+                val, BENCH_MAX_SIZES);
+        return -1;
+      }
+    } else if (strcmp(name, "--min") == 0 || strcmp(name, "--max") == 0) {
       size_t sz;
       if (bench_parse_size(val, &sz) != 0) {
         fprintf(stderr, "%s: bad size '%s' for %s (expected e.g. 8, 64K, 4M)\n", prog, val, name);
@@ -173,7 +207,7 @@ int bench_parse_opts(int argc, char **argv, struct bench_opts *o, const char *de
 
 size_t bench_first_size(const struct bench_opts *o)
 {
-  return o->min_size;
+  return o->n_sizes ? o->sizes[0] : o->min_size;
 }
 
 size_t bench_next_size(const struct bench_opts *o, size_t size)
@@ -182,6 +216,9 @@ size_t bench_next_size(const struct bench_opts *o, size_t size)
 
   if (size >= o->max_size)
     return SIZE_MAX;
+  for (int i = 0; i < o->n_sizes; i++)
+    if (o->sizes[i] > size)
+      return o->sizes[i];
   if (size == 0) {
     next = 1;
   } else {

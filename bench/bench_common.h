@@ -24,6 +24,9 @@ extern "C" {
 /** Floor of the scaled warm-up count. */
 #define BENCH_MIN_WARMUP 2
 
+/** Most sizes --sizes accepts. */
+#define BENCH_MAX_SIZES 64
+
 /** Options common to every benchmark (parsed by bench_parse_opts()). */
 struct bench_opts {
   size_t min_size;   /**< first message size in bytes (--min) */
@@ -33,12 +36,16 @@ struct bench_opts {
   int window;        /**< messages in flight per window, for message-rate benchmarks (--window) */
   int csv;           /**< 1: print CSV with a header line instead of the table (--csv) */
   int check;         /**< 1: fill the send buffers with a pattern and verify what arrives (--check) */
+  int n_sizes;       /**< > 0: the sweep is exactly sizes[0..n_sizes) (--sizes), not min/powers of two/max */
+  size_t sizes[BENCH_MAX_SIZES]; /**< --sizes, bytes, increasing */
 };
 
 /**
  * @brief Parse the common options; unknown options are an error.
  * Accepted: --min SIZE, --max SIZE (bytes, with optional K/M/G suffix = 2^10/2^20/2^30), --iters N,
- * --warmup N, --window W, --csv, --check, --help. "--opt=value" is accepted too.
+ * --warmup N, --window W, --csv, --check, --help, --sizes LIST (comma-separated increasing sizes, at most
+ * BENCH_MAX_SIZES: the sweep is exactly those, e.g. a 1 KiB step around a provider's inject size).
+ * "--opt=value" is accepted too.
  * @param argc, argv the program arguments (argv[0] names the program in messages).
  * @param[in,out] o defaults on input (filled by the caller), parsed values on output.
  * @param description one-line description printed by --help (may be NULL).
@@ -67,11 +74,12 @@ void bench_usage(const char *prog, const char *description, const struct bench_o
  */
 int bench_parse_size(const char *s, size_t *out);
 
-/** @brief First size of the sweep: o->min_size. */
+/** @brief First size of the sweep: o->min_size, or the first of --sizes. */
 size_t bench_first_size(const struct bench_opts *o);
 /**
  * @brief Next size of the sweep after @p size: 0 is followed by 1, every other size by the next power of two
  * strictly above it; the sweep ends at o->max_size, which is always included even when it is not a power of two.
+ * With --sizes, the next listed size.
  * @return the next size, or SIZE_MAX when the sweep is finished.
  */
 size_t bench_next_size(const struct bench_opts *o, size_t size);

@@ -57,8 +57,9 @@ usage() {
 usage: $0 [options]
   --provider P       shm, tcp or both (default both)
   --sizes "LIST"     message sizes for the nmad/raw/Open MPI table, K/M suffixes allowed
-                     (default "$SIZES_ARG"); fi_pingpong runs each size, nmad and Open MPI sweep
-                     powers of two from the smallest to the largest (non powers of two show as n/a)
+                     (default "$SIZES_ARG"); every contender runs exactly these sizes (nmad and
+                     Open MPI through their --sizes option; at most 64 sizes), e.g. a 1 KiB step
+                     around the provider's inject size
   --iters N          timed iterations per size for nmad and Open MPI (default $ITERS; scaled down
                      above 256 KiB exactly like the benchmarks do)
   --warmup N         warm-up iterations (default $WARMUP)
@@ -141,6 +142,8 @@ done
 mapfile -t SIZES < <(printf '%s\n' "${SIZES[@]}" | sort -n -u)
 MIN_SIZE=${SIZES[0]}
 MAX_SIZE=${SIZES[${#SIZES[@]}-1]}
+SIZES_CSV=$(IFS=,; echo "${SIZES[*]}")
+[[ ${#SIZES[@]} -le 64 ]] || die "--sizes: at most 64 sizes (BENCH_MAX_SIZES of bench/bench_common.h)"
 
 # Same formula as bench_scaled_count() in bench/bench_common.c.
 scaled_count() { # base size floor
@@ -275,7 +278,7 @@ run_nmad_pingpong() { # provider
   for run in $(seq 1 "$REPEAT"); do
     run_to_csv "$csv.r$run" size,lat_min_us "$lg.r$run" "nmad ping-pong over $prov (run $run)" \
       env NMAD_DRIVER="$prov" FI_TCP_IFACE=lo timeout -k 5 "$RUN_TIMEOUT" \
-      "$NMAD_RUN" -n 2 --bind-to "$(bind_policy 2)" "$NM_PINGPONG" --csv --min "$MIN_SIZE" --max "$MAX_SIZE" --iters "$ITERS" --warmup "$WARMUP"
+      "$NMAD_RUN" -n 2 --bind-to "$(bind_policy 2)" "$NM_PINGPONG" --csv --sizes "$SIZES_CSV" --iters "$ITERS" --warmup "$WARMUP"
     [[ -f "$csv.r$run" ]] && runs+=("$csv.r$run")
   done
   best_rows "$csv" "${runs[@]}"
@@ -374,7 +377,7 @@ run_ompi() { # provider
     run_to_csv "$csv.r$run" size,lat_min_us "$lg.r$run" "Open MPI ping-pong over $prov (run $run)" \
       timeout -k 5 "$RUN_TIMEOUT" "$MPIRUN" --allow-run-as-root --oversubscribe -np 2 --bind-to "$(bind_policy 2)" \
       --mca pml ob1 "${btl[@]}" --mca oob_tcp_if_include lo ${OMPI_EXTRA_ARGS:-} \
-      "$OMPI_BIN" --csv --min "$MIN_SIZE" --max "$MAX_SIZE" --iters "$ITERS" --warmup "$WARMUP"
+      "$OMPI_BIN" --csv --sizes "$SIZES_CSV" --iters "$ITERS" --warmup "$WARMUP"
     [[ -f "$csv.r$run" ]] && runs+=("$csv.r$run")
   done
   best_rows "$csv" "${runs[@]}"

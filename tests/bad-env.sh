@@ -16,6 +16,7 @@ check NMAD_STRATEGY=fastest "NMAD_STRATEGY='fastest' is not a strategy; accepted
 check NMAD_RDV_THRESHOLD=12parsecs "NMAD_RDV_THRESHOLD='12parsecs' is invalid"
 check NMAD_PROGRESS=async "NMAD_PROGRESS='async' is invalid; accepted values: poll, thread"
 check NMAD_BIND=scatter "NMAD_BIND='scatter' is invalid; accepted values: bind, numa, odd-even"
+check NMAD_EAGER_FRAG_MAX=lots "NMAD_EAGER_FRAG_MAX='lots' is invalid"
 check NMAD_DRIVER=verbs "NMAD_DRIVER=verbs: libfabric provider 'verbs;ofi_rxm' is not usable on this machine"
 check NMAD_DRIVER=psm2 "NMAD_DRIVER=psm2: libfabric provider 'psm2' is not usable on this machine"
 check NMAD_DRIVER=opx "NMAD_DRIVER=opx: libfabric provider 'opx' is not usable on this machine"

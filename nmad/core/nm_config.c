@@ -103,6 +103,13 @@ int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed
     return -NM_EINVAL;
   }
   cfg->peer_alloc_max = v;
+  v = NM_FRAG_MAX_DEFAULT;
+  s = getenv("NMAD_EAGER_FRAG_MAX");
+  if (s && *s && nm_config_parse_size(s, &v)) {
+    fprintf(stderr, "nmad: NMAD_EAGER_FRAG_MAX='%s' is invalid; accepted: a byte count (suffix K, M), 0 = never cut\n", s);
+    return -NM_EINVAL;
+  }
+  cfg->frag_max = v;
   v = oversubscribed ? 0 : 10; /* more ranks than cores: spinning only steals the peers' time slices */
   s = getenv("NMAD_SPIN_US");
   if (s && *s && (nm_config_parse_size(s, &v) || v > 10000000)) {

@@ -112,6 +112,7 @@ int nm_core_create(int rank, int size, nm_core_t *out)
   core->size = size;
   core->cfg.eager_credit = NM_EAGER_CREDIT_DEFAULT;
   core->cfg.peer_alloc_max = nm_config_peer_alloc_default();
+  core->cfg.frag_max = NM_FRAG_MAX_DEFAULT;
   nm_pool_init(&core->ctrl_pool, sizeof(struct nm_ctrl_s));
   nm_pool_init(&core->large_pool, sizeof(struct nm_large_s));
   nm_pool_init(&core->unexp_pool, sizeof(struct nm_unexp_s));

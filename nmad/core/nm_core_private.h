@@ -197,6 +197,8 @@ struct nm_gate_s {
   UT_hash_handle hh;                 /* in core->gate_table, by rank */
   struct nm_req_index_s *rdv_index;  /* rdv_sends by cookie (nm_match_hash.c), NULL if out of memory */
   struct nm_rdv_gate_s rdv;          /* chunked rendezvous messages (nm_rdv.c) */
+  struct nm_frag_s *frags;           /* eager messages being reassembled from DATA_FRAG pieces, uthash (nm_frag.c) */
+  uint64_t frag_bytes;               /* their flow-control cost, bounded by the eager window */
 };
 
 struct nm_session_s {
@@ -230,6 +232,8 @@ struct nm_config_s {
   int progress_thread;  /* NMAD_PROGRESS=thread */
   enum nm_bind_e bind;  /* NMAD_BIND: where the progress thread runs */
   uint64_t rdv_chunk;   /* bytes: rendezvous data moves in chunks of at most this size (NMAD_RDV_CHUNK) */
+  uint64_t frag_max;    /* eager messages (header included) up to this many bytes are cut to the inject size
+                         * (NMAD_EAGER_FRAG_MAX, nm_frag.c); NM_FRAG_MAX_AUTO: a few inject sizes */
 };
 
 /** The core lock (nm_lock.c): the thread-safety layer around the core (DESIGN.md rule 3). Taken only while a
@@ -522,5 +526,26 @@ void nm_cancel_gate_fail(struct nm_gate_s *gate, int err);
 
 /* ---- core/nm_match_hash.c: the hash tables of matching (uthash, out-of-memory reported, never fatal) ---- */
 #include "nm_match_hash.h"
+/* ---- core/nm_frag.c: eager messages cut to the rail's inject size (DATA_FRAG) ---- */
+/** Sender: whether send @p req, going eager, must be cut into DATA_FRAG pieces in packets of @p pw's rail
+ *  (its cut started, or its DATA packet would exceed the rail's inject size and the cut pays off there). */
+int nm_frag_wanted(const struct nm_pw_s *pw, const struct nm_req_s *req);
+/** Sender: pack the next piece of @p req into @p pw, the packet kept within the rail's inject size; the last
+ *  piece takes req out of the send queue. @return 1 packed, 0 no room left in this packet. */
+int nm_frag_pack(struct nm_pw_s *pw, struct nm_req_s *req);
+/** NMAD_EAGER_FRAG_MAX unset: messages up to a few inject sizes of their rail are cut (nm_frag.c; measured in
+ *  doc/performance.md, "Eager messages cut to the inject size"). */
+#define NM_FRAG_MAX_AUTO UINT64_MAX
+#define NM_FRAG_MAX_DEFAULT NM_FRAG_MAX_AUTO
+/** Sender: the send at the head of @p gate's queue is partly packed (its next piece is due). */
+static inline int nm_frag_cutting(const struct nm_gate_s *gate)
+{
+  return gate->send_queue.head && gate->send_queue.head->frag_off;
+}
+/** Receiver: a validated DATA_FRAG chunk from @p gate: place it; the completed message is delivered as DATA.
+ *  A piece that contradicts the others or exceeds the bounds fails the gate. */
+void nm_frag_incoming(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c);
+/** Gate failure: free the partial messages, complete the receives they were going to with @p err. */
+void nm_frag_gate_fail(struct nm_gate_s *gate, int err);
 
 #endif /* NM_CORE_PRIVATE_H */

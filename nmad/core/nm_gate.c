@@ -152,6 +152,7 @@ void nm_gate_fail(struct nm_gate_s *gate, int err)
     nm_match_gate_fail(s, gate, err);
   nm_msg_set_clear(core, &gate->ooo);
   nm_cancel_gate_fail(gate, err);
+  nm_frag_gate_fail(gate, err);
   for (struct nm_gate_fail_hook_s *h = core->gate_fail_hooks, *next; h; h = next) {
     next = h->next; /* a hook may remove itself */
     h->fn(h->ref, gate);

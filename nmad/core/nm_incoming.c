@@ -138,6 +138,9 @@ void nm_core_packet(void *ref, struct nm_drv_s *drv, const void *buf, size_t len
     case NM_WIRE_RDV:
       nm_incoming_msg(gate, c, NULL);
       break;
+    case NM_WIRE_DATA_FRAG: /* reassembled, then delivered as DATA (credit counted there) */
+      nm_frag_incoming(gate, c);
+      break;
     case NM_WIRE_CREDIT:
       if ((err = nm_credit_handle(gate, c->cookie)))
         nm_gate_fail(gate, err);

@@ -57,7 +57,9 @@ int nm_pw_pack_req(struct nm_pw_s *pw, struct nm_req_s *req)
 {
   struct nm_gate_s *gate = pw->gate;
   struct nm_core_s *core = gate->core;
-  int rdv = nm_pw_req_rdv(gate, req);
+  int rdv = !req->frag_off && nm_pw_req_rdv(gate, req); /* a message being cut went eager at its first piece */
+  if (!rdv && nm_frag_wanted(pw, req))
+    return nm_frag_pack(pw, req);
   size_t size = nm_pw_req_size(req, rdv);
   if (size > nm_pw_room(pw) || pw->n_chunks == UINT16_MAX)
     return 0;
@@ -189,7 +191,8 @@ int nm_strat_pw_post(struct nm_pw_s *pw)
   int rc = drv->ops->send(drv, rail->peer, pw->buf, pw->len, pw);
   if (rc == 1) { /* completed at post: the rail counts as busy until the next progress pass, so that a
                   * burst of sends between two passes is aggregated instead of going one by one */
-    drv->inject_busy = 1;
+    if (!nm_frag_cutting(gate)) /* the pieces of a message being cut are one message: they go on at once */
+      drv->inject_busy = 1;
     nm_pw_complete(pw, NM_ESUCCESS);
   } else if (rc == 0) {
     rail->inflight++;
@@ -277,6 +280,7 @@ int nm_core_post_send(struct nm_req_s *req)
   req->seq = s->next_send++;
   req->state = NM_RS_QUEUED;
   struct nm_core_s *core = gate->core;
+  req->frag_off = 0;
   core->cfg.strategy->pack_data(gate, req);
   /* Post now unless gates with more urgent work wait for the drivers: they go first, at the next pass. */
   if (!core->work_head || core->work_prio_max <= req->prio)

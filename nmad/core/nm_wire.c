@@ -45,6 +45,26 @@ size_t nm_wire_put_data_hdr(uint8_t *buf, uint32_t session, uint64_t tag, uint32
   return off;
 }
 
+size_t nm_wire_put_frag_hdr(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t seq, uint32_t len,
+                            uint32_t offset, uint32_t msg_len, int sync, uint64_t cookie, uint32_t prefix_len)
+{
+  uint8_t flags = (sync ? NM_WIRE_FLAG_SYNC : 0) | (prefix_len ? NM_WIRE_FLAG_PREFIX : 0);
+  put_msg_hdr(buf, NM_WIRE_DATA_FRAG, flags, session, tag, seq, len);
+  nm_put32(buf + NM_WIRE_MSG_HDR_LEN, offset);
+  nm_put32(buf + NM_WIRE_MSG_HDR_LEN + 4, msg_len);
+  size_t off = NM_WIRE_FRAG_HDR_LEN;
+  if (sync) {
+    nm_put64(buf + off, cookie);
+    off += NM_WIRE_SYNC_LEN;
+  }
+  if (prefix_len) {
+    nm_put32(buf + off, prefix_len);
+    nm_put32(buf + off + 4, 0);
+    off += NM_WIRE_PREFIX_LEN;
+  }
+  return off;
+}
+
 size_t nm_wire_put_rdv(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t seq, uint64_t msg_len,
                        uint64_t cookie, uint32_t inline_len)
 {
@@ -106,6 +126,39 @@ static void get_msg_hdr(const uint8_t *p, struct nm_wire_chunk_s *c)
   c->len = nm_get32(p + 20);
 }
 
+/* The SYNC cookie and PREFIX length after a DATA or DATA_FRAG header at p + *used; the prefix lies within
+ * c->msg_len (set by the caller). @return 0 or -NM_EPROTO. */
+static int get_data_extras(const uint8_t *p, size_t left, size_t *used, struct nm_wire_chunk_s *c)
+{
+  if (c->flags & ~(NM_WIRE_FLAG_SYNC | NM_WIRE_FLAG_PREFIX))
+    return -NM_EPROTO;
+  if (c->flags & NM_WIRE_FLAG_SYNC) {
+    if (left - *used < NM_WIRE_SYNC_LEN)
+      return -NM_EPROTO;
+    c->cookie = nm_get64(p + *used);
+    *used += NM_WIRE_SYNC_LEN;
+  }
+  if (c->flags & NM_WIRE_FLAG_PREFIX) {
+    if (left - *used < NM_WIRE_PREFIX_LEN || nm_get32(p + *used + 4) != 0)
+      return -NM_EPROTO;
+    c->prefix_len = nm_get32(p + *used);
+    *used += NM_WIRE_PREFIX_LEN;
+    if (c->prefix_len == 0 || c->prefix_len > c->msg_len)
+      return -NM_EPROTO;
+  }
+  return NM_ESUCCESS;
+}
+
+/* The c->len payload bytes at p + used, which must lie in the chunk's @p left bytes; advances *off. */
+static int get_payload(const uint8_t *p, size_t left, size_t used, size_t *off, struct nm_wire_chunk_s *c)
+{
+  if (left - used < c->len)
+    return -NM_EPROTO;
+  c->payload = p + used;
+  *off += used + c->len;
+  return NM_ESUCCESS;
+}
+
 int nm_wire_peek_key(const uint8_t *buf, size_t len, uint64_t *key)
 {
   if (len < NM_WIRE_PKT_HDR_LEN || buf[0] != NM_WIRE_MAGIC || buf[1] != NM_WIRE_VERSION)
@@ -152,30 +205,27 @@ int nm_wire_next_chunk(const uint8_t *buf, size_t len, size_t *off, struct nm_wi
         return -NM_EPROTO;
       c->prefix_len = c->len;
     } else {
-      if (c->flags & ~(NM_WIRE_FLAG_SYNC | NM_WIRE_FLAG_PREFIX))
-        return -NM_EPROTO;
-      if (c->flags & NM_WIRE_FLAG_SYNC) {
-        if (left - used < NM_WIRE_SYNC_LEN)
-          return -NM_EPROTO;
-        c->cookie = nm_get64(p + used);
-        used += NM_WIRE_SYNC_LEN;
-      }
-      if (c->flags & NM_WIRE_FLAG_PREFIX) {
-        if (left - used < NM_WIRE_PREFIX_LEN || nm_get32(p + used + 4) != 0)
-          return -NM_EPROTO;
-        c->prefix_len = nm_get32(p + used);
-        used += NM_WIRE_PREFIX_LEN;
-        if (c->prefix_len == 0 || c->prefix_len > c->len)
-          return -NM_EPROTO;
-      }
       c->msg_len = c->len;
+      if (get_data_extras(p, left, &used, c))
+        return -NM_EPROTO;
     }
-    if (left - used < c->len)
+    return get_payload(p, left, used, off, c);
+  }
+  case NM_WIRE_DATA_FRAG: {
+    if (left < NM_WIRE_FRAG_HDR_LEN || nm_get16(p + 2) != 0)
       return -NM_EPROTO;
-    c->payload = p + used;
-    used += c->len;
-    *off += used;
-    return NM_ESUCCESS;
+    get_msg_hdr(p, c);
+    c->offset = nm_get32(p + NM_WIRE_MSG_HDR_LEN);
+    c->msg_len = nm_get32(p + NM_WIRE_MSG_HDR_LEN + 4);
+    size_t used = NM_WIRE_FRAG_HDR_LEN;
+    /* a proper, non-empty part of the message (a whole one travels as DATA), inside it; only the first piece
+     * carries the cookie and the prefix length */
+    if (c->len == 0 || c->len >= c->msg_len || c->offset >= c->msg_len || c->len > c->msg_len - c->offset ||
+        (c->flags && c->offset != 0))
+      return -NM_EPROTO;
+    if (get_data_extras(p, left, &used, c))
+      return -NM_EPROTO;
+    return get_payload(p, left, used, off, c);
   }
   case NM_WIRE_RTR:
     if (left < NM_WIRE_RTR_LEN || nm_get16(p + 2) != 0 || nm_get32(p + 4) > NM_WIRE_RTR_MAX)

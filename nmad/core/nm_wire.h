@@ -36,6 +36,9 @@
 #define NM_WIRE_CANCEL_LEN 24
 /** CREDIT chunk: type u8, reserved u8*7, bytes u64 (eager credit the receiver gives back to the sender). */
 #define NM_WIRE_CREDIT_LEN 16
+/** DATA_FRAG chunk: the common header (len: this piece's bytes), then offset u32 and msg_len u32 (the whole
+ *  message); the piece at offset 0 alone may carry the SYNC cookie and the PREFIX length, as DATA does. */
+#define NM_WIRE_FRAG_HDR_LEN 32
 /** What one eager message costs in flow-control credit on top of its payload bytes: the receiver's record of an
  *  unexpected message (struct, allocator overhead) whatever the message's size (doc/protocol.md, "Flow control"). */
 #define NM_WIRE_CREDIT_MSG_COST 128
@@ -47,13 +50,14 @@ enum nm_wire_type_e {
   NM_WIRE_ACK = 4,  /* synchronous send matched */
   NM_WIRE_CANCEL = 5,      /* sender: withdraw message (session, tag, seq) unless a receive matched it */
   NM_WIRE_CANCEL_REPLY = 6, /* receiver: the outcome (result 1: withdrawn, 0: too late, it was matched) */
-  NM_WIRE_CREDIT = 7        /* receiver: eager credit returned (flow control) */
+  NM_WIRE_CREDIT = 7,       /* receiver: eager credit returned (flow control) */
+  NM_WIRE_DATA_FRAG = 8     /* a piece of an eager message cut to the rail's inject size (core/nm_frag.c) */
 };
 #define NM_WIRE_FLAG_SYNC 0x01   /* DATA: the sender waits for an ACK carrying cookie */
 #define NM_WIRE_FLAG_PREFIX 0x02 /* DATA: the first prefix_len payload bytes are a header (rpc) */
 #define NM_FLAG_LOCAL_BCAST 0x80 /* never on the wire: a stored message that came by dynamic broadcast */
 #define NM_FLAG_LOCAL_LOST 0x40  /* never on the wire: a broadcast lost on its way (cookie: the error to report) */
-#define NM_WIRE_TYPE_MAX 7
+#define NM_WIRE_TYPE_MAX 8
 
 /** A parsed packet header. */
 struct nm_wire_pkt_s {
@@ -71,10 +75,10 @@ struct nm_wire_chunk_s {
   uint32_t seq;
   uint32_t len;         /* DATA: payload bytes; RDV: inline prefix bytes */
   uint32_t prefix_len;  /* DATA with FLAG_PREFIX, RDV: bytes of the message that are its header (rpc) */
-  uint64_t msg_len;     /* DATA, RDV: total message length; RTR: bytes requested */
+  uint64_t msg_len;     /* DATA, RDV, DATA_FRAG: total message length; RTR: bytes requested */
   uint64_t cookie;      /* RDV, RTR, ACK, sync DATA; CREDIT: the bytes returned */
   uint8_t result;       /* CANCEL_REPLY: 1 withdrawn, 0 too late */
-  uint64_t offset;      /* RTR */
+  uint64_t offset;      /* RTR; DATA_FRAG: where the payload goes in the message */
   uint64_t rtag;        /* RTR */
   const uint8_t *payload;
   uint32_t n_rtr;       /* RTR: RTRs the receiver sends for this cookie in all (1 .. NM_WIRE_RTR_MAX) */
@@ -86,6 +90,11 @@ static inline uint64_t nm_wire_credit_cost(uint64_t len) { return len + NM_WIRE_
 /** Bytes a DATA chunk with @p len payload bytes takes. */
 static inline size_t nm_wire_data_size(size_t len, int sync, int prefix) {
   return NM_WIRE_MSG_HDR_LEN + (sync ? NM_WIRE_SYNC_LEN : 0) + (prefix ? NM_WIRE_PREFIX_LEN : 0) + len;
+}
+
+/** Bytes of a DATA_FRAG header (without its payload); @p sync and @p prefix only for the piece at offset 0. */
+static inline size_t nm_wire_frag_hdr_size(int sync, int prefix) {
+  return NM_WIRE_FRAG_HDR_LEN + (sync ? NM_WIRE_SYNC_LEN : 0) + (prefix ? NM_WIRE_PREFIX_LEN : 0);
 }
 
 /** Write the global header of a packet of @p total_len bytes (header included) holding @p n_chunks chunks, sent
@@ -101,6 +110,11 @@ static inline void nm_wire_put_pkt_hdr(uint8_t *buf, uint16_t n_chunks, uint32_t
  *  payload right after. @return header bytes. */
 size_t nm_wire_put_data_hdr(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t seq, uint32_t len, int sync,
                             uint64_t cookie, uint32_t prefix_len);
+/** Write a DATA_FRAG header for message bytes [@p offset, @p offset + @p len) of a message of @p msg_len bytes;
+ *  @p sync / @p prefix_len only when @p offset is 0 (the caller copies the payload right after).
+ *  @return header bytes (nm_wire_frag_hdr_size()). */
+size_t nm_wire_put_frag_hdr(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t seq, uint32_t len,
+                            uint32_t offset, uint32_t msg_len, int sync, uint64_t cookie, uint32_t prefix_len);
 /** Write an RDV chunk whose @p inline_len first message bytes follow it (the caller copies them).
  *  @return header bytes (without the inline bytes). */
 size_t nm_wire_put_rdv(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t seq, uint64_t msg_len,

@@ -2,7 +2,8 @@
  * @file gen_corpus.c
  * @brief Writes the fuzzers' seed corpus (tests/fuzz/corpus/) from real traffic: a core of rank 1 of 8 (fake
  *        driver) sends to rank 0 what a peer really sends (eager and rendezvous messages, a synchronous send, an
- *        rpc, dynamic broadcasts with short and long destination lists, a cancel), and the packets the fake driver
+ *        rpc, dynamic broadcasts with short and long destination lists, a cancel, and messages cut to a small
+ *        inject size: DATA_FRAG), and the packets the fake driver
  *        captured become the seeds: raw for fuzz_wire, as fuzz_incoming records (one per packet, and one
  *        conversation), and nmad-run frames for fuzz_run_proto. The core sends with the fuzz harness's job key
  *        (FAKE_FUZZ_JOB_KEY), so fuzz_incoming's seeds pass its key check.
@@ -114,6 +115,40 @@ int main(int argc, char **argv)
     NM_CORE_FOR_GATES(core, g)
       nm_gate_fail(g, -NM_ECLOSED); /* the sends still waiting for rank 0's answers complete in error */
     nm_mcast_finalize(mc);
+    fake_core_free(core);
+  }
+  { /* eager messages cut to the inject size (DATA_FRAG): a rail injecting 1 KiB, a synchronous send whose first
+     * piece carries the cookie, and an rpc whose header spans two pieces */
+    struct fake_drv_s *fake;
+    nm_core_t core = fake_core_new_rank(1, GEN_JOB, "aggreg", 4096, &fake);
+    nm_session_t s;
+    if (!core || nm_session_open(core, "fuzz", &s))
+      return 1;
+    nm_core_set_job_key(core, FAKE_FUZZ_JOB_KEY);
+    core->drvs[0].props.inject_size = 1024;
+    core->cfg.frag_max = 1 << 20;
+    nm_gate_t to0 = nm_core_gate(core, 0);
+    static uint8_t data[3000], hdr[1100];
+    for (size_t i = 0; i < sizeof(data); i++)
+      data[i] = (uint8_t)(i * 13);
+    static nm_sr_request_t r;
+    static nm_rpc_req_t rq;
+    memset(&rq, 0, sizeof(rq));
+    nm_sr_issend(s, to0, 7, data, 2500, &r);
+    nm_rpc_isend(s, to0, (nm_tag_t)0x46555a5a, hdr, sizeof(hdr), data, 500, &rq);
+    for (int k = 0; k < 8; k++)
+      nm_core_progress(core);
+    for (int i = 0; i < fake->n_pkts; i++) {
+      struct fake_pkt_s *pk = &fake->pkts[i];
+      static uint8_t rec[70003];
+      put_file(wire, "frag", seeds, pk->buf, pk->len);
+      put_file(inc, "frag", seeds, rec, put_record(rec, pk->buf, pk->len));
+      if (clen + 3 + pk->len <= sizeof(conv))
+        clen += put_record(conv + clen, pk->buf, pk->len);
+      seeds++;
+    }
+    NM_CORE_FOR_GATES(core, g)
+      nm_gate_fail(g, -NM_ECLOSED);
     fake_core_free(core);
   }
   put_file(inc, "conversation", 0, conv, clen);
