@@ -27,12 +27,12 @@ static const struct nm_ofi_quirk_s nm_ofi_quirks[] = {
    * order: one send to a peer that died stalls every later completion (nm_ofi_receipt.c). */
   /* word      provider         mr_mode          inject wait_fd loopback fi_source unique_name env        receipts */
   {"shm",     "shm",           NM_OFI_MR_BASIC, 1,     1,      0,       0,        1,          NULL, NULL, 1},
-  {"tcp",     "tcp;ofi_rxm",   NM_OFI_MR_BASIC, 1,     1,      1,       1,        0,          "FI_OFI_RXM_EAGER_LIMIT", "1048576"},
-  {"sockets", "sockets",       NM_OFI_MR_BASIC, 0,     1,      1,       1,        0,          NULL, NULL},
-  {"udp",     "udp;ofi_rxd",   NM_OFI_MR_BASIC, 1,     0,      1,       0,        0,          NULL, NULL},
-  {"verbs",   "verbs;ofi_rxm", NM_OFI_MR_BASIC, 1,     1,      0,       0,        0,          NULL, NULL},
-  {"psm2",    "psm2",          NM_OFI_MR_BASIC, 1,     0,      0,       0,        0,          NULL, NULL},
-  {"opx",     "opx",           NM_OFI_MR_BASIC, 1,     0,      0,       0,        0,          NULL, NULL},
+  {"tcp",     "tcp;ofi_rxm",   NM_OFI_MR_BASIC, 1,     1,      1,       1,        0,          "FI_OFI_RXM_EAGER_LIMIT", "1048576", 0},
+  {"sockets", "sockets",       NM_OFI_MR_BASIC, 0,     1,      1,       1,        0,          NULL, NULL, 0},
+  {"udp",     "udp;ofi_rxd",   NM_OFI_MR_BASIC, 1,     0,      1,       0,        0,          NULL, NULL, 0},
+  {"verbs",   "verbs;ofi_rxm", NM_OFI_MR_BASIC, 1,     1,      0,       0,        0,          NULL, NULL, 0},
+  {"psm2",    "psm2",          NM_OFI_MR_BASIC, 1,     0,      0,       0,        0,          NULL, NULL, 0},
+  {"opx",     "opx",           NM_OFI_MR_BASIC, 1,     0,      0,       0,        0,          NULL, NULL, 0},
 };
 
 const struct nm_ofi_quirk_s *nm_ofi_quirk_lookup(const char *word)

@@ -14,7 +14,7 @@
 # Exit status: 0 every run test passed, 1 a test outside the exclusion list failed, 77 skipped (no sources and
 # no way to get them: not root, no network), 99 setup error (nmad not built, configure failed).
 # Environment: MPICH_SRC (sources, see above), MPICH_TESTS_DIR (work directory, default
-# ${TMPDIR:-/tmp}/nmad-mpich-tests; emptied first), MPITEST_TIMEOUT (seconds per run, default 60; tests that
+# ${TMPDIR:-/tmp}/nmad-mpich-tests/run-<checksum of the build tree's path>; emptied first), MPITEST_TIMEOUT (seconds per run, default 60; tests that
 # ask for more in their testlist keep theirs), MPICH_TESTS_TOTAL_TIMEOUT (the whole run, default 2400 s),
 # MPICH_TESTS_DIRS (directories to run, default below), NMAD_DRIVER etc. (passed to the ranks as usual).
 set -u
@@ -28,7 +28,10 @@ b=$(nm_build_tree "$src")
 unset top_srcdir top_builddir
 exclude_file="$here/mpich-exclude.txt"
 dirs=${MPICH_TESTS_DIRS:-"attr coll comm datatype errhan group info init pt2pt topo"}
-work=${MPICH_TESTS_DIR:-${TMPDIR:-/tmp}/nmad-mpich-tests}
+# One work directory per build tree: two builds checked at once (a clean-clone CI run next to a developer's tree)
+# must not empty each other's; the downloaded sources are shared.
+cache=${TMPDIR:-/tmp}/nmad-mpich-tests
+work=${MPICH_TESTS_DIR:-$cache/run-$(printf '%s' "$b" | cksum | cut -d' ' -f1)}
 per_test=${MPITEST_TIMEOUT:-60}
 total=${MPICH_TESTS_TOTAL_TIMEOUT:-2400}
 
@@ -59,7 +62,7 @@ if [ -n "${MPICH_SRC:-}" ]; then
     die "MPICH_SRC=$MPICH_SRC is neither an MPICH source tree nor a tarball"
   fi
 else
-  dl="$work/download"
+  dl="$cache/download"
   mkdir -p "$dl"
   tarball=$(debian_orig mpich "$dl") || skip "$tarball: set MPICH_SRC to an MPICH source tree or tarball"
 fi
