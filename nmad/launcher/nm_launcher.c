@@ -90,9 +90,9 @@ static int nm_launcher_open_sim_rails(struct nm_launcher_s *l, const char *env)
   snprintf(spec, sizeof(spec), "%s", env && *env ? env : "sim");
   char *save = NULL;
   for (char *w = strtok_r(spec, "+", &save); w; w = strtok_r(NULL, "+", &save)) {
-    if (strcmp(w, "sim") != 0 || rails == NM_MAX_RAILS) {
+    if (strcmp(w, "sim") != 0 || rails == NM_CORE_MAX_RAILS) {
       fprintf(stderr, "nmad: NMAD_DRIVER='%s' under simulation: accepted values: sim, sim+sim, ... (at most %d)\n",
-              env, NM_MAX_RAILS);
+              env, NM_CORE_MAX_RAILS);
       return -NM_EINVAL;
     }
     rails++;
