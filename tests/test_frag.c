@@ -275,9 +275,9 @@ START_TEST(test_cancel_mid_cut)
   nm_sr_request_t sr, sr2, rr;
   fill(s, sizeof(s), 5);
   memcpy(s2, "second", 7);
-  fa->inject = 0; /* sends stay in flight: NM_RAIL_MAX_INFLIGHT pieces leave, the rest waits */
+  fa->inject = 0; /* sends stay in flight: NM_STRAT_MAX_INFLIGHT pieces leave, the rest waits */
   ck_assert_int_eq(nm_sr_isend(sa, ga(), 4, s, sizeof(s), &sr), 0);
-  ck_assert_int_eq(fa->n_pkts, NM_RAIL_MAX_INFLIGHT);
+  ck_assert_int_eq(fa->n_pkts, NM_STRAT_MAX_INFLIGHT);
   ck_assert_uint_gt(sr.frag_off, 0);
   ck_assert_uint_lt(sr.frag_off, sizeof(s));
   ck_assert_int_eq(nm_sr_scancel(sa, &sr), 0);
