@@ -520,7 +520,7 @@ void nm_core_large_done(void *ref, void *ctx, int err, size_t len);
 /** Queue an ACK for a synchronous eager send that just matched. */
 void nm_rdv_send_ack(struct nm_gate_s *gate, uint64_t cookie);
 /** Default of NMAD_RDV_CHUNK (bytes; doc/performance.md, "Rendezvous chunks and two rails"). */
-#define NM_RDV_CHUNK_DEFAULT (1u << 20)
+#define NM_RDV_CHUNK_DEFAULT (4u << 20)
 /** Accepted range of NMAD_RDV_CHUNK. */
 #define NM_RDV_CHUNK_MIN (16u * 1024u)
 #define NM_RDV_CHUNK_MAX (1ULL << 40)
