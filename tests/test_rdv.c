@@ -326,6 +326,25 @@ START_TEST(test_rtr_count_checked)
 }
 END_TEST
 
+/* The RTR count on the wire: 0 and 1 both read as one RTR, the largest count passes, one more fails. */
+START_TEST(test_rtr_count_wire)
+{
+  uint8_t buf[64];
+  struct nm_wire_chunk_s c;
+  size_t off = 0;
+  nm_wire_put_rtr(buf, 1, 5, 0, 100, 9);
+  ck_assert_int_eq(nm_wire_next_chunk(buf, NM_WIRE_RTR_LEN, &off, &c), 0);
+  ck_assert_uint_eq(c.n_rtr, 1);
+  off = 0;
+  nm_wire_put_rtr_n(buf, 1, 5, 0, 100, 9, NM_WIRE_RTR_MAX);
+  ck_assert_int_eq(nm_wire_next_chunk(buf, NM_WIRE_RTR_LEN, &off, &c), 0);
+  ck_assert_uint_eq(c.n_rtr, NM_WIRE_RTR_MAX);
+  off = 0;
+  nm_wire_put_rtr_n(buf, 1, 5, 0, 100, 9, NM_WIRE_RTR_MAX + 1);
+  ck_assert_int_eq(nm_wire_next_chunk(buf, NM_WIRE_RTR_LEN, &off, &c), -NM_EPROTO);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("rdv");
@@ -340,6 +359,7 @@ int main(void)
   tcase_add_test(tc, test_priority_first);
   tcase_add_test(tc, test_gate_failure_mid_transfer);
   tcase_add_test(tc, test_rtr_count_checked);
+  tcase_add_test(tc, test_rtr_count_wire);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

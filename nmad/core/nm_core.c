@@ -372,7 +372,7 @@ static int nm_core_has_pending_sends(nm_core_t core, int all)
     for (int r = 0; r < g->n_rails; r++)
       if (g->rails[r].retry || (all && g->rails[r].inflight))
         return 1;
-    if (all && (g->rdv_sends.head || g->cancelling.head))
+    if (all && (g->rdv_sends.head || g->cancelling.head || nm_rdv_gate_sending(g)))
       return 1;
     for (struct nm_large_s *l = g->large; all && l; l = l->next)
       if (l->is_send)

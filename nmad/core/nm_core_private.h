@@ -494,7 +494,7 @@ void nm_core_large_done(void *ref, void *ctx, int err, size_t len);
 /** Queue an ACK for a synchronous eager send that just matched. */
 void nm_rdv_send_ack(struct nm_gate_s *gate, uint64_t cookie);
 /** Default of NMAD_RDV_CHUNK (bytes; doc/performance.md, "Rendezvous chunks and two rails"). */
-#define NM_RDV_CHUNK_DEFAULT (1u << 20)
+#define NM_RDV_CHUNK_DEFAULT (4u << 20)
 /** Accepted range of NMAD_RDV_CHUNK. */
 #define NM_RDV_CHUNK_MIN (16u * 1024u)
 #define NM_RDV_CHUNK_MAX (1ULL << 40)
@@ -506,6 +506,12 @@ void nm_rdv_send_ack(struct nm_gate_s *gate, uint64_t cookie);
 void nm_rdv_gate_fail(struct nm_gate_s *gate, int err);
 /** Gate destruction (drivers report nothing more): free every chunked rendezvous record left. */
 void nm_rdv_gate_destroy(struct nm_gate_s *gate);
+/** Whether a send of @p gate was cut in chunks and is not done (between two chunks no large transfer of it may
+ *  be in a driver: a flush must still wait for it). Senders sit at the tail of gate->rdv. */
+static inline int nm_rdv_gate_sending(const struct nm_gate_s *gate)
+{
+  return gate->rdv.tail && gate->rdv.tail->is_send;
+}
 
 /* ---- core/nm_cancel.c: withdrawing a send (CANCEL / CANCEL_REPLY) ---- */
 /** Sender: ask the receiver to withdraw send @p req. @return 0 (outcome pending: req completes later),
