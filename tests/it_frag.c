@@ -56,9 +56,8 @@ static void phase(nm_launcher_t l, nm_session_t sess, nm_gate_t peer, const stru
       int rc = sync ? nm_sr_issend(sess, peer, (nm_tag_t)(i % 3), bufs[i], p->len[i], &reqs[i])
                     : nm_sr_isend(sess, peer, (nm_tag_t)(i % 3), bufs[i], p->len[i], &reqs[i]);
       CHECK_RC(rc, "isend");
+      CHECK_RC(nm_sr_swait(sess, &reqs[i]), "swait"); /* one at a time: only a message alone in its queue is cut */
     }
-    for (int i = 0; i < p->n; i++)
-      CHECK_RC(nm_sr_swait(sess, &reqs[i]), "swait");
   } else {
     if (posted) {
       for (int i = 0; i < p->n; i++)
