@@ -15,7 +15,7 @@ static int nm_strat_aggreg_fill(struct nm_gate_s *gate, struct nm_pw_s *pw)
 
 static int nm_strat_aggreg_try_and_commit(struct nm_gate_s *gate)
 {
-  return nm_strat_commit_loop(gate, NM_STRAT_MAX_INFLIGHT, nm_strat_aggreg_fill);
+  return nm_strat_commit_loop(gate, NULL, NM_STRAT_MAX_INFLIGHT, nm_strat_aggreg_fill);
 }
 
 const struct nm_strategy_ops_s nm_strat_aggreg_ops = {

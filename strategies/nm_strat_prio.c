@@ -84,32 +84,8 @@ static int nm_strat_prio_fill(struct nm_gate_s *gate, struct nm_pw_s *pw)
 
 static int nm_strat_prio_try_and_commit(struct nm_gate_s *gate)
 {
-  const struct nm_strat_prio_gate_s *st = gate->strat;
-  int blocked, n = nm_strat_retry(gate, &blocked);
-  if (blocked)
-    return n;
-  while (!gate->status && (gate->send_queue.head || gate->ctrl_head)) {
-    int rail = -1;
-    for (int k = 0; k < gate->n_rails && rail < 0; k++) {
-      int i = st ? st->rail_order[k] : k; /* no state: the gate was made under another strategy */
-      const struct nm_rail_s *r = &gate->rails[i];
-      if (!r->drv->inject_busy && r->inflight < NM_STRAT_MAX_INFLIGHT && !r->retry)
-        rail = i;
-    }
-    if (rail < 0)
-      break;
-    struct nm_pw_s *pw = nm_strat_pw_new(gate, rail);
-    if (!pw)
-      break;
-    if (nm_strat_prio_fill(gate, pw) == 0) {
-      nm_strat_pw_drop(pw);
-      break;
-    }
-    if (!nm_strat_pw_post(pw))
-      break;
-    n++;
-  }
-  return n;
+  const struct nm_strat_prio_gate_s *st = gate->strat; /* NULL: the gate was made under another strategy */
+  return nm_strat_commit_loop(gate, st ? st->rail_order : NULL, NM_STRAT_MAX_INFLIGHT, nm_strat_prio_fill);
 }
 
 const struct nm_strategy_ops_s nm_strat_prio_ops = {

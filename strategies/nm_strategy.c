@@ -39,10 +39,10 @@ void nm_strat_data_fifo(struct nm_gate_s *gate, struct nm_req_s *req)
   nm_req_list_append(&gate->send_queue, req);
 }
 
-int nm_strat_ready_rail(const struct nm_gate_s *gate, int first, int max_inflight)
+int nm_strat_ready_rail(const struct nm_gate_s *gate, const int *order, int max_inflight)
 {
   for (int k = 0; k < gate->n_rails; k++) {
-    int i = (first + k) % gate->n_rails;
+    int i = order ? order[k] : k;
     const struct nm_rail_s *rail = &gate->rails[i];
     if (!rail->drv->inject_busy && rail->inflight < max_inflight && !rail->retry)
       return i;
@@ -67,13 +67,14 @@ int nm_strat_retry(struct nm_gate_s *gate, int *blocked)
   return n;
 }
 
-int nm_strat_commit_loop(struct nm_gate_s *gate, int max_inflight, int (*fill)(struct nm_gate_s *, struct nm_pw_s *))
+int nm_strat_commit_loop(struct nm_gate_s *gate, const int *order, int max_inflight,
+                         int (*fill)(struct nm_gate_s *, struct nm_pw_s *))
 {
   int blocked, n = nm_strat_retry(gate, &blocked);
   if (blocked)
     return n; /* the driver's queue is full: a new packet would only join the refused one */
   while (!gate->status && (gate->send_queue.head || gate->ctrl_head)) {
-    int r = nm_strat_ready_rail(gate, 0, max_inflight);
+    int r = nm_strat_ready_rail(gate, order, max_inflight);
     if (r < 0)
       break;
     struct nm_pw_s *pw = nm_strat_pw_new(gate, r);

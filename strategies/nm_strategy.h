@@ -91,15 +91,17 @@ void nm_strat_ctrl_insert_prio(struct nm_gate_s *gate, struct nm_ctrl_s *ctrl);
 /** Send queue in FIFO order (pack_data of aggreg and default). */
 void nm_strat_data_fifo(struct nm_gate_s *gate, struct nm_req_s *req);
 /** A rail of @p gate that may take one more packet now: not busy with a packet that completed at post, fewer
- *  than @p max_inflight packets in flight, no refused packet waiting. Rails are tried from @p first on, in
- *  circular order. @return the rail index, or -1. */
-int nm_strat_ready_rail(const struct nm_gate_s *gate, int first, int max_inflight);
+ *  than @p max_inflight packets in flight, no refused packet waiting. Rails are tried in the order of @p order
+ *  (gate->n_rails rail indices), or in index order when it is NULL. @return the rail index, or -1. */
+int nm_strat_ready_rail(const struct nm_gate_s *gate, const int *order, int max_inflight);
 /** Post again every packet a driver refused on the gate's rails. @return packets posted; *blocked set when a
  *  driver refused again (nothing more may be posted to that rail in this pass). */
 int nm_strat_retry(struct nm_gate_s *gate, int *blocked);
-/** The common try_and_commit loop: while a rail is ready (at most @p max_inflight packets in flight on it), build
- *  a packet, let @p fill put chunks into it, post it. @return packets posted. */
-int nm_strat_commit_loop(struct nm_gate_s *gate, int max_inflight, int (*fill)(struct nm_gate_s *, struct nm_pw_s *));
+/** The common try_and_commit loop: packets a driver refused first; then while a rail is ready (tried in
+ *  @p order as in nm_strat_ready_rail(), at most @p max_inflight packets in flight on it), build a packet, let
+ *  @p fill put chunks into it, post it. @return packets posted. */
+int nm_strat_commit_loop(struct nm_gate_s *gate, const int *order, int max_inflight,
+                         int (*fill)(struct nm_gate_s *, struct nm_pw_s *));
 
 /* ---- core helpers a strategy calls (core/nm_outgoing.c) ---- */
 
