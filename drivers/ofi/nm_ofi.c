@@ -245,6 +245,8 @@ static struct nm_ofi_op_s *nm_ofi_op_get(struct nm_ofi_s *o, int kind, void *ctx
     op->ctx = ctx;
     op->mr = NULL;
     op->buf = NULL;
+    op->receipt = 0; /* pool memory is recycled: a stale id would make the provider's completion look receipted */
+    op->receipted = 0;
   }
   return op;
 }

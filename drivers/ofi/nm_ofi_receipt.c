@@ -14,6 +14,7 @@
  * Limit: the stalled response slots are not reclaimed; after a peer's death each later non-inject send keeps one
  * (1,024 per endpoint with shm's default), then posting waits. */
 #include "drivers/ofi/nm_ofi_private.h"
+#include "nmad/core/nm_le.h"
 #include <rdma/fi_endpoint.h>
 #include <string.h>
 
@@ -53,8 +54,7 @@ static int nm_ofi_receipt_inject(struct nm_ofi_s *o, uint64_t peer, uint64_t id)
 {
   uint8_t msg[NM_OFI_RECEIPT_LEN] = {0};
   memcpy(msg, nm_ofi_receipt_magic, sizeof(nm_ofi_receipt_magic));
-  for (int i = 0; i < 8; i++)
-    msg[8 + i] = (uint8_t)(id >> (8 * i));
+  nm_put64(msg + 8, id);
   return fi_inject(o->ep, msg, sizeof(msg), o->peers[peer]) == 0;
 }
 
@@ -88,9 +88,7 @@ int nm_ofi_receipt_handle(struct nm_drv_s *drv, const void *buf, size_t len, uin
   const uint8_t *b = buf;
   if (!o->receipts || len != NM_OFI_RECEIPT_LEN || memcmp(b, nm_ofi_receipt_magic, sizeof(nm_ofi_receipt_magic)))
     return 0;
-  uint64_t id = 0;
-  for (int i = 0; i < 8; i++)
-    id |= (uint64_t)b[8 + i] << (8 * i);
+  uint64_t id = nm_get64(b + 8);
   struct nm_ofi_op_s *op;
   HASH_FIND(hh, o->awaiting, &id, sizeof(id), op);
   /* Untrusted bytes: only a receipt from the send's own destination counts; anything else (a duplicate, a
