@@ -11,8 +11,8 @@
 # the 8 B ping in each scenario and its ratio to the idle median of the same run (the judged figure: <= 3).
 # --pieces: the bulk is posted as messages of this size (64M: one rendezvous; 1M: 64 rendezvous messages; 16K:
 # 4,096 eager-sized messages, which fill the send queue: what a FIFO strategy makes the urgent message wait
-# behind). Over tcp, pieces under 64 KiB are skipped: the receiver's thousands of outstanding rendezvous receives
-# livelock the ofi driver's fi_trecv EAGAIN loop (doc/performance.md, "Priorities (issue 15)").
+# behind). (Over tcp, pieces under 64 KiB were once skipped for a livelock of the driver's fi_trecv EAGAIN loop;
+# the core now posts refused transfers again at a later progress pass, tests/it_rdv_many.c.)
 # Message rate: nm_bench_msgrate --min 8 --max 8 --window 64 over tcp, default and aggreg alternated
 # --mr-repeat times; the best rate of each is kept; ratio = default / aggreg (judged: >= 0.95).
 # Binaries come from $NMAD_BUILD_DIR (default: the parent of this script's directory), else from the PATH.
@@ -22,7 +22,6 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 NMAD_BUILD_DIR=${NMAD_BUILD_DIR:-$(dirname "$SCRIPT_DIR")}
 PROVIDERS="shm tcp"
 PIECES="64M 1M 16K"
-TCP_MIN_PIECE=65536 # bytes; see below
 BULK=64M
 ITERS=20
 WARMUP=2
@@ -82,10 +81,6 @@ echo "# nm_bench_prio_compare: $(date -u +%FT%TZ), $(git -C "$SCRIPT_DIR" rev-pa
 printf '%-5s %-6s %-8s %10s %10s %8s %10s %8s\n' provider piece strategy idle_us same_us same_x other_us other_x
 for prov in $PROVIDERS; do
   for piece in $PIECES; do
-    if [[ $prov == tcp ]] && (($(numfmt --from=iec "$piece") < TCP_MIN_PIECE)); then
-      echo "# skipped: tcp with $piece pieces (under 64 KiB: livelock of outstanding rendezvous receives)"
-      continue
-    fi
     for strat in default aggreg; do
       csv=$OUT/prio-$prov-$piece-$strat.csv
       run "$csv" "$strat" "$prov" 3 "$PRIO_BIN" --bulk "$BULK" --piece "$piece" --iters "$ITERS" --warmup "$WARMUP"

@@ -66,9 +66,10 @@ struct nm_drv_ops_s {
   /** Post a packet send. @return 0 posted (send_done follows), 1 completed already (no upcall),
    *  -NM_EAGAIN queue full (retry later), other -NM_E* on failure. */
   int (*send)(struct nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, void *ctx);
-  /** Post a large send of [buf, buf+len) matched by rtag at the receiver. @return 0 or -NM_E*. */
+  /** Post a large send of [buf, buf+len) matched by rtag at the receiver. @return 0, -NM_EAGAIN (queue full:
+   *  the core posts it again at a later progress pass; never progress from inside this call) or -NM_E*. */
   int (*large_send)(struct nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, uint64_t rtag, void *ctx);
-  /** Post a large receive into [buf, buf+len) for rtag. @return 0 or -NM_E*. */
+  /** Post a large receive into [buf, buf+len) for rtag. @return 0, -NM_EAGAIN (as large_send) or -NM_E*. */
   int (*large_recv)(struct nm_drv_s *drv, uint64_t peer, void *buf, size_t len, uint64_t rtag, void *ctx);
   /** Cancel a posted large receive (its large_done reports -NM_ECANCELED, or never comes if already done). */
   int (*large_cancel)(struct nm_drv_s *drv, void *ctx);

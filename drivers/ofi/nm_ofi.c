@@ -321,17 +321,18 @@ static int nm_ofi_large_post(struct nm_drv_s *drv, uint64_t peer, void *buf, siz
   int err = nm_ofi_reg(o, op, buf, len, is_send ? FI_SEND : FI_RECV, &desc);
   uint64_t receipt = !err && is_send && o->receipts ? nm_ofi_receipt_track(o, op, peer) : 0;
   ssize_t rc = 0;
-  while (!err) {
+  if (!err) {
     if (receipt)
       rc = fi_tsenddata(o->ep, buf, len, desc, receipt, o->peers[peer], rtag, &op->fctx);
     else
       rc = is_send ? fi_tsend(o->ep, buf, len, desc, o->peers[peer], rtag, &op->fctx)
                    : fi_trecv(o->ep, buf, len, desc, o->peers[peer], rtag, 0, &op->fctx);
-    if (rc != -FI_EAGAIN)
-      break;
-    drv->ops->progress(drv); /* the queue drains only through progress */
   }
-  if (!err && rc)
+  /* A full queue drains only through progress, which must not run from here (the core is inside a packet's
+   * handler): the core posts again at its next progress pass. */
+  if (!err && rc == -FI_EAGAIN)
+    err = -NM_EAGAIN;
+  else if (!err && rc)
     err = nm_ofi_err(is_send ? "fi_tsend" : "fi_trecv", (int)rc);
   if (err) {
     nm_ofi_receipt_untrack(o, op);

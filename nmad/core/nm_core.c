@@ -192,6 +192,8 @@ int nm_core_progress_drivers(struct nm_core_s *core)
     core->drvs[i].inject_busy = 0;
     n += core->drvs[i].ops->progress(&core->drvs[i]);
   }
+  if (core->large_retry || core->rdv_pump_retry)
+    n += nm_rdv_retry(core);
   if (core->work_head)
     n += nm_core_schedule(core);
   core->progress_events += (unsigned long)n;

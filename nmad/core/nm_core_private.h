@@ -88,6 +88,12 @@ struct nm_large_s {
   int rail;
   int is_send;
   struct nm_rdv_s *rdv; /* the chunked rendezvous message it is a chunk of, or NULL (nm_rdv.c) */
+  /* A send the driver had no room for (-NM_EAGAIN): what to post again at the next progress pass. */
+  const void *buf;
+  size_t len;
+  uint64_t rtag;
+  int deferred;                  /* in core->large_retry, not in a driver */
+  struct nm_large_s *retry_next;
 };
 
 /** A rendezvous message moving as several chunks (nm_rdv.c). Receiver: the pieces (one per rail, from the
@@ -116,6 +122,7 @@ struct nm_rdv_gate_s {
   struct nm_rdv_s *head, *tail;
   struct nm_rdv_s *by_cookie;     /* senders, uthash by cookie */
   int inflight[NM_MAX_RAILS];     /* receiver chunks posted per rail: at most NM_RDV_CHUNKS_PER_RAIL */
+  int pump_retry;                 /* a driver refused a chunk's receive (-NM_EAGAIN): ask again at progress */
 };
 
 /** Key of one message in a gate's sets of held messages (out-of-order arrivals: the tag is the ordering stream's,
@@ -284,6 +291,11 @@ struct nm_core_s {
   uint64_t next_cookie; /* RDV / sync-send identifiers */
   uint64_t next_rtag;   /* rendezvous tags for large receives */
   int n_large;          /* large transfers posted to drivers and not completed */
+  /* Large transfers a driver had no room for (-NM_EAGAIN), retried at the next progress pass instead of
+   * progressing the driver from inside the packet handler (nm_rdv_retry()): sends to post, FIFO; and the number
+   * of gates whose receiver side must ask for chunks again. */
+  struct nm_large_s *large_retry, *large_retry_tail;
+  int rdv_pump_retry;
   struct nm_core_stats_s stats; /* flow-control figures (nm_core_get_stats()) */
   /* Events handled by the progress passes of every thread (under the lock). A waiter compares it with the value
    * it saw on entry: with a progress thread, the event it waits for may be handled by the other thread. */
@@ -506,6 +518,11 @@ void nm_rdv_send_ack(struct nm_gate_s *gate, uint64_t cookie);
 void nm_rdv_gate_fail(struct nm_gate_s *gate, int err);
 /** Gate destruction (drivers report nothing more): free every chunked rendezvous record left. */
 void nm_rdv_gate_destroy(struct nm_gate_s *gate);
+/** Progress pass: post the large sends and ask for the chunks that drivers had no room for earlier.
+ *  @return the number of transfers posted. */
+int nm_rdv_retry(struct nm_core_s *core);
+/** Gate failure: release its large sends that never reached a driver (no completion will come for them). */
+void nm_rdv_retry_gate_fail(struct nm_gate_s *gate, int err);
 /** Whether a send of @p gate was cut in chunks and is not done (between two chunks no large transfer of it may
  *  be in a driver: a flush must still wait for it). Senders sit at the tail of gate->rdv. */
 static inline int nm_rdv_gate_sending(const struct nm_gate_s *gate)

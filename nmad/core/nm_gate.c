@@ -138,6 +138,7 @@ void nm_gate_fail(struct nm_gate_s *gate, int err)
   }
   gate->ctrl_tail = NULL;
   nm_rdv_gate_fail(gate, err); /* chunked rendezvous messages: each request completes once */
+  nm_rdv_retry_gate_fail(gate, err);
   /* Large transfers stay in the driver until it reports them; detach their requests now. */
   for (struct nm_large_s *l = gate->large; l; l = l->next) {
     struct nm_req_s *r = l->req;

@@ -28,6 +28,8 @@ static struct nm_large_s *nm_large_new(struct nm_gate_s *gate, struct nm_req_s *
   l->gate = gate;
   l->rail = rail;
   l->is_send = is_send;
+  l->rdv = NULL;
+  l->deferred = 0;
   gate->core->n_large++;
   l->prev = NULL;
   l->next = gate->large;
@@ -136,6 +138,12 @@ static int nm_rdv_ask_chunk(struct nm_rdv_s *x)
     l->rdv = x;
     struct nm_drv_s *drv = gate->rails[p->rail].drv;
     int err = drv->ops->large_recv(drv, gate->rails[p->rail].peer, x->buf + p->offset, n, rtag, l);
+    if (err == -NM_EAGAIN) { /* the driver's queue is full: no RTR without its receive; ask again later */
+      nm_large_release(l);
+      if (!gate->rdv.pump_retry++)
+        core->rdv_pump_retry++;
+      return 0;
+    }
     if (err) {
       nm_large_release(l);
       return err;
@@ -305,6 +313,26 @@ void nm_rdv_accept(struct nm_req_s *req, struct nm_gate_s *gate, const struct nm
   nm_rdv_post(req, gate, c->cookie, c->len, (char *)req->buf + c->len, n > c->len ? n - c->len : 0);
 }
 
+/* Hand large send @p l to its rail's driver. @return 0, -NM_EAGAIN (no room now) or the driver's error. */
+static int nm_large_send_post(struct nm_large_s *l)
+{
+  struct nm_rail_s *rail = &l->gate->rails[l->rail];
+  return rail->drv->ops->large_send(rail->drv, rail->peer, l->buf, l->len, l->rtag, l);
+}
+
+/* Park large send @p l until a progress pass finds room for it (nm_rdv_retry()), after those parked before. */
+static void nm_large_defer(struct nm_large_s *l)
+{
+  struct nm_core_s *core = l->gate->core;
+  l->deferred = 1;
+  l->retry_next = NULL;
+  if (core->large_retry_tail)
+    core->large_retry_tail->retry_next = l;
+  else
+    core->large_retry = l;
+  core->large_retry_tail = l;
+}
+
 int nm_rdv_handle_rtr(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c)
 {
   uint64_t len = c->msg_len; /* RTR: bytes requested */
@@ -352,13 +380,27 @@ int nm_rdv_handle_rtr(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c)
     return NM_ESUCCESS;
   }
   struct nm_large_s *l = nm_large_new(gate, req, c->rail, 1);
-  struct nm_rail_s *rail = &gate->rails[c->rail];
-  const char *src = (const char *)req->buf + (c->offset - req->hdr_len);
-  int err = l ? rail->drv->ops->large_send(rail->drv, rail->peer, src, len, c->rtag, l) : -NM_ENOMEM;
+  int err = l ? 0 : -NM_ENOMEM;
+  if (l) {
+    l->buf = (const char *)req->buf + (c->offset - req->hdr_len);
+    l->len = len;
+    l->rtag = c->rtag;
+    /* Counted in flight before the driver sees it: a driver may complete the message's other chunks meanwhile,
+     * and x must not look finished then. */
+    l->rdv = x;
+    if (x)
+      x->inflight++;
+    err = nm_large_send_post(l);
+  }
+  if (err == -NM_EAGAIN) { /* the driver's queue is full: posted again at the next progress pass */
+    nm_large_defer(l);
+    return NM_ESUCCESS;
+  }
   if (err) {
     if (l)
       nm_large_release(l);
     if (x) {
+      x->inflight--;
       x->req = NULL;
       if (x->inflight == 0)
         nm_rdv_free(x);
@@ -366,10 +408,66 @@ int nm_rdv_handle_rtr(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c)
     nm_req_complete(req, err);
     return err;
   }
-  l->rdv = x;
-  if (x)
-    x->inflight++;
   return NM_ESUCCESS;
+}
+
+int nm_rdv_retry(struct nm_core_s *core)
+{
+  int n = 0;
+  while (core->large_retry) {
+    struct nm_large_s *l = core->large_retry;
+    int err = nm_large_send_post(l);
+    if (err == -NM_EAGAIN)
+      break; /* still full: the rest waits too, in order */
+    core->large_retry = l->retry_next;
+    if (!core->large_retry)
+      core->large_retry_tail = NULL;
+    l->deferred = 0;
+    if (err)
+      nm_core_large_done(core, l, err, 0); /* fails the transfer as if the driver had reported it */
+    else
+      n++;
+  }
+  if (core->rdv_pump_retry) {
+    NM_CORE_FOR_GATES(core, g) {
+      if (!g->rdv.pump_retry)
+        continue;
+      g->rdv.pump_retry = 0;
+      core->rdv_pump_retry--;
+      nm_rdv_pump(g); /* may set the flag again: the queue is still full */
+      n++;
+    }
+  }
+  return n;
+}
+
+void nm_rdv_retry_gate_fail(struct nm_gate_s *gate, int err)
+{
+  struct nm_core_s *core = gate->core;
+  if (gate->rdv.pump_retry) {
+    gate->rdv.pump_retry = 0;
+    core->rdv_pump_retry--;
+  }
+  struct nm_large_s **pp = &core->large_retry, *last = NULL;
+  while (*pp) {
+    struct nm_large_s *l = *pp;
+    if (l->gate != gate) {
+      last = l;
+      pp = &l->retry_next;
+      continue;
+    }
+    *pp = l->retry_next;
+    struct nm_req_s *req = l->req;
+    struct nm_rdv_s *x = l->rdv;
+    int rail = l->rail;
+    l->req = NULL;
+    nm_large_release(l);
+    if (x)
+      nm_rdv_chunk_done(x, rail, err); /* x was detached by nm_rdv_gate_fail(): only frees it when done */
+    else if (req && req->state != NM_RS_DONE)
+      nm_req_complete(req, err);
+  }
+  core->large_retry_tail = last;
 }
 
 int nm_rdv_handle_ack(struct nm_gate_s *gate, uint64_t cookie)
