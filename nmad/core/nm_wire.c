@@ -27,12 +27,10 @@ static void put_msg_hdr(uint8_t *buf, uint8_t type, uint8_t flags, uint32_t sess
   nm_put32(buf + 20, len);
 }
 
-size_t nm_wire_put_data_hdr(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t seq, uint32_t len, int sync,
-                            uint64_t cookie, uint32_t prefix_len)
+/* The optional fields after a DATA or DATA_FRAG header, from @p off: the sync cookie, then the prefix length.
+ * @return the header's whole length. */
+static size_t put_sync_prefix(uint8_t *buf, size_t off, int sync, uint64_t cookie, uint32_t prefix_len)
 {
-  uint8_t flags = (sync ? NM_WIRE_FLAG_SYNC : 0) | (prefix_len ? NM_WIRE_FLAG_PREFIX : 0);
-  put_msg_hdr(buf, NM_WIRE_DATA, flags, session, tag, seq, len);
-  size_t off = NM_WIRE_MSG_HDR_LEN;
   if (sync) {
     nm_put64(buf + off, cookie);
     off += NM_WIRE_SYNC_LEN;
@@ -45,6 +43,14 @@ size_t nm_wire_put_data_hdr(uint8_t *buf, uint32_t session, uint64_t tag, uint32
   return off;
 }
 
+size_t nm_wire_put_data_hdr(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t seq, uint32_t len, int sync,
+                            uint64_t cookie, uint32_t prefix_len)
+{
+  uint8_t flags = (sync ? NM_WIRE_FLAG_SYNC : 0) | (prefix_len ? NM_WIRE_FLAG_PREFIX : 0);
+  put_msg_hdr(buf, NM_WIRE_DATA, flags, session, tag, seq, len);
+  return put_sync_prefix(buf, NM_WIRE_MSG_HDR_LEN, sync, cookie, prefix_len);
+}
+
 size_t nm_wire_put_frag_hdr(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t seq, uint32_t len,
                             uint32_t offset, uint32_t msg_len, int sync, uint64_t cookie, uint32_t prefix_len)
 {
@@ -52,17 +58,7 @@ size_t nm_wire_put_frag_hdr(uint8_t *buf, uint32_t session, uint64_t tag, uint32
   put_msg_hdr(buf, NM_WIRE_DATA_FRAG, flags, session, tag, seq, len);
   nm_put32(buf + NM_WIRE_MSG_HDR_LEN, offset);
   nm_put32(buf + NM_WIRE_MSG_HDR_LEN + 4, msg_len);
-  size_t off = NM_WIRE_FRAG_HDR_LEN;
-  if (sync) {
-    nm_put64(buf + off, cookie);
-    off += NM_WIRE_SYNC_LEN;
-  }
-  if (prefix_len) {
-    nm_put32(buf + off, prefix_len);
-    nm_put32(buf + off + 4, 0);
-    off += NM_WIRE_PREFIX_LEN;
-  }
-  return off;
+  return put_sync_prefix(buf, NM_WIRE_FRAG_HDR_LEN, sync, cookie, prefix_len);
 }
 
 size_t nm_wire_put_rdv(uint8_t *buf, uint32_t session, uint64_t tag, uint32_t seq, uint64_t msg_len,
