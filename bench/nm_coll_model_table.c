@@ -3,8 +3,10 @@
  * Hockney parameters; and, with --groups, the time of a hierarchical algorithm against its number of groups
  * (the theoretical curves of the paper's fig. 6). The table of doc/collectives.md is this program's output.
  *
- *   nm_coll_model_table [--platform inti|graphene|torus|torus-hw|all] [--alpha S --bandwidth B/s]
- *                       [--p 4,8,...] [--m 8,64K,...] [--csv]
+ *   nm_coll_model_table [--platform inti|graphene|torus|torus-hw|shm|tcp|all] [--alpha S --bandwidth B/s]
+ *                       [--p 4,8,...] [--m 8,64K,...] [--csv] [--hier]
+ * (all: inti, graphene, torus; --hier: for chain, pipelined chain and scatter-ring-allgather, the best G and
+ * the flat / hierarchical time ratio instead of the choice)
  *   nm_coll_model_table --groups ALGO --p P --m M [--platform NAME | --alpha S --bandwidth B/s]
  */
 #include <nmad/nm_coll_model.h>
@@ -26,6 +28,9 @@ static const struct platform_s platforms[] = {
   {"graphene", 48e-6, 117.7e6, "graphene-gige-128.xml: 48 us, 117.7 MB/s"},
   {"torus", 3e-6, 425e6, "bgp-torus-6144.xml + BG/P MPI software latency: 3 us, 425 MB/s"},
   {"torus-hw", 0.119e-6, 425e6, "bgp-torus-6144.xml, hardware only (1 hop): 0.119 us, 425 MB/s"},
+  /* the libfabric driver's nominal figures (drivers/ofi/nm_ofi_quirks.c), what MPI_Bcast sees on this host */
+  {"shm", 1.1e-6, 18000e6, "NMAD_DRIVER=shm nominal: 1.1 us, 18 GB/s"},
+  {"tcp", 11e-6, 3100e6, "NMAD_DRIVER=tcp nominal: 11 us, 3.1 GB/s"},
 };
 #define NPLATFORMS (sizeof(platforms) / sizeof(platforms[0]))
 
@@ -101,6 +106,30 @@ static void table(const struct platform_s *pl, const size_t *ps, int np, const s
     }
 }
 
+/* For each algorithm whose hierarchy pays (section 3.7), its best G and the flat / hierarchical ratio. */
+static void hier_table(const struct platform_s *pl, const size_t *ps, int np, const size_t *ms, int nm)
+{
+  static const enum nm_coll_bcast_algo_e algos[] = {NM_COLL_BCAST_CHAIN, NM_COLL_BCAST_PIPELINED_CHAIN,
+                                                    NM_COLL_BCAST_SCATTER_RING};
+  double alpha = pl->alpha, beta = 1.0 / pl->bandwidth;
+  printf("\n### %s (%s): best G, flat / hierarchical\n\n| p | m | chain | pipelined_chain | scatter_ring |\n"
+         "|---:|---:|---|---|---|\n", pl->name, pl->what);
+  for (int i = 0; i < np; i++)
+    for (int j = 0; j < nm; j++) {
+      char h[32];
+      printf("| %zu | %s |", ps[i], human(ms[j], h, sizeof(h)));
+      for (size_t k = 0; k < sizeof(algos) / sizeof(algos[0]); k++) {
+        struct nm_coll_bcast_choice_s f = {.algo = algos[k], .groups = 1}, flat, hier;
+        nm_coll_bcast_choice_complete(&f, (int)ps[i], ms[j], alpha, beta, &flat);
+        f.hierarchical = 1;
+        f.groups = nm_coll_model_best_groups(algos[k], (int)ps[i], ms[j], alpha, beta);
+        nm_coll_bcast_choice_complete(&f, (int)ps[i], ms[j], alpha, beta, &hier);
+        printf(" G = %d, %.2fx |", hier.groups, flat.predicted_s / hier.predicted_s);
+      }
+      printf("\n");
+    }
+}
+
 /* Time against G for one algorithm, with the flat time for comparison (fig. 6 of the paper, theoretical). */
 static int groups_sweep(const char *algo_name, int p, size_t m, const struct platform_s *pl, int csv)
 {
@@ -109,6 +138,7 @@ static int groups_sweep(const char *algo_name, int p, size_t m, const struct pla
     return 1;
   double alpha = pl->alpha, beta = 1.0 / pl->bandwidth;
   struct nm_coll_bcast_choice_s flat;
+  const size_t segment = forced.segment; /* a forced segment size holds at both levels */
   forced.hierarchical = 0;
   nm_coll_bcast_choice_complete(&forced, p, m, alpha, beta, &flat);
   printf(csv ? "groups,time_s,flat_s,speedup\n" : "# %s, p = %d, m = %zu B, %s\n# groups  time_s  flat_s  speedup\n",
@@ -118,7 +148,7 @@ static int groups_sweep(const char *algo_name, int p, size_t m, const struct pla
       continue;
     forced.hierarchical = 1;
     forced.groups = g;
-    forced.segment = 0;
+    forced.segment = segment;
     struct nm_coll_bcast_choice_s c;
     nm_coll_bcast_choice_complete(&forced, p, m, alpha, beta, &c);
     printf(csv ? "%d,%.9g,%.9g,%.3f\n" : "%8d  %.6g  %.6g  %.3f\n", g, c.predicted_s, flat.predicted_s,
@@ -131,7 +161,7 @@ int main(int argc, char **argv)
 {
   size_t ps[MAXLIST] = {4, 8, 16, 64, 128, 1024, 2048, 6142};
   size_t ms[MAXLIST] = {8, 64 << 10, 512 << 10, 2 << 20, 16 << 20};
-  int np = 8, nm = 5, csv = 0;
+  int np = 8, nm = 5, csv = 0, hier = 0;
   const char *plat = "all", *sweep = NULL;
   struct platform_s custom = {"custom", -1, -1, "given alpha and bandwidth"};
   for (int i = 1; i < argc; i++) {
@@ -150,9 +180,11 @@ int main(int argc, char **argv)
       nm = parse_list(argv[++i], ms);
     else if (!strcmp(a, "--groups") && v)
       sweep = argv[++i];
+    else if (!strcmp(a, "--hier"))
+      hier = 1;
     else {
-      fprintf(stderr, "usage: %s [--platform inti|graphene|torus|torus-hw|all] [--alpha S --bandwidth B/s] "
-                      "[--p LIST] [--m LIST] [--csv] [--groups ALGO]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--platform inti|graphene|torus|torus-hw|shm|tcp|all] [--alpha S --bandwidth B/s] "
+                      "[--p LIST] [--m LIST] [--csv] [--hier] [--groups ALGO]\n", argv[0]);
       return 2;
     }
   }
@@ -162,10 +194,10 @@ int main(int argc, char **argv)
     sel[nsel++] = &custom;
   else
     for (size_t k = 0; k < NPLATFORMS; k++)
-      if ((!strcmp(plat, "all") && strcmp(platforms[k].name, "torus-hw")) || !strcmp(plat, platforms[k].name))
+      if ((!strcmp(plat, "all") && k < 3) || !strcmp(plat, platforms[k].name))
         sel[nsel++] = &platforms[k];
   if (!nsel || np < 1 || nm < 1) {
-    fprintf(stderr, "nm_coll_model_table: unknown platform '%s' (inti, graphene, torus, torus-hw, all) or empty "
+    fprintf(stderr, "nm_coll_model_table: unknown platform '%s' (inti, graphene, torus, torus-hw, shm, tcp, all) or empty "
                     "list\n", plat);
     return 2;
   }
@@ -173,7 +205,11 @@ int main(int argc, char **argv)
     return groups_sweep(sweep, (int)ps[0], ms[0], sel[0], csv);
   if (csv)
     printf("platform,p,m,algo,hierarchical,groups,segment,predicted_s,binomial_s\n");
-  for (int k = 0; k < nsel; k++)
-    table(sel[k], ps, np, ms, nm, csv);
+  for (int k = 0; k < nsel; k++) {
+    if (hier)
+      hier_table(sel[k], ps, np, ms, nm);
+    else
+      table(sel[k], ps, np, ms, nm, csv);
+  }
   return 0;
 }
