@@ -96,8 +96,13 @@ static double nm_model_flat(enum nm_coll_bcast_algo_e algo, int p, double m, dou
     return nm_ceil_log2(p) * t1;
   case NM_COLL_BCAST_SCATTER_RING: /* 2.1.7: (log2(p) + p - 1) alpha + 2 (p - 1) / p m beta */
     return (nm_ceil_log2(p) + n - 1) * alpha + 2 * (n - 1) / n * m * beta;
-  case NM_COLL_BCAST_SCATTER_RD: /* 2.1.8: 2 log2(p) alpha + 2 (p - 1) / p m beta */
-    return 2.0 * nm_ceil_log2(p) * alpha + 2 * (n - 1) / n * m * beta;
+  case NM_COLL_BCAST_SCATTER_RD: { /* 2.1.8: 2 log2(p) alpha + 2 (p - 1) / p m beta */
+    /* p not a power of two: the broadcast (collectives/bcast_classic.c, as MPICH) runs over the first
+     * p' = 2^floor(log2 p) members, then member v >= p' gets the whole message from v - p': + alpha + m beta */
+    int k = nm_floor_log2(p);
+    double q = (double)(1LL << k), extra = (1LL << k) < (long long)p ? t1 : 0;
+    return 2.0 * k * alpha + 2 * (q - 1) / q * m * beta + extra;
+  }
   default:
     return 0;
   }
@@ -339,6 +344,9 @@ int nm_coll_bcast_choice_parse(const char *spec, struct nm_coll_bcast_choice_s *
         want_hier = 1;
         continue;
       }
+      for (char *c = tok; *c; c++) /* nm_coll_bcast_algo_name() spells them with '-': accept both */
+        if (*c == '-')
+          *c = '_';
       int a = 0;
       while (a < NM_COLL_BCAST_NALGOS && strcmp(tok, nm_coll_model_names[a]) != 0)
         a++;
