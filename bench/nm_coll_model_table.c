@@ -4,9 +4,9 @@
  * (the theoretical curves of the paper's fig. 6). The table of doc/collectives.md is this program's output.
  *
  *   nm_coll_model_table [--platform inti|graphene|torus|torus-hw|shm|tcp|all] [--alpha S --bandwidth B/s]
- *                       [--p 4,8,...] [--m 8,64K,...] [--csv] [--hier]
+ *                       [--p 4,8,...] [--m 8,64K,...] [--csv] [--hier] [--cost]
  * (all: inti, graphene, torus; --hier: for chain, pipelined chain and scatter-ring-allgather, the best G and
- * the flat / hierarchical time ratio instead of the choice)
+ * the flat / hierarchical time ratio instead of the choice; --cost: the wall-clock cost of one choice)
  *   nm_coll_model_table --groups ALGO --p P --m M [--platform NAME | --alpha S --bandwidth B/s]
  */
 #include <nmad/nm_coll_model.h>
@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Hockney figures of doc/platforms/README.md (CM02: the simulated alpha and beta are the nominal ones). */
 struct platform_s {
@@ -130,6 +131,28 @@ static void hier_table(const struct platform_s *pl, const size_t *ps, int np, co
     }
 }
 
+/* Wall-clock cost of one nm_coll_bcast_choose() call (what a caller that does not cache the choice pays per
+ * broadcast): the mean over enough calls to last about 0.2 s, per p, for the first m of the list. */
+static void choose_cost(const struct platform_s *pl, const size_t *ps, int np, const size_t *ms, int nm)
+{
+  printf("# nm_coll_bcast_choose() wall-clock cost, %s\n# p  m  calls  us_per_call\n", pl->what);
+  for (int i = 0; i < np; i++)
+    for (int j = 0; j < nm; j++) {
+      struct timespec t0, t1;
+      struct nm_coll_bcast_choice_s c;
+      long calls = 0;
+      double el = 0;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      do {
+        for (int k = 0; k < 100; k++, calls++)
+          nm_coll_bcast_choose((int)ps[i], ms[j] + (size_t)(k & 1), pl->alpha, 1.0 / pl->bandwidth, &c);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        el = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+      } while (el < 0.2);
+      printf("%zu  %zu  %ld  %.2f\n", ps[i], ms[j], calls, el / (double)calls * 1e6);
+    }
+}
+
 /* Time against G for one algorithm, with the flat time for comparison (fig. 6 of the paper, theoretical). */
 static int groups_sweep(const char *algo_name, int p, size_t m, const struct platform_s *pl, int csv)
 {
@@ -161,7 +184,7 @@ int main(int argc, char **argv)
 {
   size_t ps[MAXLIST] = {4, 8, 16, 64, 128, 1024, 2048, 6142};
   size_t ms[MAXLIST] = {8, 64 << 10, 512 << 10, 2 << 20, 16 << 20};
-  int np = 8, nm = 5, csv = 0, hier = 0;
+  int np = 8, nm = 5, csv = 0, hier = 0, cost = 0;
   const char *plat = "all", *sweep = NULL;
   struct platform_s custom = {"custom", -1, -1, "given alpha and bandwidth"};
   for (int i = 1; i < argc; i++) {
@@ -182,9 +205,11 @@ int main(int argc, char **argv)
       sweep = argv[++i];
     else if (!strcmp(a, "--hier"))
       hier = 1;
+    else if (!strcmp(a, "--cost"))
+      cost = 1;
     else {
       fprintf(stderr, "usage: %s [--platform inti|graphene|torus|torus-hw|shm|tcp|all] [--alpha S --bandwidth B/s] "
-                      "[--p LIST] [--m LIST] [--csv] [--hier] [--groups ALGO]\n", argv[0]);
+                      "[--p LIST] [--m LIST] [--csv] [--hier] [--cost] [--groups ALGO]\n", argv[0]);
       return 2;
     }
   }
@@ -203,6 +228,10 @@ int main(int argc, char **argv)
   }
   if (sweep)
     return groups_sweep(sweep, (int)ps[0], ms[0], sel[0], csv);
+  if (cost) {
+    choose_cost(sel[0], ps, np, ms, nm);
+    return 0;
+  }
   if (csv)
     printf("platform,p,m,algo,hierarchical,groups,segment,predicted_s,binomial_s\n");
   for (int k = 0; k < nsel; k++) {
