@@ -284,10 +284,10 @@ int nm_coll_bcast_choice_complete(const struct nm_coll_bcast_choice_s *forced, i
   size_t x = 1;
   if (c.algo == NM_COLL_BCAST_PIPELINED_CHAIN) {
     if (c.segment && m)
-      x = (m + c.segment - 1) / c.segment;
+      x = m / c.segment + (m % c.segment != 0); /* no m + segment - 1: a forced segment may be near SIZE_MAX */
     else
       x = nm_coll_model_best_segments(p, c.groups, m, alpha, beta);
-    c.segment = (m + x - 1) / x;
+    c.segment = m / x + (m % x != 0);
   }
   c.predicted_s = nm_model_hier(c.algo, p, c.groups, (double)m, alpha, beta, (double)x);
   *out = c;

@@ -328,6 +328,11 @@ START_TEST(test_complete)
   ck_assert_int_eq(nm_coll_bcast_choice_complete(&f, 100, 1 << 20, INTI_A, INTI_B, &c), 0);
   ck_assert(c.hierarchical && c.groups >= 5 && c.groups <= 21);
   ck_assert_close(c.predicted_s, hier_t(NM_COLL_BCAST_BINOMIAL, 100, c.groups, 1 << 20, INTI_A, INTI_B, 1));
+  /* a forced segment larger than the message: one segment of the whole message */
+  ck_assert_int_eq(nm_coll_bcast_choice_parse("pipelined_chain:segment=18446744073709551615", &f), 0);
+  ck_assert_int_eq(nm_coll_bcast_choice_complete(&f, 8, 1000, INTI_A, INTI_B, &c), 0);
+  ck_assert_uint_eq(c.segment, 1000);
+  ck_assert_close(c.predicted_s, flat_t(NM_COLL_BCAST_PIPELINED_CHAIN, 8, 1000, INTI_A, INTI_B, 1));
   /* a forced G above p is clamped */
   ck_assert_int_eq(nm_coll_bcast_choice_parse("hier:flat:groups=64", &f), 0);
   ck_assert_int_eq(nm_coll_bcast_choice_complete(&f, 8, 100, INTI_A, INTI_B, &c), 0);
