@@ -1,0 +1,114 @@
+/**
+ * @file nm_coll_model.h
+ * @brief Cost models of the broadcast algorithms of Hasanov & Lastovetsky 2015 ("Topology-oblivious
+ * optimization of MPI broadcast algorithms on extreme-scale platforms"), flat (section 2.1.1-2.1.8) and
+ * hierarchical with G groups (section 3.1-3.7), and the model-driven choice of algorithm, number of groups and
+ * segment size (issue 17, deliverable 4). doc/collectives.md gives the rule and the model's choice table.
+ *
+ * All costs are in the Hockney model: sending m bytes costs alpha + m * beta, with alpha the one-way latency
+ * in seconds and beta the inverse bandwidth in seconds per byte. Every function here is pure (no state, no
+ * allocation, no lock): thread-safe, callable from any rank or coroutine.
+ */
+#ifndef NM_COLL_MODEL_H
+#define NM_COLL_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <nmad/nm_coll_bcast.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** One broadcast configuration: what the chooser returns and what an expert's override names. */
+struct nm_coll_bcast_choice_s {
+  enum nm_coll_bcast_algo_e algo; /**< the algorithm (at both levels when hierarchical, as in the paper) */
+  int hierarchical;               /**< 1: paper section 3's transformation with @c groups groups; 0: flat */
+  int groups;                     /**< G, number of groups (1 when not hierarchical); 0 in a parsed override
+                                       means "let the model choose G" */
+  size_t segment;                 /**< segment size in bytes for the pipelined chain (m / X rounded up);
+                                       0: whole message (other algorithms), or, in a parsed override of the
+                                       pipelined chain, "let the model choose" */
+  double predicted_s;             /**< the model's time in seconds; 0 in a parsed override */
+};
+
+/** @brief Hockney parameters from a driver's nominal figures (struct nm_drv_props_s, issue 15).
+ *  @param latency_ns one-way latency in ns; @param bandwidth_MBps bandwidth in 10^6 bytes/s (> 0)
+ *  @param[out] alpha seconds; @param[out] beta seconds per byte
+ *  @return 0, or -NM_EINVAL if bandwidth_MBps is 0 or a pointer is NULL. Pure, thread-safe. */
+int nm_coll_model_hockney(uint32_t latency_ns, uint32_t bandwidth_MBps, double *alpha, double *beta);
+
+/** @brief The paper's name of an algorithm, as the override accepts it ("flat", "chain", "pipelined_chain",
+ *  "binary", "split_binary", "binomial", "scatter_ring", "scatter_rd").
+ *  @return a constant string, or NULL for a value out of range. Pure, thread-safe. */
+const char *nm_coll_model_algo_name(enum nm_coll_bcast_algo_e algo);
+
+/** @brief Time of a flat (non-hierarchical) broadcast, Hasanov 2015 section 2.1.1-2.1.8.
+ *  @param algo the algorithm; @param p number of processes (>= 1); @param m message size in bytes
+ *  @param alpha latency in s (>= 0); @param beta inverse bandwidth in s/byte (>= 0)
+ *  @param segments X, the number of segments, used by the pipelined chain only (1 <= X; X > m is priced as
+ *         X = max(m, 1)); ignored by the other algorithms
+ *  @param[out] time_s the predicted time in seconds (0 when p = 1)
+ *  @return 0, or -NM_EINVAL on a bad argument. Pure, thread-safe.
+ *  For p outside the paper's assumption (a power of two, or 2^k - 1 for the binary trees) the log2 terms are
+ *  rounded up to whole steps of the real tree: doc/collectives.md, "Values the paper does not cover". */
+int nm_coll_model_bcast_time(enum nm_coll_bcast_algo_e algo, int p, size_t m, double alpha, double beta,
+                             size_t segments, double *time_s);
+
+/** @brief Time of the hierarchical transformation, Hasanov 2015 section 3 (Algorithm 1): the algorithm among
+ *  G group leaders, then inside each group, the two added (sections 3.1-3.6 are exactly that sum). Groups are
+ *  ceil(p / G) processes at most; the largest sets the inner time (the paper assumes G divides p).
+ *  @param groups G, 1 <= G <= p (G = 1 and G = p are the flat algorithm)
+ *  @param segments X for the pipelined chain, the same at both levels; other parameters as
+ *         nm_coll_model_bcast_time()
+ *  @return 0, or -NM_EINVAL on a bad argument. Pure, thread-safe. */
+int nm_coll_model_bcast_hier_time(enum nm_coll_bcast_algo_e algo, int p, int groups, size_t m, double alpha,
+                                  double beta, size_t segments, double *time_s);
+
+/** @brief Best segment count X of the pipelined chain, flat (groups = 1) or hierarchical: the root of the
+ *  derivative of section 2.1.3's (X + p - 2)(alpha + m beta / X), X* = sqrt((p - 2) m beta / alpha), and of
+ *  section 3.2's eq. (3), X* = sqrt((G + p/G - 4) m beta / (2 alpha)); the better of the two neighbouring
+ *  integers, clamped to [1, max(m, 1)].
+ *  @return X >= 1 (1 for bad arguments, p <= 2 or m = 0). Pure, thread-safe. */
+size_t nm_coll_model_best_segments(int p, int groups, size_t m, double alpha, double beta);
+
+/** @brief Best number of groups G of the hierarchical transformation of @p algo, from the paper's closed
+ *  forms: G = sqrt(p) for flat, chain and pipelined chain (section 3.1-3.2); for scatter-ring-allgather
+ *  G = sqrt(p) when alpha / beta > 2 m / p (eq. (6)), else 1 (section 3.4); 1 for binary, split-binary,
+ *  binomial and scatter-recursive-doubling, whose hierarchy gains nothing (sections 3.3, 3.5, 3.6). Where
+ *  the closed form says sqrt(p), every integer G from sqrt(p) / 2 to 2 sqrt(p) is priced with
+ *  nm_coll_model_bcast_hier_time() and the cheapest kept: groups of ceil(p / G) move the integer minimum to a
+ *  nearby divisor of p (about 1.5 sqrt(p) evaluations).
+ *  @return G in [1, p] (1 on bad arguments). Pure, thread-safe. */
+int nm_coll_model_best_groups(enum nm_coll_bcast_algo_e algo, int p, size_t m, double alpha, double beta);
+
+/** @brief The model's choice for a broadcast of @p m bytes among @p p processes: every algorithm, flat and
+ *  (for the four whose hierarchy pays, section 3.7) hierarchical with its best G, the pipelined chain with its
+ *  best X; the cheapest predicted time wins (ties: any flat algorithm before a hierarchical one, then the
+ *  enum's order).
+ *  @param p processes (>= 1); @param m bytes; @param alpha s; @param beta s/byte
+ *  @param[out] out the choice, with its predicted time
+ *  @return 0, or -NM_EINVAL on a bad argument. Pure, thread-safe (Hasanov 2015 sections 2.1, 3). */
+int nm_coll_bcast_choose(int p, size_t m, double alpha, double beta, struct nm_coll_bcast_choice_s *out);
+
+/** @brief Fills in what a parsed override left to the model (groups = 0, segment = 0 of a pipelined chain)
+ *  and its predicted time, for p processes and m bytes. A forced G above p is clamped to p.
+ *  @param forced a choice from nm_coll_bcast_choice_parse(); @param[out] out may be @p forced
+ *  @return 0, or -NM_EINVAL on a bad argument. Pure, thread-safe. */
+int nm_coll_bcast_choice_complete(const struct nm_coll_bcast_choice_s *forced, int p, size_t m, double alpha,
+                                  double beta, struct nm_coll_bcast_choice_s *out);
+
+/** @brief Parses an expert's override (the value of NMAD_BCAST_ALGO, which the caller reads):
+ *  `[hier:]ALGO[:groups=G][:segment=SIZE]`, ALGO one of nm_coll_model_algo_name()'s names, G >= 1 (implies
+ *  hier), SIZE > 0 bytes with an optional K, M or G suffix (powers of 1024). Examples: "scatter_ring",
+ *  "pipelined_chain:segment=64K", "hier:scatter_ring:groups=64", "hier:chain" (G by the model).
+ *  @param spec NUL-terminated string; @param[out] out the forced choice (predicted_s = 0; groups = 1 when flat,
+ *         0 when hierarchical without groups=; segment 0 when not given)
+ *  @return 0, or -NM_EINVAL with a message on stderr naming the bad part and the accepted forms (out is then
+ *          untouched). Thread-safe (writes only to stderr on error). */
+int nm_coll_bcast_choice_parse(const char *spec, struct nm_coll_bcast_choice_s *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NM_COLL_MODEL_H */

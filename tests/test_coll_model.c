@@ -1,0 +1,390 @@
+/* Unit tests of the broadcast cost models and the model's choice (issue 17, deliverable 4): the formulas are
+ * Hasanov & Lastovetsky 2015's (sections 2.1.1-2.1.8 and 3.1-3.6), checked against the paper's expressions at
+ * the values of p it assumes, and against the shapes it reports on its platforms (doc/platforms/README.md). */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <nmad/nm_coll_model.h>
+#include <nmad/nm_errno.h>
+
+/* Hockney figures of doc/platforms/README.md (CM02). The torus's alpha is the BG/P MPI software latency the
+ * README cites (~3 us), the one the paper's platform had; its hardware alone is 0.119 us. */
+#define INTI_A 1.4e-6
+#define INTI_B (1.0 / 3.3e9)
+#define GRAPH_A 48e-6
+#define GRAPH_B (1.0 / 117.7e6)
+#define TORUS_A 3e-6
+#define TORUS_B (1.0 / 425e6)
+
+static const double plat_a[] = {INTI_A, GRAPH_A, TORUS_A, 0.119e-6};
+static const double plat_b[] = {INTI_B, GRAPH_B, TORUS_B, TORUS_B};
+#define NPLAT 4
+
+/* NaN on an error code, so that every comparison with it fails (and no Check call in the hot loops: each one
+ * costs a write to Check's pipe) */
+static double flat_t(enum nm_coll_bcast_algo_e algo, int p, size_t m, double a, double b, size_t x)
+{
+  double t;
+  return nm_coll_model_bcast_time(algo, p, m, a, b, x, &t) ? NAN : t;
+}
+
+static double hier_t(enum nm_coll_bcast_algo_e algo, int p, int g, size_t m, double a, double b, size_t x)
+{
+  double t;
+  return nm_coll_model_bcast_hier_time(algo, p, g, m, a, b, x, &t) ? NAN : t;
+}
+
+#define ck_assert_close(x, y) ck_assert_msg(fabs((x) - (y)) <= 1e-9 * fabs(y) + 1e-15, "%.12g != %.12g", (x), (y))
+
+/* Section 2.1: at p = 2^k (2^k - 1 for the binary trees) the model is the paper's formula, term for term. */
+START_TEST(test_flat_formulas)
+{
+  const double a = TORUS_A, b = TORUS_B;
+  const size_t m = 512 << 10;
+  const double t1 = a + m * b;
+  for (int k = 1; k <= 12; k++) {
+    const double p = 1 << k, q = (1 << k) - 1, lp = log2(p);
+    ck_assert_close(flat_t(NM_COLL_BCAST_FLAT, (int)p, m, a, b, 1), (p - 1) * t1);
+    ck_assert_close(flat_t(NM_COLL_BCAST_CHAIN, (int)p, m, a, b, 1), (p - 1) * t1);
+    for (size_t x = 1; x <= 4096; x *= 8)
+      ck_assert_close(flat_t(NM_COLL_BCAST_PIPELINED_CHAIN, (int)p, m, a, b, x), (x + p - 2) * (a + (double)m / x * b));
+    ck_assert_close(flat_t(NM_COLL_BCAST_BINOMIAL, (int)p, m, a, b, 1), lp * t1);
+    ck_assert_close(flat_t(NM_COLL_BCAST_SCATTER_RING, (int)p, m, a, b, 1), (lp + p - 1) * a + 2 * (p - 1) / p * m * b);
+    ck_assert_close(flat_t(NM_COLL_BCAST_SCATTER_RD, (int)p, m, a, b, 1), 2 * lp * a + 2 * (p - 1) / p * m * b);
+    if (k >= 2) {
+      ck_assert_close(flat_t(NM_COLL_BCAST_BINARY, (int)q, m, a, b, 1), 2 * (log2(q + 1) - 1) * t1);
+      if (k >= 3) /* below p = 7 the paper's split-binary undercounts (doc/collectives.md) */
+        ck_assert_close(flat_t(NM_COLL_BCAST_SPLIT_BINARY, (int)q, m, a, b, 1),
+                        2 * (log2(q + 1) - 2) * t1 + a + m / 2.0 * b);
+    }
+  }
+  /* one process: nothing to send; split-binary at p = 3: both halves, then the exchange */
+  for (int algo = 0; algo < NM_COLL_BCAST_NALGOS; algo++)
+    ck_assert(flat_t(algo, 1, m, a, b, 1) == 0);
+  ck_assert_close(flat_t(NM_COLL_BCAST_SPLIT_BINARY, 3, m, a, b, 1), 3 * a + 1.5 * m * b);
+  /* scatter-rd at p = 6142: over p' = 4096 members, then one whole message to the 2046 others */
+  ck_assert_close(flat_t(NM_COLL_BCAST_SCATTER_RD, 6142, m, a, b, 1), 2 * 12 * a + 2 * 4095.0 / 4096 * m * b + t1);
+  /* binomial and scatter-ring round log2 up to whole rounds */
+  ck_assert_close(flat_t(NM_COLL_BCAST_BINOMIAL, 6142, m, a, b, 1), 13 * t1);
+  ck_assert_close(flat_t(NM_COLL_BCAST_SCATTER_RING, 6142, m, a, b, 1), (13 + 6141) * a + 2 * 6141.0 / 6142 * m * b);
+}
+END_TEST
+
+/* Section 3: eqs. (1), (3), (5), (7) and the costs of 3.3 and 3.5 at p and G powers of two. */
+START_TEST(test_hier_equations)
+{
+  const double a = GRAPH_A, b = GRAPH_B;
+  const size_t m = 16 << 10;
+  const int p = 4096;
+  for (int g = 2; g < p; g *= 2) {
+    const double G = g, P = p, t1 = a + m * b;
+    ck_assert_close(hier_t(NM_COLL_BCAST_FLAT, p, g, m, a, b, 1), (G + P / G - 2) * t1);  /* (1) */
+    ck_assert_close(hier_t(NM_COLL_BCAST_CHAIN, p, g, m, a, b, 1), (G + P / G - 2) * t1); /* (1) */
+    for (size_t x = 1; x <= 1024; x *= 4)                                                /* (3) */
+      ck_assert_close(hier_t(NM_COLL_BCAST_PIPELINED_CHAIN, p, g, m, a, b, x),
+                      (2.0 * x + G + P / G - 4) * (a + (double)m / x * b));
+    ck_assert_close(hier_t(NM_COLL_BCAST_SCATTER_RING, p, g, m, a, b, 1),                /* (5) */
+                    (log2(P) + G + P / G - 2) * a + 2 * m * (2 - 1 / G - G / P) * b);
+    ck_assert_close(hier_t(NM_COLL_BCAST_SCATTER_RD, p, g, m, a, b, 1),                  /* 3.5 */
+                    2 * log2(P) * a + 2 * m * (2 - 1 / G - G / P) * b);
+    ck_assert_close(hier_t(NM_COLL_BCAST_BINOMIAL, p, g, m, a, b, 1),                    /* 3.3 */
+                    flat_t(NM_COLL_BCAST_BINOMIAL, p, m, a, b, 1));
+  }
+  /* (7): the value at G = sqrt(p) */
+  ck_assert_close(hier_t(NM_COLL_BCAST_SCATTER_RING, p, 64, m, a, b, 1),
+                  (log2(p) + 2 * 64.0 - 2) * a + 2 * m * (2 - 2 / 64.0) * b);
+  /* G = 1 and G = p are the flat algorithm */
+  for (int algo = 0; algo < NM_COLL_BCAST_NALGOS; algo++) {
+    ck_assert_close(hier_t(algo, 100, 1, m, a, b, 7), flat_t(algo, 100, m, a, b, 7));
+    ck_assert_close(hier_t(algo, 100, 100, m, a, b, 7), flat_t(algo, 100, m, a, b, 7));
+  }
+}
+END_TEST
+
+/* Section 4.1 on BG/P parameters: hierarchical scatter-ring-allgather has its minimum near sqrt(p) and beats
+ * the flat one at p = 6142, 512 KiB (paper: 3.09x) and 2 MiB; at p = 2048 it gains at 512 KiB (paper: 1.87x)
+ * and not at 2 MiB (eq. (6) fails there: alpha / beta = 1275 B < 2 m / p = 2048 B; the paper saw a drop). */
+static double srga_best(int p, size_t m, int *gbest)
+{
+  double best = INFINITY;
+  for (int g = 1; g <= p; g++) {
+    double t = hier_t(NM_COLL_BCAST_SCATTER_RING, p, g, m, TORUS_A, TORUS_B, 1);
+    if (t < best) {
+      best = t;
+      *gbest = g;
+    }
+  }
+  return best;
+}
+
+START_TEST(test_srga_bgp)
+{
+  int g;
+  double flat = flat_t(NM_COLL_BCAST_SCATTER_RING, 6142, 512 << 10, TORUS_A, TORUS_B, 1);
+  double best = srga_best(6142, 512 << 10, &g);
+  ck_assert_int_ge(g, 78 / 2);
+  ck_assert_int_le(g, 78 * 2);
+  ck_assert_msg(flat / best >= 2.0, "speedup %.2f at p=6142, 512 KiB", flat / best);
+  ck_assert_int_eq(nm_coll_model_best_groups(NM_COLL_BCAST_SCATTER_RING, 6142, 512 << 10, TORUS_A, TORUS_B), g);
+  /* the curve is parabola-like (fig. 6): it falls up to its minimum and rises after it */
+  ck_assert(hier_t(NM_COLL_BCAST_SCATTER_RING, 6142, 2, 512 << 10, TORUS_A, TORUS_B, 1) >
+            hier_t(NM_COLL_BCAST_SCATTER_RING, 6142, 37, 512 << 10, TORUS_A, TORUS_B, 1));
+  ck_assert(hier_t(NM_COLL_BCAST_SCATTER_RING, 6142, 37, 512 << 10, TORUS_A, TORUS_B, 1) > best);
+  ck_assert(hier_t(NM_COLL_BCAST_SCATTER_RING, 6142, 166, 512 << 10, TORUS_A, TORUS_B, 1) > best);
+  ck_assert(hier_t(NM_COLL_BCAST_SCATTER_RING, 6142, 3071, 512 << 10, TORUS_A, TORUS_B, 1) >
+            hier_t(NM_COLL_BCAST_SCATTER_RING, 6142, 166, 512 << 10, TORUS_A, TORUS_B, 1));
+
+  flat = flat_t(NM_COLL_BCAST_SCATTER_RING, 6142, 2 << 20, TORUS_A, TORUS_B, 1);
+  ck_assert(srga_best(6142, 2 << 20, &g) < flat);
+  ck_assert_int_gt(g, 1);
+
+  flat = flat_t(NM_COLL_BCAST_SCATTER_RING, 2048, 512 << 10, TORUS_A, TORUS_B, 1);
+  ck_assert(srga_best(2048, 512 << 10, &g) < flat);
+  ck_assert_int_ge(g, 45 / 2);
+  ck_assert_int_le(g, 45 * 2);
+
+  flat = flat_t(NM_COLL_BCAST_SCATTER_RING, 2048, 2 << 20, TORUS_A, TORUS_B, 1);
+  ck_assert_close(srga_best(2048, 2 << 20, &g), flat);
+  ck_assert_int_eq(g, 1);
+  ck_assert_int_eq(nm_coll_model_best_groups(NM_COLL_BCAST_SCATTER_RING, 2048, 2 << 20, TORUS_A, TORUS_B), 1);
+}
+END_TEST
+
+/* Sections 3.3, 3.5: hierarchical binomial (any p) and scatter-recursive-doubling (p a power of two, as the
+ * paper assumes) never beat the flat ones, whatever G and m; their best G is 1. Hierarchical flat/chain (3.1) always gain from p = 4 on, at G = sqrt(p). */
+START_TEST(test_no_gain)
+{
+  const size_t ms[] = {0, 1, 8, 4096, 65536, 1 << 20, 16 << 20};
+  long gains = 0, bad_groups = 0, cases = 0;
+  for (int k = 0; k < NPLAT; k++)
+    for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
+      for (int p = 1; p <= 300; p++) {
+        for (int algo = NM_COLL_BCAST_BINOMIAL; algo <= NM_COLL_BCAST_SCATTER_RD; algo += 2) {
+          /* scatter-rd at p not a power of two pays one more whole message (p' = 2^floor(log2 p) members, then
+           * the rest), which groups of powers of two can avoid: the paper's claim is for p = 2^k */
+          if (algo == NM_COLL_BCAST_SCATTER_RD && (p & (p - 1)))
+            continue;
+          double flat = flat_t(algo, p, ms[i], plat_a[k], plat_b[k], 1);
+          for (int g = 1; g <= p; g++, cases++)
+            gains += !(hier_t(algo, p, g, ms[i], plat_a[k], plat_b[k], 1) >= flat * (1 - 1e-12));
+        }
+        for (int algo = NM_COLL_BCAST_BINARY; algo <= NM_COLL_BCAST_SCATTER_RD; algo++)
+          if (algo != NM_COLL_BCAST_SCATTER_RING)
+            bad_groups += nm_coll_model_best_groups(algo, p, ms[i], plat_a[k], plat_b[k]) != 1;
+        if (p >= 4) {
+          /* G + ceil(p/G) is flat around sqrt(p): any G of the minimum will do, within a factor 2 of sqrt(p) */
+          int g = nm_coll_model_best_groups(NM_COLL_BCAST_CHAIN, p, ms[i], plat_a[k], plat_b[k]);
+          double tg = hier_t(NM_COLL_BCAST_CHAIN, p, g, ms[i], plat_a[k], plat_b[k], 1);
+          ck_assert_msg(g >= sqrt(p) / 2 && g <= 2 * sqrt(p) + 1, "p %d G %d", p, g);
+          ck_assert(tg <= hier_t(NM_COLL_BCAST_CHAIN, p, (int)lround(sqrt(p)), ms[i], plat_a[k], plat_b[k], 1));
+          ck_assert(tg < flat_t(NM_COLL_BCAST_CHAIN, p, ms[i], plat_a[k], plat_b[k], 1));
+        }
+      }
+  ck_assert_int_gt(cases, 500000);
+  ck_assert_msg(gains == 0, "%ld (p, G, m) where hierarchical binomial or scatter-rd beat the flat one", gains);
+  ck_assert_int_eq(bad_groups, 0);
+}
+END_TEST
+
+/* Section 2.1.3 / 3.2: X* from the derivative is the integer optimum, clamped to [1, m]. */
+START_TEST(test_pipeline_segments)
+{
+  const size_t m = 16 << 20;
+  const int p = 128;
+  size_t x = nm_coll_model_best_segments(p, 1, m, GRAPH_A, GRAPH_B);
+  ck_assert(fabs((double)x - sqrt((p - 2) * m * GRAPH_B / GRAPH_A)) <= 1);
+  double tx = flat_t(NM_COLL_BCAST_PIPELINED_CHAIN, p, m, GRAPH_A, GRAPH_B, x);
+  size_t beaten_by = 0;
+  for (size_t y = 1; y <= 100000; y += (y < 2000 ? 1 : 97))
+    if (!(tx <= flat_t(NM_COLL_BCAST_PIPELINED_CHAIN, p, m, GRAPH_A, GRAPH_B, y)))
+      beaten_by = y;
+  ck_assert_msg(beaten_by == 0, "X = %zu beats X* = %zu", beaten_by, x);
+  /* hierarchical, G = 12 divides p = 144: eq. (3)'s root sqrt((G + p/G - 4) m beta / (2 alpha)) */
+  x = nm_coll_model_best_segments(144, 12, m, GRAPH_A, GRAPH_B);
+  ck_assert(fabs((double)x - sqrt((12 + 12 - 4) * m * GRAPH_B / (2 * GRAPH_A))) <= 1);
+  tx = hier_t(NM_COLL_BCAST_PIPELINED_CHAIN, 144, 12, m, GRAPH_A, GRAPH_B, x);
+  ck_assert(tx <= hier_t(NM_COLL_BCAST_PIPELINED_CHAIN, 144, 12, m, GRAPH_A, GRAPH_B, x - 1));
+  ck_assert(tx <= hier_t(NM_COLL_BCAST_PIPELINED_CHAIN, 144, 12, m, GRAPH_A, GRAPH_B, x + 1));
+  /* clamps: no latency -> one byte per segment; 1 byte, 0 bytes or p <= 2 -> one segment */
+  ck_assert_uint_eq(nm_coll_model_best_segments(64, 1, 1000, 0, INTI_B), 1000);
+  ck_assert_uint_eq(nm_coll_model_best_segments(64, 1, 1, INTI_A, INTI_B), 1);
+  ck_assert_uint_eq(nm_coll_model_best_segments(64, 1, 0, INTI_A, INTI_B), 1);
+  ck_assert_uint_eq(nm_coll_model_best_segments(2, 1, m, INTI_A, INTI_B), 1);
+  /* more segments than bytes are priced as one byte each */
+  ck_assert_close(flat_t(NM_COLL_BCAST_PIPELINED_CHAIN, 8, 10, INTI_A, INTI_B, 1000),
+                  flat_t(NM_COLL_BCAST_PIPELINED_CHAIN, 8, 10, INTI_A, INTI_B, 10));
+}
+END_TEST
+
+/* The chooser against a brute force over every algorithm, every G for those whose hierarchy pays (section
+ * 3.7) and every X up to 4096 for the pipelined chain; its prediction is its choice's modelled time. */
+START_TEST(test_choose_brute_force)
+{
+  const int ps[] = {1, 2, 3, 4, 5, 7, 8, 12, 16, 33, 64};
+  const size_t ms[] = {0, 1, 100, 8192, 65536, 1 << 20};
+  for (int k = 0; k < NPLAT; k++)
+    for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++)
+      for (size_t j = 0; j < sizeof(ms) / sizeof(ms[0]); j++) {
+        const int p = ps[i];
+        const size_t m = ms[j];
+        const double a = plat_a[k], b = plat_b[k];
+        double brute = INFINITY;
+        for (int algo = 0; algo < NM_COLL_BCAST_NALGOS; algo++) {
+          int pays = algo == NM_COLL_BCAST_FLAT || algo == NM_COLL_BCAST_CHAIN ||
+                     algo == NM_COLL_BCAST_PIPELINED_CHAIN || algo == NM_COLL_BCAST_SCATTER_RING;
+          size_t xmax = algo == NM_COLL_BCAST_PIPELINED_CHAIN ? (m < 4096 ? (m ? m : 1) : 4096) : 1;
+          for (int g = 1; g <= (pays ? p : 1); g++)
+            for (size_t x = 1; x <= xmax; x++) {
+              double t = hier_t(algo, p, g, m, a, b, x);
+              brute = t < brute || isnan(t) ? t : brute;
+            }
+        }
+        struct nm_coll_bcast_choice_s c;
+        ck_assert_int_eq(nm_coll_bcast_choose(p, m, a, b, &c), 0);
+        ck_assert_msg(c.predicted_s <= brute * (1 + 1e-9) && c.predicted_s >= brute * (1 - 1e-9),
+                      "platform %d p %d m %zu: chooser %.9g, brute force %.9g", k, p, m, c.predicted_s, brute);
+        ck_assert(c.groups >= 1 && c.groups <= p && (c.hierarchical == (c.groups > 1)));
+        size_t x = c.algo == NM_COLL_BCAST_PIPELINED_CHAIN && c.segment ? (m + c.segment - 1) / c.segment : 1;
+        ck_assert_close(hier_t(c.algo, p, c.groups, m, a, b, x), c.predicted_s);
+      }
+}
+END_TEST
+
+/* The paper's platforms at its sizes: large messages on many processes go to a bandwidth-optimal algorithm,
+ * small ones to a latency-optimal one, and the 128-node Ethernet at 16 MiB to the pipelined chain. */
+START_TEST(test_choose_shapes)
+{
+  struct nm_coll_bcast_choice_s c;
+  ck_assert_int_eq(nm_coll_bcast_choose(6142, 8, TORUS_A, TORUS_B, &c), 0);
+  ck_assert(c.algo == NM_COLL_BCAST_BINOMIAL || c.algo == NM_COLL_BCAST_SCATTER_RD);
+  ck_assert_int_eq(nm_coll_bcast_choose(128, 16 << 20, GRAPH_A, GRAPH_B, &c), 0);
+  ck_assert_int_eq(c.algo, NM_COLL_BCAST_PIPELINED_CHAIN);
+  ck_assert(c.segment > 0 && c.segment < (16u << 20));
+  /* never worse than the binomial tree MPI_Bcast uses today */
+  for (int k = 0; k < NPLAT; k++)
+    for (int p = 2; p <= 6142; p = p * 3 + 1)
+      for (size_t m = 1; m <= (1u << 30); m *= 32) {
+        ck_assert_int_eq(nm_coll_bcast_choose(p, m, plat_a[k], plat_b[k], &c), 0);
+        ck_assert(c.predicted_s <= flat_t(NM_COLL_BCAST_BINOMIAL, p, m, plat_a[k], plat_b[k], 1));
+      }
+}
+END_TEST
+
+START_TEST(test_parse)
+{
+  struct nm_coll_bcast_choice_s c;
+  ck_assert_int_eq(nm_coll_bcast_choice_parse("scatter_ring", &c), 0);
+  ck_assert(c.algo == NM_COLL_BCAST_SCATTER_RING && !c.hierarchical && c.groups == 1 && c.segment == 0);
+  ck_assert_int_eq(nm_coll_bcast_choice_parse("pipelined_chain:segment=64K", &c), 0);
+  ck_assert(c.algo == NM_COLL_BCAST_PIPELINED_CHAIN && !c.hierarchical && c.segment == 65536);
+  ck_assert_int_eq(nm_coll_bcast_choice_parse("hier:scatter_ring:groups=64", &c), 0);
+  ck_assert(c.algo == NM_COLL_BCAST_SCATTER_RING && c.hierarchical && c.groups == 64);
+  ck_assert_int_eq(nm_coll_bcast_choice_parse("hier:chain", &c), 0);
+  ck_assert(c.algo == NM_COLL_BCAST_CHAIN && c.hierarchical && c.groups == 0);
+  ck_assert_int_eq(nm_coll_bcast_choice_parse("hier:scatter-ring", &c), 0); /* nm_coll_bcast_algo_name()'s */
+  ck_assert(c.algo == NM_COLL_BCAST_SCATTER_RING && c.hierarchical);
+  ck_assert_int_eq(nm_coll_bcast_choice_parse("pipelined_chain:groups=11:segment=1M", &c), 0);
+  ck_assert(c.hierarchical && c.groups == 11 && c.segment == (1u << 20));
+  for (int a = 0; a < NM_COLL_BCAST_NALGOS; a++) {
+    ck_assert_int_eq(nm_coll_bcast_choice_parse(nm_coll_model_algo_name(a), &c), 0);
+    ck_assert_int_eq(c.algo, a);
+  }
+  const char *bad[] = {"", "hier", "foo", "hier:hier:chain", "chain:groups=0", "chain:groups=-3", "chain:groups=x",
+                       "chain:groups=99999999999", "pipelined_chain:segment=0", "pipelined_chain:segment=12Q",
+                       "pipelined_chain:segment=", "chain:bogus=1", "chain:scatter_ring", "Chain",
+                       "pipelined_chain:segment=-1K"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    struct nm_coll_bcast_choice_s untouched = {.algo = NM_COLL_BCAST_BINARY, .groups = 42};
+    ck_assert_msg(nm_coll_bcast_choice_parse(bad[i], &untouched) == -NM_EINVAL, "accepted '%s'", bad[i]);
+    ck_assert(untouched.algo == NM_COLL_BCAST_BINARY && untouched.groups == 42);
+  }
+  char longspec[400];
+  memset(longspec, 'a', sizeof(longspec) - 1);
+  longspec[sizeof(longspec) - 1] = '\0';
+  ck_assert_int_eq(nm_coll_bcast_choice_parse(longspec, &c), -NM_EINVAL);
+  ck_assert_int_eq(nm_coll_bcast_choice_parse(NULL, &c), -NM_EINVAL);
+  ck_assert_int_eq(nm_coll_bcast_choice_parse("chain", NULL), -NM_EINVAL);
+}
+END_TEST
+
+/* A parsed override completed for (p, m): what it leaves open is the model's, what it forces is kept. */
+START_TEST(test_complete)
+{
+  struct nm_coll_bcast_choice_s f, c;
+  ck_assert_int_eq(nm_coll_bcast_choice_parse("hier:scatter_ring", &f), 0);
+  ck_assert_int_eq(nm_coll_bcast_choice_complete(&f, 6142, 512 << 10, TORUS_A, TORUS_B, &c), 0);
+  ck_assert_int_eq(c.groups, nm_coll_model_best_groups(NM_COLL_BCAST_SCATTER_RING, 6142, 512 << 10, TORUS_A, TORUS_B));
+  ck_assert_close(c.predicted_s, hier_t(NM_COLL_BCAST_SCATTER_RING, 6142, c.groups, 512 << 10, TORUS_A, TORUS_B, 1));
+
+  ck_assert_int_eq(nm_coll_bcast_choice_parse("pipelined_chain:segment=64K", &f), 0);
+  ck_assert_int_eq(nm_coll_bcast_choice_complete(&f, 8, 16 << 20, INTI_A, INTI_B, &c), 0);
+  ck_assert(c.segment == 65536 && c.groups == 1 && !c.hierarchical);
+  ck_assert_close(c.predicted_s, (256.0 + 8 - 2) * (INTI_A + 65536 * INTI_B));
+
+  /* hierarchy forced where the paper finds no gain: G is taken near sqrt(p), the extremum of 3.5 */
+  ck_assert_int_eq(nm_coll_bcast_choice_parse("hier:binomial", &f), 0);
+  ck_assert_int_eq(nm_coll_bcast_choice_complete(&f, 100, 1 << 20, INTI_A, INTI_B, &c), 0);
+  ck_assert(c.hierarchical && c.groups >= 5 && c.groups <= 21);
+  ck_assert_close(c.predicted_s, hier_t(NM_COLL_BCAST_BINOMIAL, 100, c.groups, 1 << 20, INTI_A, INTI_B, 1));
+  /* a forced segment larger than the message: one segment of the whole message */
+  ck_assert_int_eq(nm_coll_bcast_choice_parse("pipelined_chain:segment=18446744073709551615", &f), 0);
+  ck_assert_int_eq(nm_coll_bcast_choice_complete(&f, 8, 1000, INTI_A, INTI_B, &c), 0);
+  ck_assert_uint_eq(c.segment, 1000);
+  ck_assert_close(c.predicted_s, flat_t(NM_COLL_BCAST_PIPELINED_CHAIN, 8, 1000, INTI_A, INTI_B, 1));
+  /* a forced G above p is clamped */
+  ck_assert_int_eq(nm_coll_bcast_choice_parse("hier:flat:groups=64", &f), 0);
+  ck_assert_int_eq(nm_coll_bcast_choice_complete(&f, 8, 100, INTI_A, INTI_B, &c), 0);
+  ck_assert_int_eq(c.groups, 8);
+  ck_assert_close(c.predicted_s, flat_t(NM_COLL_BCAST_FLAT, 8, 100, INTI_A, INTI_B, 1));
+}
+END_TEST
+
+START_TEST(test_bad_args)
+{
+  double t;
+  struct nm_coll_bcast_choice_s c;
+  ck_assert_int_eq(nm_coll_model_bcast_time(NM_COLL_BCAST_NALGOS, 4, 8, 1e-6, 1e-9, 1, &t), -NM_EINVAL);
+  ck_assert_int_eq(nm_coll_model_bcast_time(NM_COLL_BCAST_FLAT, 0, 8, 1e-6, 1e-9, 1, &t), -NM_EINVAL);
+  ck_assert_int_eq(nm_coll_model_bcast_time(NM_COLL_BCAST_FLAT, 4, 8, -1e-6, 1e-9, 1, &t), -NM_EINVAL);
+  ck_assert_int_eq(nm_coll_model_bcast_time(NM_COLL_BCAST_FLAT, 4, 8, 1e-6, NAN, 1, &t), -NM_EINVAL);
+  ck_assert_int_eq(nm_coll_model_bcast_time(NM_COLL_BCAST_PIPELINED_CHAIN, 4, 8, 1e-6, 1e-9, 0, &t), -NM_EINVAL);
+  ck_assert_int_eq(nm_coll_model_bcast_time(NM_COLL_BCAST_FLAT, 4, 8, 1e-6, 1e-9, 1, NULL), -NM_EINVAL);
+  ck_assert_int_eq(nm_coll_model_bcast_hier_time(NM_COLL_BCAST_FLAT, 4, 5, 8, 1e-6, 1e-9, 1, &t), -NM_EINVAL);
+  ck_assert_int_eq(nm_coll_model_bcast_hier_time(NM_COLL_BCAST_FLAT, 4, 0, 8, 1e-6, 1e-9, 1, &t), -NM_EINVAL);
+  ck_assert_int_eq(nm_coll_bcast_choose(0, 8, 1e-6, 1e-9, &c), -NM_EINVAL);
+  ck_assert_int_eq(nm_coll_bcast_choose(4, 8, INFINITY, 1e-9, &c), -NM_EINVAL);
+  ck_assert_int_eq(nm_coll_bcast_choose(4, 8, 1e-6, 1e-9, NULL), -NM_EINVAL);
+  ck_assert_ptr_null(nm_coll_model_algo_name(NM_COLL_BCAST_NALGOS));
+  /* the drivers' nominal figures (struct nm_drv_props_s) as Hockney parameters */
+  double a, b;
+  ck_assert_int_eq(nm_coll_model_hockney(1100, 18000, &a, &b), 0);
+  ck_assert_close(a, 1.1e-6);
+  ck_assert_close(b, 1 / 18e9);
+  ck_assert_int_eq(nm_coll_model_hockney(1100, 0, &a, &b), -NM_EINVAL);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("coll_model");
+  TCase *tc = tcase_create("hasanov2015");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_flat_formulas);
+  tcase_add_test(tc, test_hier_equations);
+  tcase_add_test(tc, test_srga_bgp);
+  tcase_add_test(tc, test_no_gain);
+  tcase_add_test(tc, test_pipeline_segments);
+  tcase_add_test(tc, test_choose_brute_force);
+  tcase_add_test(tc, test_choose_shapes);
+  tcase_add_test(tc, test_parse);
+  tcase_add_test(tc, test_complete);
+  tcase_add_test(tc, test_bad_args);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}
