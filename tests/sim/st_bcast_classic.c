@@ -12,10 +12,10 @@
 
 #define ST_TAG ((nm_tag_t)0x5b00)
 
-static void st_one(struct st_ctx *c, int algo, int root, size_t len, int seq)
+static void st_one(struct st_ctx *c, int algo, int root, size_t len, int seq, nm_len_t segment)
 {
   struct nm_coll_group_s world = {c->size, nm_launcher_gate_of, c->launcher};
-  struct nm_coll_bcast_opts_s o = {(enum nm_coll_bcast_algo_e)algo, 16384};
+  struct nm_coll_bcast_opts_s o = {(enum nm_coll_bcast_algo_e)algo, segment};
   uint8_t *buf = malloc(len + 1);
   if (c->rank == root)
     st_fill(buf, len, root, -1, seq);
@@ -41,11 +41,15 @@ int main(int argc, char **argv)
   struct st_ctx c;
   if (st_init(&c, &argc, &argv))
     return 1;
+  nm_len_t segment = 16384; /* --segment BYTES: another segment size for the pipelined chain */
+  for (int i = 1; i + 1 < argc; i++)
+    if (strcmp(argv[i], "--segment") == 0)
+      segment = strtoull(argv[i + 1], NULL, 0);
   int seq = 0;
   for (int a = 0; a < NM_COLL_BCAST_NALGOS; a++)
     for (int s = 0; s < 2; s++)
       for (int r = 0; r < 2; r++)
-        st_one(&c, a, r * (c.size / 2 + 1), sizes[s], seq++);
+        st_one(&c, a, r * (c.size / 2 + 1), sizes[s], seq++, segment);
   nm_launcher_barrier(c.launcher);
   if (c.rank == 0)
     printf("st_bcast_classic: %d ranks: %s\n", c.size, c.failures ? "FAILED" : "ok");
