@@ -1,48 +1,39 @@
-/* Tree shapes of dynamic broadcasts (Denis 2020, section 3.2 and fig. 1); see nm_mcast_tree.h. */
+/* Tree shapes of dynamic broadcasts (Denis 2020, section 3.2 and fig. 1); see nm_mcast_tree.h. The trees are the
+ * tree module's (nm_coll_tree.h): a node numbers itself vrank 0 and its m destinations 1..m, and since the module
+ * numbers trees in preorder, every child's subtree is a contiguous slice of the list. */
 #include "nm_mcast_tree.h"
+#include "nm_coll_tree.h"
 #include <stdlib.h>
+
+/* The tree module's kind for a dynamic broadcast's tree (unknown values: binomial, the default). */
+static enum nm_coll_tree_kind_e nm_mcast_tree_kind(enum nm_mcast_tree_e tree)
+{
+  switch (tree) {
+  case NM_MCAST_TREE_FLAT:
+    return NM_COLL_TREE_FLAT;
+  case NM_MCAST_TREE_CHAIN:
+    return NM_COLL_TREE_CHAIN;
+  case NM_MCAST_TREE_BINARY:
+    return NM_COLL_TREE_BINARY;
+  case NM_MCAST_TREE_BINOMIAL:
+  default:
+    return NM_COLL_TREE_BINOMIAL;
+  }
+}
 
 int nm_mcast_tree_children(enum nm_mcast_tree_e tree, int m, int *child, int *end)
 {
-  int n = 0;
-  if (m <= 0)
+  struct nm_coll_tree_s t;
+  struct nm_coll_tree_node_s root;
+  if (m <= 0 || nm_coll_tree_init(&t, nm_mcast_tree_kind(tree), m + 1, 0) != 0)
     return 0;
-  switch (tree) {
-  case NM_MCAST_TREE_FLAT:
-    for (int i = 1; i <= m; i++, n++) {
-      child[n] = i;
-      end[n] = i;
-    }
-    break;
-  case NM_MCAST_TREE_CHAIN:
-    child[0] = 1;
-    end[0] = m;
-    n = 1;
-    break;
-  case NM_MCAST_TREE_BINARY: {
-    int left = (m + 1) / 2; /* positions 1..left go left, the rest right */
-    child[n] = 1;
-    end[n++] = left;
-    if (m > left) {
-      child[n] = left + 1;
-      end[n++] = m;
-    }
-    break;
+  nm_coll_tree_node(&t, 0, &root);
+  for (int i = 0; i < root.n_children; i++) {
+    int hi;
+    child[i] = nm_coll_tree_child(&t, &root, i, &hi);
+    end[i] = hi - 1; /* last position of the child's subtree */
   }
-  case NM_MCAST_TREE_BINOMIAL:
-  default: {
-    /* The largest power of two first: its subtree is the largest, so it starts forwarding earliest. */
-    int j = 1;
-    while (j * 2 <= m)
-      j *= 2;
-    for (; j >= 1; j /= 2, n++) {
-      child[n] = j;
-      end[n] = 2 * j - 1 < m ? 2 * j - 1 : m;
-    }
-    break;
-  }
-  }
-  return n;
+  return root.n_children;
 }
 
 struct nm_mcast_slot_s {
@@ -59,39 +50,24 @@ static int nm_mcast_slot_cmp(const void *a, const void *b)
 
 int nm_mcast_tree_arrival_order(enum nm_mcast_tree_e tree, int m, int *order)
 {
-  if (m <= 0)
+  struct nm_coll_tree_s t;
+  if (m <= 0 || nm_coll_tree_init(&t, nm_mcast_tree_kind(tree), m + 1, 0) != 0)
     return 0;
-  /* Walk the tree: a node at position b with subtree b+1..e forwards to its k-th child at step(b) + k. */
   struct nm_mcast_slot_s *slot = calloc((size_t)m + 1, sizeof(*slot));
-  int *stack_b = malloc(sizeof(int) * ((size_t)m + 1)), *stack_e = malloc(sizeof(int) * ((size_t)m + 1));
-  int *child = malloc(sizeof(int) * (size_t)m), *end = malloc(sizeof(int) * (size_t)m);
-  int err = (!slot || !stack_b || !stack_e || !child || !end) ? -NM_ENOMEM : NM_ESUCCESS;
-  int sp = 0;
-  if (!err) {
-    stack_b[sp] = 0;
-    stack_e[sp++] = m;
+  if (slot == NULL)
+    return -NM_ENOMEM;
+  /* A node forwards to its k-th child (k from 0) at step(node) + k + 1; in preorder a parent comes before its
+   * children, so one pass in position order fills every step. */
+  for (int v = 0; v <= m; v++) {
+    struct nm_coll_tree_node_s node;
+    nm_coll_tree_node(&t, v, &node);
+    slot[v].pos = v;
+    for (int k = 0; k < node.n_children; k++)
+      slot[nm_coll_tree_child(&t, &node, k, NULL)].step = slot[v].step + k + 1;
   }
-  while (!err && sp > 0) {
-    sp--;
-    int b = stack_b[sp], e = stack_e[sp];
-    int nc = nm_mcast_tree_children(tree, e - b, child, end);
-    for (int k = 0; k < nc; k++) {
-      int c = b + child[k];
-      slot[c].pos = c;
-      slot[c].step = slot[b].step + k + 1;
-      stack_b[sp] = c;
-      stack_e[sp++] = b + end[k];
-    }
-  }
-  if (!err) {
-    qsort(slot + 1, (size_t)m, sizeof(*slot), nm_mcast_slot_cmp);
-    for (int i = 0; i < m; i++)
-      order[i] = slot[i + 1].pos;
-  }
+  qsort(slot + 1, (size_t)m, sizeof(*slot), nm_mcast_slot_cmp);
+  for (int i = 0; i < m; i++)
+    order[i] = slot[i + 1].pos;
   free(slot);
-  free(stack_b);
-  free(stack_e);
-  free(child);
-  free(end);
-  return err;
+  return NM_ESUCCESS;
 }

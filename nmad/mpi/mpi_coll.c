@@ -9,7 +9,7 @@
  * Algorithms (costs with p members, m bytes, latency alpha, inverse bandwidth beta; Hasanov & Lastovetsky 2015,
  * section 2):
  *  - Barrier: dissemination, ceil(log2 p) rounds of empty messages to rank + 2^k.
- *  - Bcast: binomial tree over root-relative ranks, the tree of collectives/bcast.c (section 2.1.6:
+ *  - Bcast: binomial tree over root-relative ranks, the tree of collectives/nm_coll_tree.h (section 2.1.6:
  *    ceil(log2 p)(alpha + m beta)). Gather and Scatter use the same tree, moving whole sub-tree blocks.
  *  - Gatherv, Scatterv: linear (only the root knows the counts).
  *  - Allgather(v): ring, p - 1 rounds, each member forwards the block it received in the previous round.
@@ -25,6 +25,7 @@
  * MPI_IN_PLACE is accepted wherever MPI-3.1 allows it. Intercommunicators give MPI_ERR_COMM.
  */
 #include "mpi_coll_sched.h"
+#include "collectives/nm_coll_tree.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,8 +42,8 @@ void nm_mpi_coll_finalize(void)
 
 /* ---------------------------------------------------------------- common helpers */
 
-/** Binomial tree node in virtual ranks (as collectives/bcast.c): node v owns [v, hi); children are listed
- *  largest sub-tree first, child j owning [children[j], ends[j]). */
+/** Binomial tree node in virtual ranks, from the one tree module (collectives/nm_coll_tree.h): node v owns
+ *  [v, hi); children are listed farthest first, child j owning [children[j], ends[j]). */
 struct nm_coll_node_s {
   int parent;
   int hi;
@@ -53,25 +54,16 @@ struct nm_coll_node_s {
 
 static void nm_coll_binomial_node(int n, int v, struct nm_coll_node_s *node)
 {
-  int lo = 0, hi = n;
-  node->parent = -1;
+  struct nm_coll_tree_s t;
+  struct nm_coll_tree_node_s tn;
+  nm_coll_tree_init(&t, NM_COLL_TREE_BINOMIAL, n, 0); /* n >= 1: cannot fail */
+  nm_coll_tree_node(&t, v, &tn);
+  node->parent = tn.parent;
+  node->hi = tn.hi;
   node->n_children = 0;
-  while (lo != v) {
-    int mid = lo + (hi - lo + 1) / 2;
-    if (v >= mid) {
-      node->parent = lo;
-      lo = mid;
-    } else {
-      hi = mid;
-    }
-  }
-  node->hi = hi;
-  while (hi - lo > 1 && node->n_children < 32) {
-    int mid = lo + (hi - lo + 1) / 2;
-    node->children[node->n_children] = mid;
-    node->ends[node->n_children] = hi;
+  for (int i = 0; i < tn.n_children && i < 32; i++) {
+    node->children[i] = nm_coll_tree_child(&t, &tn, i, &node->ends[i]);
     node->n_children++;
-    hi = mid;
   }
 }
 
@@ -373,13 +365,14 @@ static int nm_coll_reduce_tree(struct nm_coll_red_s *R, const void *in, int root
   int round;
 
   *result = NULL;
-  for (int mask = 1; mask < p; mask <<= 1) {
-    if (v & mask) {
-      parent = v - mask;
-      break;
-    }
-    if (v + mask < p)
-      children[n_children++] = v + mask;
+  {
+    /* the binomial tree of the tree module; its children come farthest first, the combination wants them nearest
+     * first (each child's range follows the ranges before it) */
+    struct nm_coll_node_s node;
+    nm_coll_binomial_node(p, v, &node);
+    parent = node.parent;
+    for (int i = node.n_children - 1; i >= 0; i--)
+      children[n_children++] = node.children[i];
   }
   acc = nm_coll_red_view(R, 0, in);
   for (int i = 0; i < n_children; i++) {

@@ -35,8 +35,8 @@ struct nm_coll_group_s {
 };
 
 /**
- * @brief Binomial-tree broadcast of @p len bytes from group member @p root (O(log n) steps: the root sends to
- * root+n/2.., halving, as in Denis 2020 fig. 1). Blocking.
+ * @brief Binomial-tree broadcast of @p len bytes from group member @p root (ceil(log2 n) steps: the root sends to
+ * root + 2^j, farthest first, the tree of Denis 2020 fig. 1; collectives/nm_coll_tree.h). Blocking.
  * @return 0 or the first error of its sends/receives (e.g. -NM_ECLOSED, -NM_ETRUNCATED).
  */
 int nm_coll_bcast_binomial(nm_session_t session, const nm_gate_t *group, int n, int self, int root, void *buf,

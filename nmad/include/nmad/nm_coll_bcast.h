@@ -26,6 +26,76 @@ enum nm_coll_bcast_algo_e {
   NM_COLL_BCAST_NALGOS              /**< number of algorithms (not one) */
 };
 
+/* ---- the eight broadcasts as native collectives (issue 17, deliverable 2; collectives/bcast_classic.c) ---- */
+#ifdef __cplusplus
+}
+#endif
+#include <nmad/nm_coll.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Segment of the pipelined chain when nm_coll_bcast_opts_s.segment is 0: 64 KiB, so that a 1 MiB message makes
+ *  X = 16 segments (the chain's pipeline fills after p - 2 of them, Hasanov 2015, 2.1.3). */
+#define NM_COLL_BCAST_SEGMENT_DEFAULT ((nm_len_t)65536)
+
+/** Options of nm_coll_bcast(). */
+struct nm_coll_bcast_opts_s {
+  enum nm_coll_bcast_algo_e algo; /**< which of the eight algorithms */
+  nm_len_t segment; /**< bytes per segment of NM_COLL_BCAST_PIPELINED_CHAIN (0: NM_COLL_BCAST_SEGMENT_DEFAULT);
+                         ignored by the other algorithms */
+};
+
+/**
+ * @brief Broadcast @p len bytes of @p buf from group member @p root with one of the eight algorithms of Hasanov &
+ * Lastovetsky 2015, section 2.1 (costs with p members, m bytes, latency alpha, inverse bandwidth beta):
+ *  - NM_COLL_BCAST_FLAT (2.1.1): the root sends to every member, (p - 1)(alpha + m beta);
+ *  - NM_COLL_BCAST_CHAIN (2.1.2): member v receives from v - 1 and forwards, (p - 1)(alpha + m beta);
+ *  - NM_COLL_BCAST_PIPELINED_CHAIN (2.1.3): the chain in X = ceil(m / segment) segments, a member forwards
+ *    segment k while it receives the next ones, (X + p - 2)(alpha + (m / X) beta);
+ *  - NM_COLL_BCAST_BINARY (2.1.4): 2 (log2(p + 1) - 1)(alpha + m beta);
+ *  - NM_COLL_BCAST_SPLIT_BINARY (2.1.5): first half (ceil(m / 2) bytes) down the left subtree of the root, second
+ *    half down the right one, then each left member exchanges halves with its pair in the right subtree (the left
+ *    subtree's unpaired member, when p - 1 is odd, gets the second half from the root),
+ *    2 (log2(p + 1) - 2)(alpha + m beta) + alpha + (m / 2) beta;
+ *  - NM_COLL_BCAST_BINOMIAL (2.1.6): ceil(log2 p)(alpha + m beta);
+ *  - NM_COLL_BCAST_SCATTER_RING (2.1.7): binomial scatter of p blocks, then ring allgather,
+ *    (log2 p + p - 1) alpha + 2 ((p - 1) / p) m beta;
+ *  - NM_COLL_BCAST_SCATTER_RD (2.1.8): binomial scatter, then recursive-doubling allgather,
+ *    2 log2(p) alpha + 2 ((p - 1) / p) m beta. When p is not a power of two, the scatter and the allgather run
+ *    over the first p' = 2^floor(log2 p) members and member v >= p' then receives the whole message from v - p'
+ *    (one more alpha + m beta).
+ * Scatter blocks: member v (root-relative) owns block v of floor(m / b) bytes, the first m % b blocks one byte
+ * more (b = p, or p' for SCATTER_RD), so blocks differ by at most one byte; empty pieces are not sent.
+ * Trees are those of the one tree module (collectives/nm_coll_tree.h); a node serves its children one after the
+ * other (the single-port model of the paper), except the flat tree's root, which posts up to 64 sends at once.
+ *
+ * Blocking; every member calls it with the same @p root, @p len, @p tag and algorithm (as MPI_Bcast). Any root,
+ * any p >= 1 (p = 1 is a no-op), 0 bytes to 1 GiB and more. Memory: requests on the stack, no allocation.
+ * Thread-safety: like the core; do not post other receives that could match @p tag while it runs.
+ *
+ * @param session session of the messages; @param group p members (nm_coll.h): only the gates of the members this
+ * one exchanges with are asked for; @param self this process's index in the group, @param root the root's index;
+ * @param buf @p len bytes: the data at the root, filled elsewhere; @param tag tag of every message;
+ * @param opts algorithm and segment size; NULL means NM_COLL_BCAST_BINOMIAL.
+ * @return 0; -NM_EINVAL for bad arguments (NULL session or group, n < 1, self or root out of range, NULL buffer
+ * with len > 0, unknown algorithm) before anything is sent; otherwise the first error of its sends and receives
+ * (-NM_ECLOSED: a peer died, -NM_ETRUNCATED: a peer sent more). A whole-message tree (flat, chain, binary,
+ * binomial) still forwards a truncated message's @p len bytes and stops on another receive error (nothing to
+ * forward); the segmented and the split algorithms run their schedule to its end and return the first error.
+ */
+int nm_coll_bcast(nm_session_t session, const struct nm_coll_group_s *group, int self, int root, void *buf,
+                  nm_len_t len, nm_tag_t tag, const struct nm_coll_bcast_opts_s *opts);
+
+/** @brief nm_coll_bcast() over a group given as an array of @p n gates (the same on every member).
+ *  @return as nm_coll_bcast(). */
+int nm_coll_bcast_array(nm_session_t session, const nm_gate_t *gates, int n, int self, int root, void *buf,
+                        nm_len_t len, nm_tag_t tag, const struct nm_coll_bcast_opts_s *opts);
+
+/** @brief Name of algorithm @p algo ("flat", "chain", "pipelined-chain", "binary", "split-binary", "binomial",
+ *  "scatter-ring", "scatter-rd"), or NULL if out of range. Thread-safe. */
+const char *nm_coll_bcast_algo_name(enum nm_coll_bcast_algo_e algo);
+
 #ifdef __cplusplus
 }
 #endif
