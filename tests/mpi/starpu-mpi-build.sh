@@ -11,7 +11,8 @@
 #   STARPU_MPICC (the mpicc to build with; default the build tree's nmad/mpi/mpicc; its directory goes first in
 #   PATH so that StarPU finds the matching mpicxx and mpiexec there), STARPU_WORK (work directory, default
 #   ${TMPDIR:-/tmp}/nmad-starpu-mpi; emptied first), STARPU_TOTAL_TIMEOUT (seconds for the whole run, default
-#   5400), top_builddir (the nmad build tree, default: the tree this script is in).
+#   5400), STARPU_CONFIGURE_ARGS (more arguments for StarPU's configure, split on blanks, e.g.
+#   --with-mpiexec-args=--allow-run-as-root for Open MPI as root), top_builddir (the nmad build tree, default: the tree this script is in).
 # Output: the configure result for MPICC_LDFLAGS, then StarPU's harness summary and one line
 #   `starpu-mpi: pass P xfail X fail F skip S error E xpass Y (T s)`.
 # Exit status: 0 every test passed or failed as expected, 1 a build step or a test failed, 77 skipped (no tarball,
@@ -53,26 +54,27 @@ rm -rf "$work" && mkdir -p "$work" || exit 99
 start=$(date +%s)
 # The steps run in their own process group under timeout(1), which stops every process (ranks included) at the
 # deadline.
-# shellcheck disable=SC2016 # the inner script expands its own arguments
+# shellcheck disable=SC2016,SC2086 # the inner script expands its own arguments; STARPU_CONFIGURE_ARGS is split
 timeout -k 30 "$total" sh -c '
   set -e
   work=$1 tarball=$2 mpicc=$3
+  shift 3
   cd "$work"
   tar xzf "$tarball"
   cd starpu-1.4.12
   echo "starpu-mpi: autogen" && ./autogen.sh >"$work/autogen.log" 2>&1
-  echo "starpu-mpi: configure --enable-mpi --with-mpicc=$mpicc"
+  echo "starpu-mpi: configure --enable-mpi --with-mpicc=$mpicc $*"
   # --enable-mpi-check: the release tarball has no .git, where StarPU enables the MPI tests by itself.
   # --disable-fortran: nmad has no mpifort.  The rest only keeps the build short.
   ./configure --enable-mpi --enable-mpi-check --with-mpicc="$mpicc" --disable-opencl --disable-cuda \
-    --disable-build-doc --disable-build-examples --disable-fortran --disable-starpufft --disable-socl \
+    --disable-build-doc --disable-build-examples --disable-fortran --disable-starpufft --disable-socl "$@" \
     >"$work/configure.log" 2>&1
   echo "starpu-mpi: MPICC_LDFLAGS = $(sed -n "s/^MPICC_LDFLAGS = //p" mpi/src/Makefile)"
   echo "starpu-mpi: make" && make -j2 >"$work/make.log" 2>&1
   echo "starpu-mpi: build mpi/tests" && make -C mpi/tests -j2 check TESTS= >"$work/make-tests.log" 2>&1
   echo "starpu-mpi: run mpi/tests (4 ranks each)"
   make -C mpi/tests check >"$work/check.log" 2>&1 || true
-' starpu-mpi "$work" "$tarball" "$mpicc"
+' starpu-mpi "$work" "$tarball" "$mpicc" ${STARPU_CONFIGURE_ARGS:-}
 rc=$?
 secs=$(($(date +%s) - start))
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
