@@ -10,7 +10,7 @@
  *  - rendezvous ping-pong (1 MiB), one way: RDV, RTR, then the data: 3 alpha + m/beta;
  *  - binomial broadcast of 8 B, from the root's start to the last receiver's zero-byte ack: a node sends to its
  *    children at once, so the latencies of one level overlap and the time is the tree's depth d = floor(log2 N)
- *    (the halving tree of Denis 2020 fig. 1) times alpha + (m + h)/beta, plus the last ack: between alpha + h/beta
+ *    (the binomial tree of collectives/nm_coll_tree.c, children at +2^j) times alpha + (m + h)/beta, plus the last ack: between alpha + h/beta
  *    (it arrives alone) and alpha + (N-1) h/beta (all N-1 acks share the root's link at once); the test asserts
  *    these two bounds (widened by the tolerance). The single-port model of Hasanov 2015, section 2.1.6 counts ceil(log2 N)
  *    rounds instead: the root's children are served one after the other there;
