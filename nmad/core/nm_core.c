@@ -116,6 +116,7 @@ int nm_core_create(int rank, int size, nm_core_t *out)
   nm_pool_init(&core->ctrl_pool, sizeof(struct nm_ctrl_s));
   nm_pool_init(&core->large_pool, sizeof(struct nm_large_s));
   nm_pool_init(&core->unexp_pool, sizeof(struct nm_unexp_s));
+  nm_pool_init(&core->frag_pool, nm_frag_record_size());
   core->pw_cap = 0;
   core->next_cookie = 1;
   core->next_rtag = 1;
@@ -423,6 +424,7 @@ void nm_core_destroy(nm_core_t core)
   nm_pool_destroy(&core->ctrl_pool);
   nm_pool_destroy(&core->large_pool);
   nm_pool_destroy(&core->unexp_pool);
+  nm_pool_destroy(&core->frag_pool);
   nm_core_lock_destroy(core);
   free(core);
 }

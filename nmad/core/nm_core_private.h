@@ -288,6 +288,7 @@ struct nm_core_s {
   nm_prio_t work_prio_max;     /* at least the most urgent work of the listed gates (nm_core_schedule()) */
   size_t pw_cap;
   struct nm_pool_s pw_pool, ctrl_pool, large_pool, unexp_pool;
+  struct nm_pool_s frag_pool; /* records of messages being reassembled from DATA_FRAG pieces (nm_frag.c) */
   uint64_t next_cookie; /* RDV / sync-send identifiers */
   uint64_t next_rtag;   /* rendezvous tags for large receives */
   int n_large;          /* large transfers posted to drivers and not completed */
@@ -521,7 +522,8 @@ void nm_rdv_gate_destroy(struct nm_gate_s *gate);
 /** Progress pass: post the large sends and ask for the chunks that drivers had no room for earlier.
  *  @return the number of transfers posted. */
 int nm_rdv_retry(struct nm_core_s *core);
-/** Gate failure: release its large sends that never reached a driver (no completion will come for them). */
+/** Gate failure, once its large transfers are detached: release its large sends that never reached a driver
+ *  (no completion will come for them). */
 void nm_rdv_retry_gate_fail(struct nm_gate_s *gate, int err);
 /** Whether a send of @p gate was cut in chunks and is not done (between two chunks no large transfer of it may
  *  be in a driver: a flush must still wait for it). Senders sit at the tail of gate->rdv. */
@@ -568,6 +570,8 @@ static inline int nm_frag_cutting(const struct nm_gate_s *gate)
 /** Receiver: a validated DATA_FRAG chunk from @p gate: place it; the completed message is delivered as DATA.
  *  A piece that contradicts the others or exceeds the bounds fails the gate. */
 void nm_frag_incoming(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c);
+/** Bytes of one reassembly record (core->frag_pool's objects). */
+size_t nm_frag_record_size(void);
 /** Gate failure: free the partial messages, complete the receives they were going to with @p err. */
 void nm_frag_gate_fail(struct nm_gate_s *gate, int err);
 

@@ -157,6 +157,8 @@ static struct nm_req_s *nm_frag_claim(struct nm_gate_s *gate, const struct nm_wi
 }
 
 /* The first piece of a message (at any offset) arrived: check the bounds, then claim a receive or store. */
+size_t nm_frag_record_size(void) { return sizeof(struct nm_frag_s); }
+
 static int nm_frag_new(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c, struct nm_frag_s **out)
 {
   struct nm_core_s *core = gate->core;
@@ -170,17 +172,17 @@ static int nm_frag_new(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c, 
   uint64_t bound = nm_credit_on(gate) ? core->cfg.eager_credit : core->cfg.peer_alloc_max;
   if (c->msg_len > core->cfg.peer_alloc_max || cost > bound || gate->frag_bytes > bound - cost)
     return -NM_EPROTO;
-  struct nm_frag_s *f = calloc(1, sizeof(*f));
+  /* From a pool, not malloc: a cut message is a small one, whose latency is the point of the cut. */
+  struct nm_frag_s *f = nm_pool_get(&core->frag_pool);
   if (!f)
     return -NM_ENOMEM;
-  f->key = (struct nm_frag_key_s){.tag = c->tag, .session = c->session, .seq = c->seq};
-  f->msg_len = (uint32_t)c->msg_len;
-  f->cost = cost;
+  *f = (struct nm_frag_s){.key = {.tag = c->tag, .session = c->session, .seq = c->seq},
+                          .msg_len = (uint32_t)c->msg_len, .cost = cost};
   f->req = nm_frag_claim(gate, c);
   if (gate->status) { /* delivering the successors the claim released failed the gate */
     if (f->req)
       nm_req_complete(f->req, gate->status);
-    free(f);
+    nm_pool_put(&core->frag_pool, f);
     return gate->status;
   }
   if (!f->req) {
@@ -190,7 +192,7 @@ static int nm_frag_new(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c, 
     if (!data) {
       if (f->u)
         nm_pool_put(&core->unexp_pool, f->u);
-      free(f);
+      nm_pool_put(&core->frag_pool, f);
       return -NM_ENOMEM;
     }
     *f->u = (struct nm_unexp_s){.gate = gate, .session_id = c->session, .type = NM_WIRE_DATA, .tag = c->tag,
@@ -210,7 +212,7 @@ static void nm_frag_remove(struct nm_gate_s *gate, struct nm_frag_s *f)
 {
   HASH_DEL(gate->frags, f);
   gate->frag_bytes -= f->cost;
-  free(f);
+  nm_pool_put(&gate->core->frag_pool, f);
 }
 
 /* Every byte is in: complete the claimed receive, or deliver the stored message as one DATA. */

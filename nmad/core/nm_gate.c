@@ -138,7 +138,6 @@ void nm_gate_fail(struct nm_gate_s *gate, int err)
   }
   gate->ctrl_tail = NULL;
   nm_rdv_gate_fail(gate, err); /* chunked rendezvous messages: each request completes once */
-  nm_rdv_retry_gate_fail(gate, err);
   /* Large transfers stay in the driver until it reports them; detach their requests now. */
   for (struct nm_large_s *l = gate->large; l; l = l->next) {
     struct nm_req_s *r = l->req;
@@ -148,6 +147,7 @@ void nm_gate_fail(struct nm_gate_s *gate, int err)
     if (r && r->state != NM_RS_DONE)
       nm_req_complete(r, err);
   }
+  nm_rdv_retry_gate_fail(gate, err); /* sends parked for a full driver queue: no driver reports them */
   /* Receives posted for this gate alone can never complete now. */
   for (struct nm_session_s *s = core->sessions; s; s = s->next)
     nm_match_gate_fail(s, gate, err);

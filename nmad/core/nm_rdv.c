@@ -443,6 +443,7 @@ int nm_rdv_retry(struct nm_core_s *core)
 
 void nm_rdv_retry_gate_fail(struct nm_gate_s *gate, int err)
 {
+  /* Called after nm_gate_fail() detached every large transfer of the gate (l->req == NULL). */
   struct nm_core_s *core = gate->core;
   if (gate->rdv.pump_retry) {
     gate->rdv.pump_retry = 0;
@@ -457,15 +458,9 @@ void nm_rdv_retry_gate_fail(struct nm_gate_s *gate, int err)
       continue;
     }
     *pp = l->retry_next;
-    struct nm_req_s *req = l->req;
-    struct nm_rdv_s *x = l->rdv;
-    int rail = l->rail;
-    l->req = NULL;
-    nm_large_release(l);
-    if (x)
-      nm_rdv_chunk_done(x, rail, err); /* x was detached by nm_rdv_gate_fail(): only frees it when done */
-    else if (req && req->state != NM_RS_DONE)
-      nm_req_complete(req, err);
+    /* Its request was detached and completed with the gate's other large transfers: report it as a driver
+     * would, which releases it (and frees its chunked message once no chunk is left). */
+    nm_core_large_done(core, l, err, 0);
   }
   core->large_retry_tail = last;
 }
