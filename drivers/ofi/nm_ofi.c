@@ -189,6 +189,7 @@ static void nm_ofi_close(struct nm_drv_s *drv)
   struct nm_ofi_s *o = drv->priv;
   if (!o)
     return;
+  HASH_CLEAR(hh, o->awaiting); /* sends to a dead peer still awaiting their receipt: the ops go with the pool */
   if (o->ep)
     fi_close(&o->ep->fid);
   if (o->recv_mr)
