@@ -161,6 +161,23 @@ int nm_core_add_driver(nm_core_t core, const struct nm_drv_ops_s *ops, const cha
   return NM_ESUCCESS;
 }
 
+int nm_core_network_props(nm_core_t core, uint32_t *latency_ns, uint64_t *bandwidth_MBps)
+{
+  uint32_t lat = 0;
+  uint64_t bw = 0;
+  for (int i = 0; i < core->n_drvs; i++) {
+    const struct nm_drv_s *drv = &core->drvs[i];
+    if (drv == core->self_drv)
+      continue;
+    if (bw == 0 || drv->props.latency_ns < lat)
+      lat = drv->props.latency_ns;
+    bw += drv->props.bandwidth_MBps;
+  }
+  *latency_ns = lat;
+  *bandwidth_MBps = bw;
+  return bw ? 0 : -NM_EINVAL;
+}
+
 void nm_core_set_fault_source(nm_core_t core, int fd, int (*poll_fn)(void *, int *), void *ref)
 {
   core->fault.fd = fd;

@@ -26,6 +26,7 @@
  */
 #include "mpi_coll_sched.h"
 #include "collectives/nm_coll_tree.h"
+#include <nmad/nm_coll_model.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -507,8 +508,24 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 
 /* ---------------------------------------------------------------- Bcast */
 
-static int nm_coll_bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *req,
-                         int nb, const char *fn)
+/** Group member -> gate of the communicator (nm_coll.h's group by function, for collectives/ builders). */
+static nm_gate_t nm_coll_comm_gate(void *ref, int member) { return nm_mpi_comm_gate(ref, member); }
+
+/** The broadcast algorithm of MPI_Bcast / MPI_Ibcast for @p bytes on @p c: the model's choice or
+ *  NMAD_BCAST_ALGO (nm_coll_bcast_auto()), the same on every member. @return MPI_SUCCESS or MPI_ERR_ARG (an
+ *  invalid NMAD_BCAST_ALGO, reported on stderr). */
+static int nm_coll_bcast_opts(const struct nm_mpi_comm_s *c, size_t bytes, struct nm_coll_bcast_opts_s *opts)
+{
+  struct nm_coll_bcast_choice_s choice;
+  if (nm_coll_bcast_auto(nm_mpi.session, c->size, (nm_len_t)bytes, &choice) != 0)
+    return MPI_ERR_ARG;
+  nm_coll_bcast_opts_of_choice(&choice, opts);
+  return MPI_SUCCESS;
+}
+
+
+static int nm_mpi_coll_bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *req,
+                             int nb, const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *d = NULL;
@@ -527,19 +544,27 @@ static int nm_coll_bcast(void *buf, int count, MPI_Datatype datatype, int root, 
   int p = c->size, r = c->rank;
   size_t bytes = nm_coll_bytes(d, count);
   if (bytes > 0 && p > 1) {
-    struct nm_coll_node_s node;
-    int round = 0;
+    /* collectives/bcast_classic.c builds the broadcast over packed bytes: the root packs them in round 0 (before
+     * its first send), a non-root receives them into buf (contiguous) or scratch unpacked after its last round */
+    struct nm_coll_group_s group = {p, nm_coll_comm_gate, c};
+    struct nm_coll_bcast_opts_s opts;
     void *data;
-    nm_coll_binomial_node(p, (r - root + p) % p, &node);
-    if (r == root) {
+    int next = 0;
+    int rc = nm_coll_bcast_opts(c, bytes, &opts);
+    if (rc)
+      nm_mpi_coll_sched_set_error(s, rc);
+    if (r == root)
       data = (void *)nm_coll_packed_src(s, 0, d, buf, count, bytes);
-    } else {
-      data = nm_coll_packed_dst(s, 1, d, buf, count, bytes);
-      nm_mpi_coll_sched_recv(s, 0, (node.parent + root) % p, data, bytes);
-      round = 1;
+    else
+      data = d->contiguous ? (char *)buf + d->true_lb : nm_mpi_coll_sched_alloc(s, bytes);
+    if (data) {
+      if (!rc)
+        rc = nm_coll_bcast_build(nm_mpi_coll_sched_native(s), 0, &group, r, root, data, bytes, &opts, &next);
+      if (rc < 0)
+        nm_mpi_coll_sched_set_error(s, MPI_ERR_INTERN);
+      if (r != root && !d->contiguous)
+        nm_mpi_coll_sched_unpack(s, next, d, data, (MPI_Count)bytes, buf, count);
     }
-    for (int i = 0; i < node.n_children; i++)
-      nm_mpi_coll_sched_send(s, round, (node.children[i] + root) % p, data, bytes);
   }
   return nm_coll_end(s, comm, nb, req, fn);
 }
@@ -548,14 +573,14 @@ NM_MPI_ALIAS(Bcast)
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
   NM_MPI_LOCKED();
-  return nm_coll_bcast(buffer, count, datatype, root, comm, NULL, 0, __func__);
+  return nm_mpi_coll_bcast(buffer, count, datatype, root, comm, NULL, 0, __func__);
 }
 
 NM_MPI_ALIAS(Ibcast)
 int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
   NM_MPI_LOCKED();
-  return nm_coll_bcast(buffer, count, datatype, root, comm, request, 1, __func__);
+  return nm_mpi_coll_bcast(buffer, count, datatype, root, comm, request, 1, __func__);
 }
 
 /* ---------------------------------------------------------------- Gather, Gatherv */

@@ -3,14 +3,13 @@
  * @brief The schedule engine of the MPI shim's collectives (see mpi_coll_sched.h): rounds of local operations
  * and nmad point-to-point messages, advanced from request monitors.
  *
- * Advancing: each posted nmad request carries a monitor (nm_sr_request_set_monitor) whose callback decrements
- * the round's pending count; when it reaches zero the next round starts, from inside nmad's progress. A request
- * may complete while it is being posted (a receive that matches an unexpected message, a send on a failed gate):
- * the round holds one extra "guard" count while it posts, and nm_mpi_coll_sched_advance() runs as a loop guarded
- * against re-entry, so rounds that complete at once never recurse.
+ * The rounds run on collectives' native schedule engine (nm_coll_sched.h: advancing from request monitors, the
+ * guard count, self-freeing when orphaned); this file adds what MPI needs: gates from communicator ranks, the
+ * shim's scratch pool, datatype and operator references held until release, pack / unpack / reduction as local
+ * operations, MPI error classes, and the MPI request wrapper.
  *
- * Lifetime: the MPI request may be released (MPI_Request_free) before the schedule is done; the schedule then
- * frees itself when its last round completes, since nmad still holds pointers to its requests until then.
+ * Lifetime: the MPI request may be released (MPI_Request_free) before the schedule is done; the native schedule
+ * then frees itself, and through its free hook this wrapper, when its last round completes.
  */
 #include "mpi_coll_sched.h"
 #include <stdlib.h>
@@ -21,27 +20,18 @@
 #define NM_MPI_COLL_FAST_WAIT_NS 10000000ULL
 #define NM_MPI_COLL_SLICE_NS 1000000ULL
 
-enum nm_mpi_coll_op_kind_e {
-  NM_MPI_COLL_SEND = 1,
-  NM_MPI_COLL_RECV,
-  NM_MPI_COLL_COPY,
-  NM_MPI_COLL_PACK,
-  NM_MPI_COLL_UNPACK,
-  NM_MPI_COLL_REDUCE,
-  NM_MPI_COLL_INT_MAX
-};
-
-struct nm_mpi_coll_op_s {
-  int kind;
-  nm_gate_t gate;                 /* send / recv: resolved when built (the communicator may be freed meanwhile) */
-  const void *src;                /* send buffer, copy/pack/unpack source, reduction `in` */
-  void *dst;                      /* recv buffer, copy/pack/unpack destination, reduction `inout` */
-  size_t len;                     /* bytes: send, recv, copy, unpack input */
-  MPI_Count count;                /* elements: pack, unpack, reduce */
-  struct nm_mpi_datatype_s *d;    /* pack, unpack */
-  MPI_Datatype dt;                /* reduce */
-  MPI_Op op;                      /* reduce */
-  nm_sr_request_t req;            /* send / recv (stays in place: ops are never moved once started) */
+/** An MPI schedule: a native one (collectives/nm_coll_sched.c) plus what MPI attaches to it, freed by the
+ *  native schedule's free hook, so that an orphaned schedule (MPI_Request_free) takes it along when done. */
+struct nm_mpi_coll_sched_s {
+  nm_coll_sched_t *ns;
+  struct nm_mpi_comm_s *c;        /* used while building only */
+  MPI_Comm comm;
+  struct nm_mpi_coll_mem_s *mem;  /* scratch buffers of the shim's pool, given back with the schedule */
+  int n_mem, cap_mem;
+  MPI_Datatype *types;            /* datatypes referenced until release */
+  int n_types, cap_types;
+  MPI_Op *ops;                    /* reduction operators held until release */
+  int n_ops, cap_ops;
 };
 
 struct nm_mpi_coll_mem_s {
@@ -49,46 +39,15 @@ struct nm_mpi_coll_mem_s {
   size_t len;
 };
 
-struct nm_mpi_coll_round_s {
-  struct nm_mpi_coll_op_s *ops;
-  int n, cap;
-};
-
-struct nm_mpi_coll_sched_s {
-  struct nm_mpi_comm_s *c;        /* used while building only */
-  MPI_Comm comm;
-  nm_tag_t tag;
-  struct nm_mpi_coll_round_s *rounds;
-  int n_rounds, cap_rounds;
-  struct nm_mpi_coll_mem_s *mem;  /* scratch buffers, given back with the schedule */
-  int n_mem, cap_mem;
-  MPI_Datatype *types;            /* datatypes referenced until release */
-  int n_types, cap_types;
-  int build_err;                  /* first error while building (MPI class) */
-  int err;                        /* first error while running (MPI class) */
-  int started;
-  int cur;                        /* next round to start */
-  int pending;                    /* communications of the current round not yet completed (+1 while posting) */
-  int in_advance;
-  int orphan;                     /* the MPI request was released: free when done */
-  volatile int done;
-};
-
 /* ---------------------------------------------------------------- building */
-
-static void nm_mpi_coll_sched_fail(nm_mpi_coll_sched_t *s, int err)
-{
-  if (!s->build_err)
-    s->build_err = err;
-}
 
 void nm_mpi_coll_sched_set_error(nm_mpi_coll_sched_t *s, int err)
 {
-  nm_mpi_coll_sched_fail(s, err);
+  nm_coll_sched_set_error(s->ns, err);
 }
 
-/** Grow an array to hold @p need elements. @return 0 or -1. */
-static int nm_mpi_coll_grow(void **arr, int *cap, int need, size_t elem)
+/** Grow an array to hold @p need elements. @return 0 or -1 (then MPI_ERR_NO_MEM is recorded). */
+static int nm_mpi_coll_grow(nm_mpi_coll_sched_t *s, void **arr, int *cap, int need, size_t elem)
 {
   if (need <= *cap)
     return 0;
@@ -96,34 +55,22 @@ static int nm_mpi_coll_grow(void **arr, int *cap, int need, size_t elem)
   while (ncap < need)
     ncap *= 2;
   void *p = realloc(*arr, (size_t)ncap * elem);
-  if (!p)
+  if (!p) {
+    nm_mpi_coll_sched_set_error(s, MPI_ERR_NO_MEM);
     return -1;
-  memset((char *)p + (size_t)*cap * elem, 0, (size_t)(ncap - *cap) * elem);
+  }
   *arr = p;
   *cap = ncap;
   return 0;
 }
 
-nm_mpi_coll_sched_t *nm_mpi_coll_sched_new(struct nm_mpi_comm_s *c, MPI_Comm comm)
+/** Free hook of the native schedule: give back what MPI attached. */
+static void nm_mpi_coll_sched_free(void *ref)
 {
-  nm_mpi_coll_sched_t *s = calloc(1, sizeof(*s));
-  if (!s)
-    return NULL;
-  s->c = c;
-  s->comm = comm;
-  s->tag = nm_mpi_coll_tag(c, c->coll_seq++ & 0x7fffffffu); /* tags >= 2^31 belong to mpi_comm.c */
-  return s;
-}
-
-static void nm_mpi_coll_sched_free(nm_mpi_coll_sched_t *s)
-{
-  for (int i = 0; i < s->n_rounds; i++) {
-    for (int j = 0; j < s->rounds[i].n; j++)
-      if (s->rounds[i].ops[j].kind == NM_MPI_COLL_REDUCE)
-        nm_mpi_op_release(s->rounds[i].ops[j].op);
-    free(s->rounds[i].ops);
-  }
-  free(s->rounds);
+  nm_mpi_coll_sched_t *s = ref;
+  for (int i = 0; i < s->n_ops; i++)
+    nm_mpi_op_release(s->ops[i]);
+  free(s->ops);
   for (int i = 0; i < s->n_mem; i++)
     nm_mpi_scratch_put(s->mem[i].p, s->mem[i].len);
   free(s->mem);
@@ -133,23 +80,41 @@ static void nm_mpi_coll_sched_free(nm_mpi_coll_sched_t *s)
   free(s);
 }
 
+nm_mpi_coll_sched_t *nm_mpi_coll_sched_new(struct nm_mpi_comm_s *c, MPI_Comm comm)
+{
+  nm_mpi_coll_sched_t *s = calloc(1, sizeof(*s));
+  if (!s)
+    return NULL;
+  /* tags >= 2^31 belong to mpi_comm.c */
+  s->ns = nm_coll_sched_new(nm_mpi.session, nm_mpi_coll_tag(c, c->coll_seq & 0x7fffffffu));
+  if (!s->ns) {
+    free(s);
+    return NULL;
+  }
+  c->coll_seq++;
+  nm_coll_sched_on_free(s->ns, nm_mpi_coll_sched_free, s);
+  s->c = c;
+  s->comm = comm;
+  return s;
+}
+
 void nm_mpi_coll_sched_destroy(nm_mpi_coll_sched_t *s)
 {
   if (s)
-    nm_mpi_coll_sched_free(s);
+    nm_coll_sched_destroy(s->ns);
 }
+
+nm_coll_sched_t *nm_mpi_coll_sched_native(nm_mpi_coll_sched_t *s) { return s->ns; }
 
 void *nm_mpi_coll_sched_alloc(nm_mpi_coll_sched_t *s, size_t len)
 {
   if (len == 0)
     return NULL;
-  if (nm_mpi_coll_grow((void **)&s->mem, &s->cap_mem, s->n_mem + 1, sizeof(*s->mem))) {
-    nm_mpi_coll_sched_fail(s, MPI_ERR_NO_MEM);
+  if (nm_mpi_coll_grow(s, (void **)&s->mem, &s->cap_mem, s->n_mem + 1, sizeof(*s->mem)))
     return NULL;
-  }
   void *p = nm_mpi_scratch_get(len);
   if (!p) {
-    nm_mpi_coll_sched_fail(s, MPI_ERR_NO_MEM);
+    nm_mpi_coll_sched_set_error(s, MPI_ERR_NO_MEM);
     return NULL;
   }
   s->mem[s->n_mem].p = p;
@@ -159,36 +124,10 @@ void *nm_mpi_coll_sched_alloc(nm_mpi_coll_sched_t *s, size_t len)
 
 void nm_mpi_coll_sched_hold_type(nm_mpi_coll_sched_t *s, MPI_Datatype dt)
 {
-  if (nm_mpi_coll_grow((void **)&s->types, &s->cap_types, s->n_types + 1, sizeof(MPI_Datatype))) {
-    nm_mpi_coll_sched_fail(s, MPI_ERR_NO_MEM);
+  if (nm_mpi_coll_grow(s, (void **)&s->types, &s->cap_types, s->n_types + 1, sizeof(MPI_Datatype)))
     return;
-  }
   nm_mpi_datatype_ref(dt);
   s->types[s->n_types++] = dt;
-}
-
-/** A new zeroed operation at the end of round @p round, or NULL (failure recorded). */
-static struct nm_mpi_coll_op_s *nm_mpi_coll_sched_op(nm_mpi_coll_sched_t *s, int round, int kind)
-{
-  if (s->started || round < 0) {
-    nm_mpi_coll_sched_fail(s, MPI_ERR_INTERN);
-    return NULL;
-  }
-  if (nm_mpi_coll_grow((void **)&s->rounds, &s->cap_rounds, round + 1, sizeof(*s->rounds))) {
-    nm_mpi_coll_sched_fail(s, MPI_ERR_NO_MEM);
-    return NULL;
-  }
-  if (round >= s->n_rounds)
-    s->n_rounds = round + 1;
-  struct nm_mpi_coll_round_s *r = &s->rounds[round];
-  if (nm_mpi_coll_grow((void **)&r->ops, &r->cap, r->n + 1, sizeof(*r->ops))) {
-    nm_mpi_coll_sched_fail(s, MPI_ERR_NO_MEM);
-    return NULL;
-  }
-  struct nm_mpi_coll_op_s *op = &r->ops[r->n++];
-  memset(op, 0, sizeof(*op));
-  op->kind = kind;
-  return op;
 }
 
 /** Gate of a member, or NULL (failure recorded). */
@@ -196,42 +135,55 @@ static nm_gate_t nm_mpi_coll_sched_gate(nm_mpi_coll_sched_t *s, int peer)
 {
   nm_gate_t gate = nm_mpi_comm_gate(s->c, peer);
   if (!gate)
-    nm_mpi_coll_sched_fail(s, MPI_ERR_RANK);
+    nm_mpi_coll_sched_set_error(s, MPI_ERR_RANK);
   return gate;
 }
 
 void nm_mpi_coll_sched_send(nm_mpi_coll_sched_t *s, int round, int peer, const void *buf, size_t len)
 {
   nm_gate_t gate = nm_mpi_coll_sched_gate(s, peer);
-  struct nm_mpi_coll_op_s *op = gate ? nm_mpi_coll_sched_op(s, round, NM_MPI_COLL_SEND) : NULL;
-  if (op) {
-    op->gate = gate;
-    op->src = buf;
-    op->len = len;
-  }
+  if (gate)
+    nm_coll_sched_send(s->ns, round, gate, buf, len, 0);
 }
 
 void nm_mpi_coll_sched_recv(nm_mpi_coll_sched_t *s, int round, int peer, void *buf, size_t len)
 {
   nm_gate_t gate = nm_mpi_coll_sched_gate(s, peer);
-  struct nm_mpi_coll_op_s *op = gate ? nm_mpi_coll_sched_op(s, round, NM_MPI_COLL_RECV) : NULL;
-  if (op) {
-    op->gate = gate;
-    op->dst = buf;
-    op->len = len;
-  }
+  if (gate)
+    nm_coll_sched_recv(s->ns, round, gate, buf, len);
 }
 
 void nm_mpi_coll_sched_copy(nm_mpi_coll_sched_t *s, int round, void *dst, const void *src, size_t len)
 {
-  if (len == 0 || dst == src)
-    return;
-  struct nm_mpi_coll_op_s *op = nm_mpi_coll_sched_op(s, round, NM_MPI_COLL_COPY);
-  if (op) {
-    op->dst = dst;
-    op->src = src;
-    op->len = len;
-  }
+  nm_coll_sched_copy(s->ns, round, dst, src, len);
+}
+
+/* The MPI shim's local operations (nm_coll_local_s fields: see each builder below). Errors are MPI classes. */
+static int nm_mpi_coll_do_pack(const struct nm_coll_local_s *a)
+{
+  nm_mpi_datatype_pack(a->p, a->src, a->count, a->dst);
+  return 0;
+}
+
+static int nm_mpi_coll_do_unpack(const struct nm_coll_local_s *a)
+{
+  nm_mpi_datatype_unpack(a->p, a->src, (MPI_Count)a->len, a->dst, a->count);
+  return 0;
+}
+
+static int nm_mpi_coll_do_reduce(const struct nm_coll_local_s *a)
+{
+  return nm_mpi_op_apply((MPI_Op)a->i[0], a->src, a->dst, (int)a->count, (MPI_Datatype)a->i[1]);
+}
+
+static int nm_mpi_coll_do_int_max(const struct nm_coll_local_s *a)
+{
+  const int *in = a->src;
+  int *inout = a->dst;
+  for (int64_t i = 0; i < a->count; i++)
+    if (in[i] > inout[i])
+      inout[i] = in[i];
+  return 0;
 }
 
 void nm_mpi_coll_sched_pack(nm_mpi_coll_sched_t *s, int round, struct nm_mpi_datatype_s *d, const void *buf,
@@ -239,13 +191,8 @@ void nm_mpi_coll_sched_pack(nm_mpi_coll_sched_t *s, int round, struct nm_mpi_dat
 {
   if (count == 0)
     return;
-  struct nm_mpi_coll_op_s *op = nm_mpi_coll_sched_op(s, round, NM_MPI_COLL_PACK);
-  if (op) {
-    op->d = d;
-    op->src = buf;
-    op->count = count;
-    op->dst = out;
-  }
+  struct nm_coll_local_s a = {.src = buf, .dst = out, .count = count, .p = d};
+  nm_coll_sched_local(s->ns, round, nm_mpi_coll_do_pack, &a);
 }
 
 void nm_mpi_coll_sched_unpack(nm_mpi_coll_sched_t *s, int round, struct nm_mpi_datatype_s *d, const void *in,
@@ -253,14 +200,8 @@ void nm_mpi_coll_sched_unpack(nm_mpi_coll_sched_t *s, int round, struct nm_mpi_d
 {
   if (count == 0 || bytes == 0)
     return;
-  struct nm_mpi_coll_op_s *op = nm_mpi_coll_sched_op(s, round, NM_MPI_COLL_UNPACK);
-  if (op) {
-    op->d = d;
-    op->src = in;
-    op->len = (size_t)bytes;
-    op->dst = buf;
-    op->count = count;
-  }
+  struct nm_coll_local_s a = {.src = in, .dst = buf, .len = (size_t)bytes, .count = count, .p = d};
+  nm_coll_sched_local(s->ns, round, nm_mpi_coll_do_unpack, &a);
 }
 
 void nm_mpi_coll_sched_reduce(nm_mpi_coll_sched_t *s, int round, MPI_Op mop, const void *in, void *inout,
@@ -268,147 +209,37 @@ void nm_mpi_coll_sched_reduce(nm_mpi_coll_sched_t *s, int round, MPI_Op mop, con
 {
   if (count == 0)
     return;
-  struct nm_mpi_coll_op_s *op = nm_mpi_coll_sched_op(s, round, NM_MPI_COLL_REDUCE);
-  if (op) {
-    nm_mpi_op_hold(mop); /* the application may free a user op before the collective completes */
-    op->op = mop;
-    op->src = in;
-    op->dst = inout;
-    op->count = count;
-    op->dt = dt;
-  }
+  if (nm_mpi_coll_grow(s, (void **)&s->ops, &s->cap_ops, s->n_ops + 1, sizeof(MPI_Op)))
+    return;
+  nm_mpi_op_hold(mop); /* the application may free a user op before the collective completes */
+  s->ops[s->n_ops++] = mop;
+  struct nm_coll_local_s a = {.src = in, .dst = inout, .count = count, .i = {(intptr_t)mop, (intptr_t)dt}};
+  nm_coll_sched_local(s->ns, round, nm_mpi_coll_do_reduce, &a);
 }
 
 void nm_mpi_coll_sched_int_max(nm_mpi_coll_sched_t *s, int round, const int *in, int *inout, int count)
 {
   if (count == 0)
     return;
-  struct nm_mpi_coll_op_s *op = nm_mpi_coll_sched_op(s, round, NM_MPI_COLL_INT_MAX);
-  if (op) {
-    op->src = in;
-    op->dst = inout;
-    op->count = count;
-  }
+  struct nm_coll_local_s a = {.src = in, .dst = inout, .count = count};
+  nm_coll_sched_local(s->ns, round, nm_mpi_coll_do_int_max, &a);
 }
 
 /* ---------------------------------------------------------------- running */
 
-static void nm_mpi_coll_sched_advance(nm_mpi_coll_sched_t *s);
-
-static void nm_mpi_coll_sched_keep_err(nm_mpi_coll_sched_t *s, int err)
+/** An MPI class from a schedule's error: nmad's codes are negative, the local operations' MPI classes positive. */
+static int nm_mpi_coll_err_of(int err)
 {
-  if (!s->err && err)
-    s->err = err;
-}
-
-static int nm_mpi_coll_err_of_nm(int status)
-{
-  if (status == -NM_ETRUNCATED)
+  if (err >= 0)
+    return err;
+  if (err == -NM_ETRUNCATED)
     return MPI_ERR_TRUNCATE;
-  return nm_mpi_from_nm_err(status);
-}
-
-/** Request monitor of every send and receive of a schedule (runs inside nmad's progress). */
-static void nm_mpi_coll_sched_notify(struct nm_req_s *req, unsigned event, void *ref)
-{
-  nm_mpi_coll_sched_t *s = ref;
-  (void)event;
-  if (req->status)
-    nm_mpi_coll_sched_keep_err(s, nm_mpi_coll_err_of_nm(req->status));
-  if (--s->pending == 0)
-    nm_mpi_coll_sched_advance(s);
-}
-
-/** Post one communication; it completes through the monitor (even on most errors). */
-static void nm_mpi_coll_sched_post(nm_mpi_coll_sched_t *s, struct nm_mpi_coll_op_s *op)
-{
-  nm_session_t session = nm_mpi.session;
-  nm_gate_t gate = op->gate;
-  int rc;
-
-  s->pending++;
-  if (op->kind == NM_MPI_COLL_SEND) {
-    nm_sr_send_init(session, &op->req);
-    nm_sr_request_set_monitor(session, &op->req, NM_EVENT_SEND_COMPLETED, nm_mpi_coll_sched_notify, s);
-    rc = nm_sr_send_isend(session, &op->req, gate, s->tag, op->src, op->len);
-  } else {
-    nm_sr_recv_init(session, &op->req);
-    nm_sr_request_set_monitor(session, &op->req, NM_EVENT_RECV_COMPLETED, nm_mpi_coll_sched_notify, s);
-    rc = nm_sr_recv_irecv(session, &op->req, gate, s->tag, NM_TAG_MASK_FULL, op->dst, op->len);
-  }
-  if (rc == -NM_EINVAL) {
-    /* refused before posting: the monitor will never run */
-    s->pending--;
-    nm_mpi_coll_sched_keep_err(s, MPI_ERR_INTERN);
-  }
-  /* other errors (failed gate, no memory) completed the request, and ran the monitor, already */
-}
-
-static void nm_mpi_coll_sched_local(nm_mpi_coll_sched_t *s, struct nm_mpi_coll_op_s *op)
-{
-  switch (op->kind) {
-  case NM_MPI_COLL_COPY:
-    memmove(op->dst, op->src, op->len);
-    break;
-  case NM_MPI_COLL_PACK:
-    nm_mpi_datatype_pack(op->d, op->src, op->count, op->dst);
-    break;
-  case NM_MPI_COLL_UNPACK:
-    nm_mpi_datatype_unpack(op->d, op->src, (MPI_Count)op->len, op->dst, op->count);
-    break;
-  case NM_MPI_COLL_REDUCE:
-    nm_mpi_coll_sched_keep_err(s, nm_mpi_op_apply(op->op, op->src, op->dst, (int)op->count, op->dt));
-    break;
-  case NM_MPI_COLL_INT_MAX: {
-    const int *in = op->src;
-    int *inout = op->dst;
-    for (MPI_Count i = 0; i < op->count; i++)
-      if (in[i] > inout[i])
-        inout[i] = in[i];
-    break;
-  }
-  default:
-    nm_mpi_coll_sched_keep_err(s, MPI_ERR_INTERN);
-  }
-}
-
-/** Start rounds until one has communications in flight, or the schedule is done. Never re-entered: a monitor
- *  that fires while a round is being posted only decrements the count; the loop here sees it. */
-static void nm_mpi_coll_sched_advance(nm_mpi_coll_sched_t *s)
-{
-  if (s->in_advance)
-    return;
-  s->in_advance = 1;
-  while (s->pending == 0 && s->cur < s->n_rounds) {
-    struct nm_mpi_coll_round_s *r = &s->rounds[s->cur++];
-    s->pending = 1; /* guard while posting */
-    for (int i = 0; i < r->n; i++) {
-      struct nm_mpi_coll_op_s *op = &r->ops[i];
-      if (op->kind == NM_MPI_COLL_SEND || op->kind == NM_MPI_COLL_RECV)
-        nm_mpi_coll_sched_post(s, op);
-      else
-        nm_mpi_coll_sched_local(s, op);
-    }
-    s->pending--;
-  }
-  s->in_advance = 0;
-  if (s->pending == 0 && s->cur >= s->n_rounds && !s->done) {
-    s->done = 1;
-    if (s->orphan)
-      nm_mpi_coll_sched_free(s);
-  }
+  return nm_mpi_from_nm_err(err);
 }
 
 int nm_mpi_coll_sched_start(nm_mpi_coll_sched_t *s)
 {
-  if (s->build_err) {
-    int err = s->build_err;
-    nm_mpi_coll_sched_free(s);
-    return err;
-  }
-  s->started = 1;
-  nm_mpi_coll_sched_advance(s);
-  return MPI_SUCCESS;
+  return nm_mpi_coll_err_of(nm_coll_sched_start(s->ns)); /* frees s on error */
 }
 
 static int nm_mpi_coll_request_progress(struct nm_mpi_request_s *r);
@@ -428,23 +259,22 @@ static void nm_mpi_coll_poll_others(void)
 
 int nm_mpi_coll_sched_run(nm_mpi_coll_sched_t *s)
 {
-  int err;
-  if (!s->started) {
-    err = nm_mpi_coll_sched_start(s);
-    if (err)
-      return err;
-  }
+  nm_coll_sched_t *ns = s->ns;
+  volatile int *done = nm_coll_sched_done_flag(ns);
+  int err = nm_mpi_coll_sched_start(s);
+  if (err)
+    return err;
   /* spin then yield on the completion flag (nm_core.h), then block in the drivers by short slices, polling the
    * other families' requests between them (DESIGN.md rule 2) */
-  if (!s->done)
-    nm_core_wait_flag(nm_mpi.core, &s->done, nm_core_time_ns(nm_mpi.core) + NM_MPI_COLL_FAST_WAIT_NS);
-  while (!s->done) {
+  if (!*done)
+    nm_core_wait_flag(nm_mpi.core, done, nm_core_time_ns(nm_mpi.core) + NM_MPI_COLL_FAST_WAIT_NS);
+  while (!*done) {
     nm_mpi_coll_poll_others();
-    if (!s->done)
+    if (!*done)
       nm_core_wait(nm_mpi.core, nm_core_time_ns(nm_mpi.core) + NM_MPI_COLL_SLICE_NS);
   }
-  err = s->err;
-  nm_mpi_coll_sched_free(s);
+  err = nm_mpi_coll_err_of(nm_coll_sched_error(ns));
+  nm_coll_sched_release(ns); /* done: frees it and s */
   return err;
 }
 
@@ -465,24 +295,22 @@ static int nm_mpi_coll_request_progress(struct nm_mpi_request_s *r)
   nm_mpi_coll_sched_t *s = r->state;
   if (!s)
     return 1;
-  if (!s->done)
+  volatile int *done = nm_coll_sched_done_flag(s->ns);
+  if (!*done)
     nm_core_progress(nm_mpi.core);
-  if (!s->done)
+  if (!*done)
     return 0;
-  nm_mpi_coll_request_status(r, s->err);
-  return s->err ? -s->err : 1;
+  int err = nm_mpi_coll_err_of(nm_coll_sched_error(s->ns));
+  nm_mpi_coll_request_status(r, err);
+  return err ? -err : 1;
 }
 
 static void nm_mpi_coll_request_release(struct nm_mpi_request_s *r)
 {
   nm_mpi_coll_sched_t *s = r->state;
   r->state = NULL;
-  if (!s)
-    return;
-  if (s->done)
-    nm_mpi_coll_sched_free(s);
-  else
-    s->orphan = 1; /* nmad still holds its requests: it frees itself when done */
+  if (s)
+    nm_coll_sched_release(s->ns); /* if not done, nmad still holds its requests: it frees itself when done */
 }
 
 int nm_mpi_coll_sched_request(nm_mpi_coll_sched_t *s, MPI_Request *req)
@@ -493,7 +321,7 @@ int nm_mpi_coll_sched_request(nm_mpi_coll_sched_t *s, MPI_Request *req)
 
   *req = MPI_REQUEST_NULL;
   if (h == MPI_REQUEST_NULL || !r) {
-    nm_mpi_coll_sched_free(s);
+    nm_mpi_coll_sched_destroy(s);
     return MPI_ERR_NO_MEM;
   }
   err = nm_mpi_coll_sched_start(s);

@@ -21,6 +21,7 @@
 #define NM_MPI_COLL_SCHED_H
 
 #include "nm_mpi_private.h"
+#include <nmad/nm_coll_sched.h>
 
 #pragma GCC visibility push(hidden) /* internal to libnmad_mpi (see nm_mpi_private.h) */
 
@@ -31,6 +32,10 @@ typedef struct nm_mpi_coll_sched_s nm_mpi_coll_sched_t;
 nm_mpi_coll_sched_t *nm_mpi_coll_sched_new(struct nm_mpi_comm_s *c, MPI_Comm comm);
 /** Free a schedule that was never started. */
 void nm_mpi_coll_sched_destroy(nm_mpi_coll_sched_t *s);
+
+/** The native schedule under @p s, for collectives' builders (nm_coll_bcast_build()); its tag is the
+ *  collective's. Operations appended there run in the same rounds as the ones appended here. */
+nm_coll_sched_t *nm_mpi_coll_sched_native(nm_mpi_coll_sched_t *s);
 
 /** Scratch memory of @p len bytes, freed with the schedule (NULL only for len 0 or on failure, then recorded). */
 void *nm_mpi_coll_sched_alloc(nm_mpi_coll_sched_t *s, size_t len);

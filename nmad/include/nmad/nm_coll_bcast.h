@@ -31,6 +31,7 @@ enum nm_coll_bcast_algo_e {
 }
 #endif
 #include <nmad/nm_coll.h>
+#include <nmad/nm_coll_sched.h>
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -68,24 +69,48 @@ struct nm_coll_bcast_opts_s {
  * Scatter blocks: member v (root-relative) owns block v of floor(m / b) bytes, the first m % b blocks one byte
  * more (b = p, or p' for SCATTER_RD), so blocks differ by at most one byte; empty pieces are not sent.
  * Trees are those of the one tree module (collectives/nm_coll_tree.h); a node serves its children one after the
- * other (the single-port model of the paper), except the flat tree's root, which posts up to 64 sends at once.
+ * other (the single-port model of the paper), except the flat tree's root, which posts all its sends at once.
  *
- * Blocking; every member calls it with the same @p root, @p len, @p tag and algorithm (as MPI_Bcast). Any root,
- * any p >= 1 (p = 1 is a no-op), 0 bytes to 1 GiB and more. Memory: requests on the stack, no allocation.
+ * Blocking: nm_coll_ibcast() then nm_coll_sched_wait(). Every member calls it with the same @p root, @p len,
+ * @p tag and algorithm (as MPI_Bcast). Any root, any p >= 1 (p = 1 is a no-op), 0 bytes to 1 GiB and more.
+ * Memory: one schedule (nm_coll_sched.h) of this member's operations: O(its sends and receives), e.g. O(log p)
+ * for the binomial tree, O(p) at the flat tree's root, O(X) for the pipelined chain.
  * Thread-safety: like the core; do not post other receives that could match @p tag while it runs.
  *
  * @param session session of the messages; @param group p members (nm_coll.h): only the gates of the members this
  * one exchanges with are asked for; @param self this process's index in the group, @param root the root's index;
  * @param buf @p len bytes: the data at the root, filled elsewhere; @param tag tag of every message;
- * @param opts algorithm and segment size; NULL means NM_COLL_BCAST_BINOMIAL.
+ * @param opts algorithm and segment size; NULL: the model's choice for (p, len) or NMAD_BCAST_ALGO
+ * (nm_coll_bcast_auto(), nm_coll_model.h), the same on every member.
  * @return 0; -NM_EINVAL for bad arguments (NULL session or group, n < 1, self or root out of range, NULL buffer
  * with len > 0, unknown algorithm) before anything is sent; otherwise the first error of its sends and receives
- * (-NM_ECLOSED: a peer died, -NM_ETRUNCATED: a peer sent more). A whole-message tree (flat, chain, binary,
- * binomial) still forwards a truncated message's @p len bytes and stops on another receive error (nothing to
- * forward); the segmented and the split algorithms run their schedule to its end and return the first error.
+ * (-NM_ECLOSED: a peer died, -NM_ETRUNCATED: a peer sent more), -NM_ENOMEM. The schedule runs to its end after
+ * an error (a member forwards what it has), so that no member of the subtree waits for ever.
  */
 int nm_coll_bcast(nm_session_t session, const struct nm_coll_group_s *group, int self, int root, void *buf,
                   nm_len_t len, nm_tag_t tag, const struct nm_coll_bcast_opts_s *opts);
+
+/**
+ * @brief Non-blocking nm_coll_bcast(): builds this member's schedule and starts it; it progresses in the core's
+ * progress (any wait, the progress thread). Complete it with nm_coll_sched_wait(*req) (which frees it), or test
+ * *nm_coll_sched_done_flag(*req) and then nm_coll_sched_release(*req). Buffers stay in use until then.
+ * @param req out: the started schedule (NULL on error). Other parameters and errors as nm_coll_bcast() (the
+ * argument errors are returned here, the communication errors by the wait).
+ */
+int nm_coll_ibcast(nm_session_t session, const struct nm_coll_group_s *group, int self, int root, void *buf,
+                   nm_len_t len, nm_tag_t tag, const struct nm_coll_bcast_opts_s *opts, nm_coll_sched_t **req);
+
+/**
+ * @brief Append this member's part of a broadcast (algorithm and segment from @p opts, as nm_coll_bcast()) to
+ * schedule @p s, from round @p round on: the builder behind nm_coll_ibcast(), for callers that put a broadcast
+ * inside a larger schedule (the MPI shim's MPI_Bcast / MPI_Ibcast with their pack and unpack around it, the
+ * hierarchical transformation's outer then inner broadcast). The messages use @p s's tag.
+ * @param next_round out (may be NULL): the first round after this member's operations (== @p round if it has
+ * none). @return 0, or -NM_EINVAL (as nm_coll_bcast()'s argument errors; a NULL gate from the group is recorded
+ * in @p s and reported by nm_coll_sched_start()). Thread-safety: the caller's schedule, one thread.
+ */
+int nm_coll_bcast_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self, int root,
+                        void *buf, nm_len_t len, const struct nm_coll_bcast_opts_s *opts, int *next_round);
 
 /** @brief nm_coll_bcast() over a group given as an array of @p n gates (the same on every member).
  *  @return as nm_coll_bcast(). */

@@ -108,6 +108,21 @@ int nm_coll_bcast_choice_complete(const struct nm_coll_bcast_choice_s *forced, i
  *          untouched). Thread-safe (writes only to stderr on error). */
 int nm_coll_bcast_choice_parse(const char *spec, struct nm_coll_bcast_choice_s *out);
 
+/**
+ * @brief The automatic choice of a broadcast of @p len bytes among @p p members on @p session (issue 17,
+ * deliverable 4; collectives/bcast_auto.c): NMAD_BCAST_ALGO when set (nm_coll_bcast_choice_parse(), completed by
+ * nm_coll_bcast_choice_complete()), else nm_coll_bcast_choose(), with alpha and beta from the network's nominal
+ * figures (nm_core_network_props() through nm_coll_model_hockney()). The same on every member of a job for the
+ * same (p, len): the members of a broadcast agree without talking (doc/collectives.md).
+ * @param[out] choice the algorithm, hierarchy, G, segment and predicted time.
+ * @return 0, or -NM_EINVAL for a bad argument or an invalid NMAD_BCAST_ALGO (message on stderr).
+ * Thread-safety: any thread (reads the environment).
+ */
+int nm_coll_bcast_auto(nm_session_t session, int p, nm_len_t len, struct nm_coll_bcast_choice_s *choice);
+
+/** @brief The options of nm_coll_bcast() that run @p choice. Pure. */
+void nm_coll_bcast_opts_of_choice(const struct nm_coll_bcast_choice_s *choice, struct nm_coll_bcast_opts_s *opts);
+
 #ifdef __cplusplus
 }
 #endif

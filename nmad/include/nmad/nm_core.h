@@ -124,6 +124,18 @@ struct nm_core_stats_s {
  */
 void nm_core_get_stats(nm_core_t core, struct nm_core_stats_s *stats);
 
+/**
+ * @brief The network's nominal figures, for cost models (the broadcast chooser, nm_coll_model.h): the lowest
+ *        one-way latency and the summed bandwidth of the core's network rails (strategies split a large message
+ *        over all of them), the gate to oneself left out. The figures are the drivers' nominal ones: a table per
+ *        libfabric provider, or the simulated platform's route figures read once per job, hence the same on every
+ *        rank of a job, which a collective's members need to reach the same choice without talking.
+ * @param core the core; @param latency_ns out, ns; @param bandwidth_MBps out, 10^6 bytes/s.
+ * @return 0, or -NM_EINVAL when the core has no network rail (a singleton: both outputs are then 0).
+ * Thread-safety: any thread (the rails are fixed once the core is open).
+ */
+int nm_core_network_props(nm_core_t core, uint32_t *latency_ns, uint64_t *bandwidth_MBps);
+
 /** @brief Progress until *flag becomes non-zero (or the deadline passes), spinning then blocking.
  *  @param deadline_ns absolute ns on nm_core_time_ns(), 0 for none. @return 0 or -NM_ETIMEDOUT. */
 int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns);

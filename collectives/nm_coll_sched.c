@@ -1,0 +1,326 @@
+/**
+ * @file nm_coll_sched.c
+ * @brief The schedule engine of nmad's collectives (nm_coll_sched.h): rounds of local operations and
+ * point-to-point messages, advanced from request monitors.
+ *
+ * Advancing: each posted request carries a monitor (nm_sr_request_set_monitor) whose callback decrements the
+ * round's pending count; when it reaches zero the next round starts, from inside the core's progress. A request may
+ * complete while it is being posted (a receive that matches an unexpected message, a send on a failed gate): the
+ * round holds one extra "guard" count while it posts, and nm_coll_sched_advance() runs as a loop guarded against
+ * re-entry, so rounds that complete at once never recurse.
+ *
+ * Lifetime: the owner may release the schedule before it is done (an MPI request freed by MPI_Request_free); the
+ * schedule then frees itself when its last round completes, since the core still holds pointers to its requests.
+ */
+#include <nmad/nm_coll_sched.h>
+#include <nmad/nm_core.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum nm_coll_op_kind_e { NM_COLL_OP_SEND = 1, NM_COLL_OP_RECV, NM_COLL_OP_COPY, NM_COLL_OP_LOCAL };
+
+struct nm_coll_op_s {
+  int kind;
+  unsigned flags;              /* send: NM_COLL_SEND_* */
+  nm_gate_t gate;              /* send / recv */
+  nm_coll_local_fn_t fn;       /* local */
+  struct nm_coll_local_s args; /* send: src, len; recv: dst, len; copy: dst, src, len; local: the caller's */
+  nm_sr_request_t req;         /* send / recv (stays in place: ops are never moved once started) */
+};
+
+struct nm_coll_round_s {
+  struct nm_coll_op_s *ops;
+  int n, cap;
+};
+
+struct nm_coll_sched_s {
+  nm_session_t session;
+  nm_tag_t tag;
+  struct nm_coll_round_s *rounds;
+  int n_rounds, cap_rounds;
+  void **mem; /* scratch buffers, freed with the schedule */
+  int n_mem, cap_mem;
+  nm_coll_free_fn_t on_free;
+  void *on_free_ref;
+  int build_err;  /* first error while building */
+  int err;        /* first error while running */
+  int started;
+  int cur;        /* next round to start */
+  int pending;    /* communications of the current round not yet completed (+1 while posting) */
+  int in_advance;
+  int orphan;     /* released by its owner: free when done */
+  volatile int done;
+};
+
+/* ---------------------------------------------------------------- building */
+
+void nm_coll_sched_set_error(nm_coll_sched_t *s, int err)
+{
+  if (!s->build_err)
+    s->build_err = err;
+}
+
+/** Grow an array to hold @p need elements (new ones zeroed). @return 0 or -1. */
+static int nm_coll_grow(void **arr, int *cap, int need, size_t elem)
+{
+  if (need <= *cap)
+    return 0;
+  int ncap = *cap ? *cap * 2 : 8;
+  while (ncap < need)
+    ncap *= 2;
+  void *p = realloc(*arr, (size_t)ncap * elem);
+  if (!p)
+    return -1;
+  memset((char *)p + (size_t)*cap * elem, 0, (size_t)(ncap - *cap) * elem);
+  *arr = p;
+  *cap = ncap;
+  return 0;
+}
+
+nm_coll_sched_t *nm_coll_sched_new(nm_session_t session, nm_tag_t tag)
+{
+  nm_coll_sched_t *s = calloc(1, sizeof(*s));
+  if (!s)
+    return NULL;
+  s->session = session;
+  s->tag = tag;
+  return s;
+}
+
+static void nm_coll_sched_free(nm_coll_sched_t *s)
+{
+  if (s->on_free)
+    s->on_free(s->on_free_ref);
+  for (int i = 0; i < s->n_rounds; i++)
+    free(s->rounds[i].ops);
+  free(s->rounds);
+  for (int i = 0; i < s->n_mem; i++)
+    free(s->mem[i]);
+  free(s->mem);
+  free(s);
+}
+
+void nm_coll_sched_destroy(nm_coll_sched_t *s)
+{
+  if (s)
+    nm_coll_sched_free(s);
+}
+
+void nm_coll_sched_on_free(nm_coll_sched_t *s, nm_coll_free_fn_t fn, void *ref)
+{
+  s->on_free = fn;
+  s->on_free_ref = ref;
+}
+
+void *nm_coll_sched_alloc(nm_coll_sched_t *s, size_t len)
+{
+  if (len == 0)
+    return NULL;
+  void *p = NULL;
+  if (nm_coll_grow((void **)&s->mem, &s->cap_mem, s->n_mem + 1, sizeof(*s->mem)) == 0)
+    p = malloc(len);
+  if (!p) {
+    nm_coll_sched_set_error(s, -NM_ENOMEM);
+    return NULL;
+  }
+  s->mem[s->n_mem++] = p;
+  return p;
+}
+
+/** A new zeroed operation at the end of round @p round, or NULL (failure recorded). */
+static struct nm_coll_op_s *nm_coll_sched_op(nm_coll_sched_t *s, int round, int kind)
+{
+  if (s->started || round < 0) {
+    nm_coll_sched_set_error(s, -NM_EINVAL);
+    return NULL;
+  }
+  if (nm_coll_grow((void **)&s->rounds, &s->cap_rounds, round + 1, sizeof(*s->rounds))) {
+    nm_coll_sched_set_error(s, -NM_ENOMEM);
+    return NULL;
+  }
+  if (round >= s->n_rounds)
+    s->n_rounds = round + 1;
+  struct nm_coll_round_s *r = &s->rounds[round];
+  if (nm_coll_grow((void **)&r->ops, &r->cap, r->n + 1, sizeof(*r->ops))) {
+    nm_coll_sched_set_error(s, -NM_ENOMEM);
+    return NULL;
+  }
+  struct nm_coll_op_s *op = &r->ops[r->n++];
+  memset(op, 0, sizeof(*op));
+  op->kind = kind;
+  return op;
+}
+
+/** A send or receive operation on @p gate, or NULL (a NULL gate is recorded as -NM_EINVAL). */
+static struct nm_coll_op_s *nm_coll_sched_comm(nm_coll_sched_t *s, int round, int kind, nm_gate_t gate)
+{
+  if (gate == NULL) {
+    nm_coll_sched_set_error(s, -NM_EINVAL);
+    return NULL;
+  }
+  struct nm_coll_op_s *op = nm_coll_sched_op(s, round, kind);
+  if (op)
+    op->gate = gate;
+  return op;
+}
+
+void nm_coll_sched_send(nm_coll_sched_t *s, int round, nm_gate_t gate, const void *buf, nm_len_t len,
+                        unsigned flags)
+{
+  struct nm_coll_op_s *op = nm_coll_sched_comm(s, round, NM_COLL_OP_SEND, gate);
+  if (op) {
+    op->flags = flags;
+    op->args.src = buf;
+    op->args.len = len;
+  }
+}
+
+void nm_coll_sched_recv(nm_coll_sched_t *s, int round, nm_gate_t gate, void *buf, nm_len_t len)
+{
+  struct nm_coll_op_s *op = nm_coll_sched_comm(s, round, NM_COLL_OP_RECV, gate);
+  if (op) {
+    op->args.dst = buf;
+    op->args.len = len;
+  }
+}
+
+void nm_coll_sched_copy(nm_coll_sched_t *s, int round, void *dst, const void *src, size_t len)
+{
+  if (len == 0 || dst == src)
+    return;
+  struct nm_coll_op_s *op = nm_coll_sched_op(s, round, NM_COLL_OP_COPY);
+  if (op) {
+    op->args.dst = dst;
+    op->args.src = src;
+    op->args.len = len;
+  }
+}
+
+void nm_coll_sched_local(nm_coll_sched_t *s, int round, nm_coll_local_fn_t fn, const struct nm_coll_local_s *args)
+{
+  struct nm_coll_op_s *op = nm_coll_sched_op(s, round, NM_COLL_OP_LOCAL);
+  if (op) {
+    op->fn = fn;
+    op->args = *args;
+  }
+}
+
+int nm_coll_sched_rounds(const nm_coll_sched_t *s) { return s->n_rounds; }
+
+nm_session_t nm_coll_sched_session(const nm_coll_sched_t *s) { return s->session; }
+
+/* ---------------------------------------------------------------- running */
+
+static void nm_coll_sched_advance(nm_coll_sched_t *s);
+
+static void nm_coll_sched_keep_err(nm_coll_sched_t *s, int err)
+{
+  if (!s->err && err)
+    s->err = err;
+}
+
+/** Request monitor of every send and receive of a schedule (runs inside the core's progress). */
+static void nm_coll_sched_notify(struct nm_req_s *req, unsigned event, void *ref)
+{
+  nm_coll_sched_t *s = ref;
+  (void)event;
+  nm_coll_sched_keep_err(s, req->status);
+  if (--s->pending == 0)
+    nm_coll_sched_advance(s);
+}
+
+/** Post one communication; it completes through the monitor (even on most errors). */
+static void nm_coll_sched_post(nm_coll_sched_t *s, struct nm_coll_op_s *op)
+{
+  nm_session_t session = s->session;
+  int rc;
+
+  s->pending++;
+  if (op->kind == NM_COLL_OP_SEND) {
+    nm_sr_send_init(session, &op->req);
+    nm_sr_request_set_monitor(session, &op->req, NM_EVENT_SEND_COMPLETED, nm_coll_sched_notify, s);
+    if (op->flags & NM_COLL_SEND_SYNC)
+      rc = nm_sr_send_issend(session, &op->req, op->gate, s->tag, op->args.src, op->args.len);
+    else
+      rc = nm_sr_send_isend(session, &op->req, op->gate, s->tag, op->args.src, op->args.len);
+  } else {
+    nm_sr_recv_init(session, &op->req);
+    nm_sr_request_set_monitor(session, &op->req, NM_EVENT_RECV_COMPLETED, nm_coll_sched_notify, s);
+    rc = nm_sr_recv_irecv(session, &op->req, op->gate, s->tag, NM_TAG_MASK_FULL, op->args.dst, op->args.len);
+  }
+  if (rc == -NM_EINVAL) {
+    /* refused before posting: the monitor will never run */
+    s->pending--;
+    nm_coll_sched_keep_err(s, rc);
+  }
+  /* other errors (failed gate, no memory) completed the request, and ran the monitor, already */
+}
+
+/** Start rounds until one has communications in flight, or the schedule is done. Never re-entered: a monitor
+ *  that fires while a round is being posted only decrements the count; the loop here sees it. */
+static void nm_coll_sched_advance(nm_coll_sched_t *s)
+{
+  if (s->in_advance)
+    return;
+  s->in_advance = 1;
+  while (s->pending == 0 && s->cur < s->n_rounds) {
+    struct nm_coll_round_s *r = &s->rounds[s->cur++];
+    s->pending = 1; /* guard while posting */
+    for (int i = 0; i < r->n; i++) {
+      struct nm_coll_op_s *op = &r->ops[i];
+      if (op->kind == NM_COLL_OP_SEND || op->kind == NM_COLL_OP_RECV)
+        nm_coll_sched_post(s, op);
+      else if (op->kind == NM_COLL_OP_COPY)
+        memmove(op->args.dst, op->args.src, op->args.len);
+      else
+        nm_coll_sched_keep_err(s, op->fn(&op->args));
+    }
+    s->pending--;
+  }
+  s->in_advance = 0;
+  if (s->pending == 0 && s->cur >= s->n_rounds && !s->done) {
+    s->done = 1;
+    if (s->orphan)
+      nm_coll_sched_free(s);
+  }
+}
+
+int nm_coll_sched_start(nm_coll_sched_t *s)
+{
+  if (s->build_err) {
+    int err = s->build_err;
+    nm_coll_sched_free(s);
+    return err;
+  }
+  s->started = 1;
+  nm_coll_sched_advance(s);
+  return 0;
+}
+
+volatile int *nm_coll_sched_done_flag(nm_coll_sched_t *s) { return &s->done; }
+
+int nm_coll_sched_error(const nm_coll_sched_t *s) { return s->err; }
+
+void nm_coll_sched_release(nm_coll_sched_t *s)
+{
+  if (s->done)
+    nm_coll_sched_free(s);
+  else
+    s->orphan = 1; /* the core still holds its requests: it frees itself when done */
+}
+
+int nm_coll_sched_wait(nm_coll_sched_t *s)
+{
+  int err;
+  if (!s->started) {
+    err = nm_coll_sched_start(s);
+    if (err)
+      return err;
+  }
+  nm_core_t core = nm_session_get_core(s->session);
+  while (!s->done)
+    nm_core_wait_flag(core, &s->done, 0);
+  err = s->err;
+  nm_coll_sched_free(s);
+  return err;
+}
