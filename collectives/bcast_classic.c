@@ -326,6 +326,11 @@ int nm_coll_bcast(nm_session_t session, const struct nm_coll_group_s *group, int
   if (session == NULL || group == NULL || group->gate_of == NULL || n < 1 || self < 0 || self >= n || root < 0 ||
       root >= n || (len > 0 && buf == NULL) || (int)algo < 0 || algo >= NM_COLL_BCAST_NALGOS)
     return -NM_EINVAL;
+  if (opts && opts->groups > 1) { /* Hasanov 2015, section 3: collectives/bcast_hier.c */
+    struct nm_coll_bcast_hier_s h;
+    int rc = nm_coll_bcast_hier_init(&h, group, self, opts->groups);
+    return rc ? rc : nm_coll_bcast_hier(session, &h, root, buf, len, tag, opts);
+  }
   if (n == 1)
     return 0;
   struct nm_bc_s b = {session, group, n, root, (self - root + n) % n, tag, buf, len};
