@@ -21,7 +21,7 @@
 int nm_coll_bcast_binomial_group(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
                                  void *buf, nm_len_t len, nm_tag_t tag)
 {
-  const struct nm_coll_bcast_opts_s o = {NM_COLL_BCAST_BINOMIAL, 0};
+  const struct nm_coll_bcast_opts_s o = {.algo = NM_COLL_BCAST_BINOMIAL};
   return nm_coll_bcast(session, group, self, root, buf, len, tag, &o);
 }
 
@@ -33,20 +33,20 @@ int nm_coll_bcast_binomial_group(nm_session_t session, const struct nm_coll_grou
 int nm_coll_bcast_naive_group(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
                               void *buf, nm_len_t len, nm_tag_t tag)
 {
-  const struct nm_coll_bcast_opts_s o = {NM_COLL_BCAST_FLAT, 0};
+  const struct nm_coll_bcast_opts_s o = {.algo = NM_COLL_BCAST_FLAT};
   return nm_coll_bcast(session, group, self, root, buf, len, tag, &o);
 }
 
 int nm_coll_bcast_binomial(nm_session_t session, const nm_gate_t *group, int n, int self, int root, void *buf,
                            nm_len_t len, nm_tag_t tag)
 {
-  const struct nm_coll_bcast_opts_s o = {NM_COLL_BCAST_BINOMIAL, 0};
+  const struct nm_coll_bcast_opts_s o = {.algo = NM_COLL_BCAST_BINOMIAL};
   return nm_coll_bcast_array(session, group, n, self, root, buf, len, tag, &o);
 }
 
 int nm_coll_bcast_naive(nm_session_t session, const nm_gate_t *group, int n, int self, int root, void *buf,
                         nm_len_t len, nm_tag_t tag)
 {
-  const struct nm_coll_bcast_opts_s o = {NM_COLL_BCAST_FLAT, 0};
+  const struct nm_coll_bcast_opts_s o = {.algo = NM_COLL_BCAST_FLAT};
   return nm_coll_bcast_array(session, group, n, self, root, buf, len, tag, &o);
 }

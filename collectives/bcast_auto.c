@@ -45,6 +45,10 @@ int nm_coll_bcast_auto(nm_session_t session, int p, nm_len_t len, struct nm_coll
 
 void nm_coll_bcast_opts_of_choice(const struct nm_coll_bcast_choice_s *choice, struct nm_coll_bcast_opts_s *opts)
 {
+  /* the model prices the paper's form: the same algorithm (and segment) at both levels */
   opts->algo = choice->algo;
   opts->segment = choice->segment;
+  opts->groups = choice->hierarchical ? choice->groups : 1;
+  opts->inner_algo = choice->algo;
+  opts->inner_segment = choice->segment;
 }

@@ -266,6 +266,11 @@ int nm_coll_bcast_build(nm_coll_sched_t *s, int round, const struct nm_coll_grou
     nm_coll_bcast_opts_of_choice(&choice, &chosen);
     opts = &chosen;
   }
+  if (err == 0 && opts->groups > 1) { /* Hasanov 2015, section 3: collectives/bcast_hier.c */
+    struct nm_coll_bcast_hier_s h;
+    err = nm_coll_bcast_hier_init(&h, group, self, opts->groups);
+    return err ? err : nm_coll_bcast_hier_build(s, round, &h, root, buf, len, opts, next_round);
+  }
   if (err)
     return err;
   enum nm_coll_bcast_algo_e algo = opts->algo;

@@ -35,7 +35,7 @@ static uint64_t seed_of(int algo, int root, size_t len)
 
 static void one(struct ctx *c, int algo, int root, size_t len)
 {
-  struct nm_coll_bcast_opts_s o = {(enum nm_coll_bcast_algo_e)algo, SEGMENT};
+  struct nm_coll_bcast_opts_s o = {.algo = (enum nm_coll_bcast_algo_e)algo, .segment = SEGMENT};
   uint64_t seed = seed_of(algo, root, len);
   uint8_t *buf = malloc(len + GUARD);
   CHECK(buf != NULL, "out of memory (%zu bytes)", len + GUARD);
@@ -67,7 +67,7 @@ static void pass(struct ctx *c, const char *what)
 static void phase_args(struct ctx *c)
 {
   uint8_t b[4] = {0};
-  struct nm_coll_bcast_opts_s bad = {NM_COLL_BCAST_NALGOS, 0}, ok = {NM_COLL_BCAST_SCATTER_RING, 0};
+  struct nm_coll_bcast_opts_s bad = {.algo = NM_COLL_BCAST_NALGOS}, ok = {.algo = NM_COLL_BCAST_SCATTER_RING};
   CHECK(nm_coll_bcast_array(c->sess, c->gates, c->size, c->rank, 0, b, 4, TAG, &bad) == -NM_EINVAL, "bad algo");
   CHECK(nm_coll_bcast_array(NULL, c->gates, c->size, c->rank, 0, b, 4, TAG, &ok) == -NM_EINVAL, "NULL session");
   CHECK(nm_coll_bcast_array(c->sess, NULL, c->size, c->rank, 0, b, 4, TAG, &ok) == -NM_EINVAL, "NULL group");
@@ -79,7 +79,7 @@ static void phase_args(struct ctx *c)
   CHECK(nm_coll_bcast_array(c->sess, c->gates, c->size, c->rank, 0, NULL, 4, TAG, &ok) == -NM_EINVAL,
         "NULL buffer");
   for (int a = 0; a < NM_COLL_BCAST_NALGOS; a++) {
-    struct nm_coll_bcast_opts_s o = {(enum nm_coll_bcast_algo_e)a, 0};
+    struct nm_coll_bcast_opts_s o = {.algo = (enum nm_coll_bcast_algo_e)a};
     CHECK(nm_coll_bcast_array(c->sess, &c->gates[c->rank], 1, 0, 0, b, 4, TAG, &o) == 0, "%s: group of one",
           nm_coll_bcast_algo_name(o.algo));
   }

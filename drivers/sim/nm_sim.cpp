@@ -301,6 +301,8 @@ int sim_send(nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, void *ct
   nm_sim_msg_s *m = msg_new(NM_SIM_PACKET, p->self->rank, buf, len, false, 0);
   if (!m)
     return -NM_ENOMEM;
+  if (p->job->send_overhead_ns) /* the software latency of a packet (--send-overhead), paid by the sender */
+    sg4::this_actor::sleep_for(static_cast<double>(p->job->send_overhead_ns) * 1e-9);
   peer_mbox(p, peer)->put_init(m, len)->detach(msg_free);
   return 1; /* complete at post: the bytes are copied */
 }

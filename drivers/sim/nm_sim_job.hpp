@@ -21,6 +21,11 @@ struct nm_sim_job_s {
    *  block: an application that polls in a loop (test, probe) must let simulated time pass, or the messages
    *  it waits for would never arrive. Waits of the core block instead and are never charged. */
   uint64_t poll_cost_ns = 1000;
+  /** Simulated CPU time a rank spends on each packet it sends (--send-overhead, LogP's o), 0 by default: the
+   *  software part of a message's latency, which a platform file cannot hold (the BG/P torus: ~3 us of MPI per
+   *  message, doc/platforms/README.md). The sender's actor sleeps that long before the packet leaves, so one
+   *  rank's packets are serialised by it; a rendezvous pays it on the RDV and on the RTR, not on the data. */
+  uint64_t send_overhead_ns = 0;
   simgrid::s4u::BarrierPtr barrier;
   /** Rail k of every rank (NMAD_DRIVER=sim+sim: one simulation driver per rail), made when a rank first opens
    *  rail k. Rail k >= 1 moves its large transfers between the hosts' NICs k: the hosts named "<host>.nic<k>" of

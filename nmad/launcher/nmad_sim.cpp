@@ -56,6 +56,7 @@ struct options {
   std::string platform;
   uint64_t fake_above = UINT64_MAX;
   uint64_t poll_cost_ns = 1000;
+  uint64_t send_overhead_ns = 0;
   std::vector<std::string> cfg; /* --cfg=... passed to SimGrid */
   std::vector<std::string> prog;
 };
@@ -64,11 +65,12 @@ void usage(FILE *out)
 {
   std::fprintf(out,
                "usage: nmad-sim -n N --platform FILE [--ranks-per-host K] [--fake-payload BYTES] [--poll-cost NS]\n"
-               "                [--cfg=NAME:VALUE ...] PROG [ARGS...]\n"
+               "                [--send-overhead NS] [--cfg=NAME:VALUE ...] PROG [ARGS...]\n"
                "Runs N ranks of PROG as SimGrid actors on the platform FILE and prints the simulated duration.\n"
                "  --ranks-per-host K   ranks r, r+1, ... share a host, K per host (default 1)\n"
                "  --fake-payload B     large transfers of more than B bytes move only their size (K, M, G suffixes)\n"
                "  --poll-cost NS       simulated cost of an idle poll after 16 in a row (default 1000)\n"
+               "  --send-overhead NS   simulated CPU time of each packet sent, LogP's o (default 0)\n"
                "  --cfg=NAME:VALUE     a SimGrid configuration item (e.g. --cfg=network/model:CM02)\n"
                "See doc/nmad-sim.md.\n");
 }
@@ -132,6 +134,12 @@ int parse(int argc, char **argv, options &o)
     } else if (a == "--poll-cost") {
       if (!parse_size(v, &o.poll_cost_ns) || o.poll_cost_ns == 0) {
         std::fprintf(stderr, "nmad-sim: --poll-cost wants nanoseconds > 0, not '%s'\n", v);
+        return -1;
+      }
+      i++;
+    } else if (a == "--send-overhead") {
+      if (!parse_size(v, &o.send_overhead_ns) || o.send_overhead_ns > 1000000000ULL) {
+        std::fprintf(stderr, "nmad-sim: --send-overhead wants nanoseconds in [0, 1e9], not '%s'\n", v);
         return -1;
       }
       i++;
@@ -298,6 +306,7 @@ int main(int argc, char **argv)
   nm_sim_job_s job;
   job.fake_above = o.fake_above;
   job.poll_cost_ns = o.poll_cost_ns;
+  job.send_overhead_ns = o.send_overhead_ns;
   job.barrier = sg4::Barrier::create(static_cast<unsigned>(o.n));
   job.mbox.resize(static_cast<size_t>(o.n));
   job.ranks.resize(static_cast<size_t>(o.n));

@@ -5,7 +5,7 @@
 # divides none of the lengths. Issue 17, deliverables 4 and 6.
 fail=0
 for algo in flat chain pipelined_chain pipelined_chain:segment=1000 binary split_binary binomial scatter_ring \
-            scatter_rd; do
+            scatter_rd hier:chain:groups=2 hier:scatter_ring:groups=2 hier:pipelined_chain:segment=1000; do
   for run in "shm 5 tests/mpi/t_coll" "tcp 3 tests/mpi/t_icoll"; do
     # shellcheck disable=SC2086
     if NMAD_BCAST_ALGO=$algo T_ONLY=bcast "$top_srcdir/tests/mpi/run.sh" $run >bcast-algos.$$.log 2>&1; then

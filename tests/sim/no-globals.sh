@@ -21,4 +21,6 @@ for so in .libs/nm_bench_pingpong.so .libs/nm_bench_mcast.so tests/sim/.libs/st_
           tests/sim/.libs/st_rpc.so tests/sim/.libs/st_bcast.so tests/sim/.libs/st_model.so; do
   check "$so"
 done
+# issue 17, deliverable 3 and benchmark 7b: the hierarchical broadcast's simulator test and benchmark
+for so in tests/sim/.libs/st_bcast_hier.so .libs/nm_bench_bcast_sim.so; do check "$so"; done
 exit $status

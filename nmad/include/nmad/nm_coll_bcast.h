@@ -45,6 +45,14 @@ struct nm_coll_bcast_opts_s {
   enum nm_coll_bcast_algo_e algo; /**< which of the eight algorithms */
   nm_len_t segment; /**< bytes per segment of NM_COLL_BCAST_PIPELINED_CHAIN (0: NM_COLL_BCAST_SEGMENT_DEFAULT);
                          ignored by the other algorithms */
+  /* ---- hierarchical transformation (Hasanov 2015, section 3; issue 17, deliverable 3; collectives/bcast_hier.c).
+   * Zero (the value of a zero-initialised struct) means flat, exactly as before these fields existed. */
+  int groups; /**< G, the number of groups: 0 or 1: flat; > 1: hierarchical, @c algo and @c segment are then
+                   the outer broadcast's (among the G group leaders), @c inner_algo and @c inner_segment the
+                   inner one's (inside every group). Above p it is clamped to p. */
+  enum nm_coll_bcast_algo_e inner_algo; /**< algorithm inside the groups when groups > 1 (0 is NM_COLL_BCAST_FLAT:
+                                             set it; the paper's experiments use inner_algo = algo) */
+  nm_len_t inner_segment; /**< segment of an inner NM_COLL_BCAST_PIPELINED_CHAIN (0: NM_COLL_BCAST_SEGMENT_DEFAULT) */
 };
 
 /**
@@ -81,7 +89,8 @@ struct nm_coll_bcast_opts_s {
  * one exchanges with are asked for; @param self this process's index in the group, @param root the root's index;
  * @param buf @p len bytes: the data at the root, filled elsewhere; @param tag tag of every message;
  * @param opts algorithm and segment size; NULL: the model's choice for (p, len) or NMAD_BCAST_ALGO
- * (nm_coll_bcast_auto(), nm_coll_model.h), the same on every member.
+ * (nm_coll_bcast_auto(), nm_coll_model.h), the same on every member. With opts->groups > 1, the hierarchical
+ * transformation of section 3 (nm_coll_bcast_hier_build(), its groups made for the call in O(1)).
  * @return 0; -NM_EINVAL for bad arguments (NULL session or group, n < 1, self or root out of range, NULL buffer
  * with len > 0, unknown algorithm) before anything is sent; otherwise the first error of its sends and receives
  * (-NM_ECLOSED: a peer died, -NM_ETRUNCATED: a peer sent more), -NM_ENOMEM. The schedule runs to its end after
@@ -116,6 +125,79 @@ int nm_coll_bcast_build(nm_coll_sched_t *s, int round, const struct nm_coll_grou
  *  @return as nm_coll_bcast(). */
 int nm_coll_bcast_array(nm_session_t session, const nm_gate_t *gates, int n, int self, int root, void *buf,
                         nm_len_t len, nm_tag_t tag, const struct nm_coll_bcast_opts_s *opts);
+
+/**
+ * @brief The G groups of a group and this member's place in them: Hasanov 2015, section 3 (Algorithm 1, lines
+ * 4-6), the two "sub-communicators" of the hierarchical broadcast. Made by nm_coll_bcast_hier_init(), read-only
+ * afterwards; O(1) in size whatever p.
+ *
+ * Layout: with s = ceil(p / G) members per group, group g holds the consecutive members [g s, min((g + 1) s, p))
+ * (G' = ceil(p / s) <= G groups, the last one possibly smaller: p need not be divisible by G). The leader of a
+ * group is its first member, except in the root's group, whose leader is the root itself, so that the outer
+ * broadcast starts at the root (the paper's Calculate_Root_Inner). The groups do not depend on the root: one
+ * struct serves every root.
+ *
+ * What is cached, and its lifetime: the layout and this member's own group (its first member and size; the group
+ * is a function of the caller's group), pure arithmetic on (p, G, self), built without any message. The two
+ * struct nm_coll_group_s handed to nm_coll_bcast() are made per call on the stack from it (O(1); the leader
+ * group substitutes the root for its group's first member), so the struct may be copied. The gates
+ * come from the caller's group's gate_of() as the broadcasts ask for them: a member makes only the gates of the
+ * members it exchanges with (DESIGN.md rule 8), and nm_launcher_gate_of() keeps them in the core. Unlike the
+ * paper's MPI_Comm_split (its fig. 9 charges two splits per call), building the groups costs no communication, so
+ * nm_coll_bcast() simply rebuilds them per call; a caller that broadcasts often on one group (an MPI
+ * communicator) may keep one struct per (group, G) instead. The struct holds a pointer to @p group: it is valid
+ * as long as that group is.
+ */
+struct nm_coll_bcast_hier_s {
+  const struct nm_coll_group_s *parent; /**< the caller's group, p members */
+  int p;         /**< members of the caller's group */
+  int groups;    /**< G', the number of groups actually formed (<= the G asked for) */
+  int gsize;     /**< s = ceil(p / G): members per group (the last group may hold fewer) */
+  int self;      /**< this member's index in @c parent */
+  int my_group;  /**< self / gsize */
+  int inner_first; /**< first member of this member's group (my_group * gsize) */
+  int inner_n;     /**< members in this member's group (gsize, or fewer for the last group) */
+};
+
+/** @brief Fill @p h for member @p self of @p group with @p groups groups (G > p is clamped to p; G <= 1 makes one
+ *  group of all members, the flat broadcast). No message, no allocation; thread-safe for distinct @p h.
+ *  @return 0, or -NM_EINVAL for a NULL pointer, a group without gate_of, n < 1 or self out of range. */
+int nm_coll_bcast_hier_init(struct nm_coll_bcast_hier_s *h, const struct nm_coll_group_s *group, int self, int groups);
+
+/**
+ * @brief Hierarchical broadcast of Hasanov & Lastovetsky 2015, section 3 (Algorithm 1): @c opts->algo among the
+ * group leaders from @p root, then @c opts->inner_algo inside every group from its leader, the groups of @p h.
+ * Any of the eight algorithms at each level, any root, any p, 0 bytes to 1 GiB and more.
+ *
+ * Cost: T_outer(G) + T_inner(ceil(p / G)), the flat costs of nm_coll_bcast() at G and at the largest group's size;
+ * with the same algorithm at both levels this is the paper's eq. (1) (flat, chain: (G + p/G - 2)(alpha + m beta)),
+ * eq. (3) (pipelined chain: (2X + G + p/G - 4)(alpha + (m/X) beta)), eq. (5) (scatter-ring-allgather:
+ * (log2 p + G + p/G - 2) alpha + 2m (2 - 1/G - G/p) beta), and no gain for binary, binomial, split-binary and
+ * scatter-recursive-doubling (sections 3.3, 3.5, 3.6); nm_coll_model_bcast_hier_time() prices it.
+ *
+ * Blocking; every member calls it with the same @p root, @p len, @p tag, options and G (as MPI_Bcast). The outer
+ * and the inner broadcast use the same @p tag: no pair of members exchanges in both (an outer pair is two leaders
+ * of different groups, an inner pair lies in one group), so per-(gate, tag) order keeps them apart.
+ * Thread-safety: like the core; do not post other receives that could match @p tag while it runs.
+ *
+ * @param session session of the messages; @param h from nm_coll_bcast_hier_init() (the same G on every member);
+ * @param root the root's index in h->parent; @param buf @p len bytes (the data at the root, filled elsewhere);
+ * @param tag tag of every message; @param opts algo/segment (outer) and inner_algo/inner_segment (inner);
+ * opts->groups is ignored here (h has the groups).
+ * @return 0; -NM_EINVAL for bad arguments (NULL session, h or opts, root out of range, NULL buffer with len > 0,
+ * an unknown algorithm at either level) before anything is sent; otherwise the first error of the outer or the
+ * inner broadcast (nm_coll_bcast()'s). The schedule runs to its end after an error: a leader whose outer receive
+ * failed still serves its group (with what it has), so that no member waits for ever.
+ */
+int nm_coll_bcast_hier(nm_session_t session, const struct nm_coll_bcast_hier_s *h, int root, void *buf,
+                       nm_len_t len, nm_tag_t tag, const struct nm_coll_bcast_opts_s *opts);
+
+/** @brief The builder behind nm_coll_bcast_hier() (and nm_coll_bcast_build() with opts->groups > 1): appends this
+ *  member's outer broadcast (a leader only) then its inner one to @p s from round @p round on, the inner one in
+ *  the rounds after the outer one (a leader forwards to its group once it has the data). Parameters as
+ *  nm_coll_bcast_hier() and nm_coll_bcast_build(). @return 0 or -NM_EINVAL. Thread-safety: one thread. */
+int nm_coll_bcast_hier_build(nm_coll_sched_t *s, int round, const struct nm_coll_bcast_hier_s *h, int root,
+                             void *buf, nm_len_t len, const struct nm_coll_bcast_opts_s *opts, int *next_round);
 
 /** @brief Name of algorithm @p algo ("flat", "chain", "pipelined-chain", "binary", "split-binary", "binomial",
  *  "scatter-ring", "scatter-rd"), or NULL if out of range. Thread-safe. */
