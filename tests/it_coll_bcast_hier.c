@@ -1,6 +1,6 @@
 /* Integration test of the hierarchical broadcast (Hasanov 2015, section 3; collectives/bcast_hier.c; issue 17,
  * deliverable 3) with real processes, any number of ranks. Algorithm pairs (outer, inner): every algorithm as
- * outer with binomial inner, every algorithm as inner with flat outer, and every algorithm at both levels (22
+ * outer with binomial inner, every algorithm as inner with flat outer, and every algorithm at both levels (21
  * pairs); each with G in {2, 3, round(sqrt(p)), p - 1} (clamped to p, below 2 or duplicates dropped) and sizes 0 B, 1 B,
  * segment - 1, segment + 1 (segment = 16 KiB at both levels) and 1 MiB, the root moving over 0, p - 1, p / 2
  * and 1 so that it is sometimes the first member of its group and sometimes not; then, without --quick, one
