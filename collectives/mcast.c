@@ -37,10 +37,12 @@
 /* Byte 27 of a header: flags. */
 #define NM_MCAST_FLAGS_OFF 27
 #define NM_MCAST_FLAG_SEG 0x1 /* the data is cut into segments: the body is segment 0, SEG messages bring the rest */
-/* Segment sends in flight per fan-out: a window of NM_MCAST_RING / children segments (at least 2, so that one
- * segment is on the wire while the next is posted), each sent to every child. Bounds a hop's requests whatever
- * segment size its parent chose. */
-#define NM_MCAST_RING 64
+/* Segments in flight per fan-out, each sent to every child: one on the wire while the next one's rendezvous
+ * handshake proceeds. More adds concurrent transfers that share the link and delay every segment, hence every
+ * hop below (nmad-sim, 16 MiB chain to 99 nodes: 22.0 ms with 2, 23.4 with 4 or more in 64 KiB segments; 29.6 and
+ * 43.9 ms in 256 KiB segments; doc/mcast.md). Also bounds a hop's requests to 2 x children, whatever segment size
+ * its parent chose. */
+#define NM_MCAST_WINDOW 2
 
 enum nm_mcast_kind_e {
   NM_MCAST_INLINE = 0, /* the subtree list follows the fixed header; the body is the data */
@@ -277,7 +279,7 @@ static int nm_mcast_fanout(const struct nm_mcast_service_s *svc, struct nm_mcast
   out->nc = nc > 0 ? nc : 0;
   out->aborted = 0;
   out->seg_posted = out->seg_done = 0;
-  out->window = NM_MCAST_RING / (out->nc ? out->nc : 1) < 2 ? 2 : NM_MCAST_RING / (out->nc ? out->nc : 1);
+  out->window = NM_MCAST_WINDOW;
   int seg_bad = 0;
   out->first_of = NULL;
   out->dead = NULL;
