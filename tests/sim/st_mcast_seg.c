@@ -8,10 +8,11 @@
  *    X segments of S bytes over p ranks the pipeline takes X + p - 2 steps. The last rank has the data no sooner
  *    than (X + p - 2) S / beta (a hop forwards a segment once it has all of it, the root's link emits one segment
  *    per S / beta), and no later than X + p - 2 steps of 2 t, t being one segment over one hop, measured here as a
- *    2-rank broadcast of one segment (rendezvous and ack included). Why 2 t and not the textbook t: nmad-sim's
- *    driver receives one message at a time per rank, so the rendezvous handshake a forwarder runs with its child
- *    for segment k waits behind segment k + 1 coming in from its parent (doc/performance.md, "Issue 17:
- *    pipelined dynamic broadcasts"). The store-and-forward chain is bounded below by (p - 1) M / beta.
+ *    2-rank broadcast of one segment (rendezvous and ack included). Why 2 t and not the textbook t: with two
+ *    segments in flight per child and segment 0 outside that window, two segments share each link and the
+ *    simulated link divides its bandwidth between them, so segment 0 reaches each hop after about 2 t
+ *    (doc/performance.md, "Issue 17: pipelined dynamic broadcasts"). The store-and-forward chain is bounded
+ *    below by (p - 1) M / beta.
  *    beta = 1e9 B/s on tests/sim/flat-64.xml under CM02. Durations are simulated time, on the root, up to a
  *    zero-byte ack from the last rank (one latency, in t too).
  */
