@@ -9,6 +9,8 @@
  * Modes (--mode, default all; "all" runs naive, then binomial, then dynamic, each over every size):
  *  - dynamic:  rank 0 calls nm_mcast_isend() to ranks 1..N-1 (binomial tree, no priorities) and nm_mcast_wait();
  *              the receivers post a plain nm_sr_irecv(session, gate of rank 0, tag) and wait for it;
+ *              --tree binomial|flat|chain|binary picks the tree, --seg S (bytes, K/M suffix) pipelines it in
+ *              segments of S bytes (nm_mcast_isend_seg(); 0, the default: store-and-forward; issue 17, part 5);
  *  - naive:    nm_coll_bcast_naive() (the root sends to every rank in turn; Hasanov 2015, section 2.1.1);
  *  - binomial: nm_coll_bcast_binomial() (Denis 2020 fig. 1; Hasanov 2015, section 2.1.6).
  *
@@ -62,6 +64,8 @@ struct mc_ctx {
   void *buf[2];            /* rank 0 sends buf[0]; receivers alternate (one is posted while the other is checked) */
   double *dur_us;
   int nfailed;             /* --check mismatches */
+  int tree;                /* dynamic mode: enum nm_mcast_tree_e (--tree) */
+  size_t seg;              /* dynamic mode: segment size, 0 = store-and-forward (--seg) */
 };
 
 static nm_gate_t gate(struct mc_ctx *c, int rank) { return nm_launcher_gate_of(c->launcher, rank); }
@@ -116,8 +120,8 @@ static int mc_root_size(struct mc_ctx *c, enum mc_mode m, size_t size, int warmu
     if (m == MC_DYNAMIC) {
       nm_mcast_req_t req;
       memset(&req, 0, sizeof(req));
-      rc = nm_mcast_isend(c->mcast, c->dests, NULL, c->size - 1, data_tag(m, i), c->buf[0], size,
-                          NM_MCAST_TREE_BINOMIAL, &req);
+      rc = nm_mcast_isend_seg(c->mcast, c->dests, NULL, c->size - 1, data_tag(m, i), c->buf[0], size,
+                              (enum nm_mcast_tree_e)c->tree, c->seg, &req);
       if (rc != 0)
         return nm_fail("nm_mcast_isend", rc, m, size, i);
       rc = nm_mcast_wait(c->mcast, &req);
@@ -268,6 +272,8 @@ static void print_header(const struct mc_ctx *c)
            c->size - 1, nm_launcher_get_bootstrap(c->launcher), drv ? drv : "(default)",
            strat ? strat : "(default)");
     printf("# duration = root's start to the last receiver's zero-byte ack (us); min and median over iterations\n");
+    printf("# dynamic: tree %d (0 binomial, 1 flat, 2 chain, 3 binary), segment %zu bytes (0: store-and-forward)\n",
+           c->tree, c->seg);
     printf("# iters %d, warmup %d (scaled down above %zu KiB)%s\n", c->opts.iters, c->opts.warmup,
            BENCH_SCALE_THRESHOLD / 1024, c->opts.check ? ", data checked" : "");
     printf("%-9s %6s %10s %12s %12s\n", "mode", "nprocs", "size", "min_us", "median_us");
@@ -322,6 +328,23 @@ static int parse_mode(int *argc, char **argv, unsigned *modes)
   return 0;
 }
 
+/* --seg SIZE: take it out of argv before bench_parse_opts(). @return 0, or -1 on a bad value. */
+static int take_seg(int *argc, char **argv, size_t *seg)
+{
+  for (int i = 1; i < *argc; i++) {
+    if (strcmp(argv[i], "--seg") != 0)
+      continue;
+    if (i + 1 >= *argc || bench_parse_size(argv[i + 1], seg) != 0) {
+      fprintf(stderr, "%s: --seg needs a size in bytes (K, M suffix allowed)\n", argv[0]);
+      return -1;
+    }
+    memmove(&argv[i], &argv[i + 2], sizeof(char *) * (size_t)(*argc - i - 1)); /* with the final NULL */
+    *argc -= 2;
+    i--;
+  }
+  return 0;
+}
+
 static int setup(struct mc_ctx *c)
 {
   int r;
@@ -364,6 +387,9 @@ int main(int argc, char **argv)
   c.opts.warmup = 20;
   c.opts.window = 1;
   if (parse_mode(&argc, argv, &c.modes) != 0)
+    return 2;
+  static const char *const trees[] = {"binomial", "flat", "chain", "binary", NULL}; /* enum nm_mcast_tree_e */
+  if (bench_take_choice(&argc, argv, "--tree", trees, &c.tree) != 0 || take_seg(&argc, argv, &c.seg) != 0)
     return 2;
   rc = bench_parse_opts(argc, argv, &c.opts,
                         "nmad broadcast duration from rank 0 to all (start with: nmad-run -n N nm_bench_mcast)\n"

@@ -11,7 +11,14 @@
  * i32 prio. A subtree list of up to max_inline entries (at most 1,362: what fits in NM_RPC_HLEN_MAX) follows in
  * the header (kind INLINE, the paper's layout), the body is the data. A longer one travels as the body of a LIST
  * message, followed on the same ordering stream by a DATA message whose body is the data (doc/mcast.md, "Large
- * destination lists"): rpc headers travel in the first packet, and 6,143 entries of 12 bytes do not fit in one. */
+ * destination lists"): rpc headers travel in the first packet, and 6,143 entries of 12 bytes do not fit in one.
+ *
+ * Pipelined broadcasts (issue 17, deliverable 5; Denis 2020, section 6 names pipelined trees as future work):
+ * with a segment size S (nm_mcast_isend_seg()), byte 27 of every header of the broadcast carries
+ * NM_MCAST_FLAG_SEG, the body of the INLINE or DATA message is the first segment (so S is its length) and
+ * segment k (1 <= k < ceil(len / S)) follows as a SEG message whose n field is k. A forwarder sends segment k to
+ * its children as soon as segments 0..k are in, while later ones are still arriving (doc/mcast.md, "Pipelined
+ * broadcasts"). */
 #include "nmad/core/nm_core_interface.h"
 #include "nm_mcast_tree.h"
 #include <nmad/nm_mcast.h>
@@ -27,12 +34,22 @@
 #define NM_MCAST_OPEN_PER_GATE 4
 /* Up to this many entries, duplicates are found by comparing pairs (no allocation); above, with a bitmap. */
 #define NM_MCAST_DUP_PAIRWISE 16
+/* Byte 27 of a header: flags. */
+#define NM_MCAST_FLAGS_OFF 27
+#define NM_MCAST_FLAG_SEG 0x1 /* the data is cut into segments: the body is segment 0, SEG messages bring the rest */
+/* Segments in flight per fan-out, each sent to every child: one on the wire while the next one's rendezvous
+ * handshake proceeds. More adds concurrent transfers that share the link and delay every segment, hence every
+ * hop below (nmad-sim, 16 MiB chain to 99 nodes: 22.0 ms with 2, 23.4 with 4 or more in 64 KiB segments; 29.6 and
+ * 43.9 ms in 256 KiB segments; doc/mcast.md). Also bounds a hop's requests to 2 x children, whatever segment size
+ * its parent chose. */
+#define NM_MCAST_WINDOW 2
 
 enum nm_mcast_kind_e {
   NM_MCAST_INLINE = 0, /* the subtree list follows the fixed header; the body is the data */
   NM_MCAST_LIST = 1,   /* the body is the subtree list; a DATA message follows */
   NM_MCAST_DATA = 2,   /* the body is the data of the LIST with the same fixed fields */
-  NM_MCAST_SKIP = 3    /* the broadcast was lost above: the body is the subtree list, byte 26 the error (doc/mcast.md) */
+  NM_MCAST_SKIP = 3,   /* the broadcast was lost above: the body is the subtree list, byte 26 the error (doc/mcast.md) */
+  NM_MCAST_SEG = 4     /* segment n of a pipelined broadcast: the body is that segment of the data */
 };
 #define NM_MCAST_ERR_OFF 26
 
@@ -41,6 +58,8 @@ enum nm_mcast_kind_e {
 #define NM_MCAST_PART_DATA_MSG 0x2 /* the DATA message has not arrived: the broadcast is in svc->open */
 #define NM_MCAST_PART_DATA 0x4     /* the data is being received */
 #define NM_MCAST_PART_HOLD 0x8     /* a call that may complete the other parts is running */
+#define NM_MCAST_PART_SEGS 0x10    /* pipelined: SEG messages are still to come from the parent */
+#define NM_MCAST_PART_SEGBODY 0x20 /* token ref of a SEG body (struct nm_mcast_segpart_s), never in parts */
 
 struct nm_mcast_service_s {
   nm_session_t session;
@@ -53,6 +72,8 @@ struct nm_mcast_service_s {
   struct nm_mcast_fwd_s *active; /* every broadcast being received or forwarded here */
   struct nm_gate_fail_hook_s on_gate_fail; /* a parent's death ends its open LISTs at once */
   struct nm_mcast_kept_s *kept;  /* children served lately, newest first (nm_mcast_keep()) */
+  nm_len_t seg_size;             /* segment size of nm_mcast_isend(), 0: store-and-forward */
+  struct nm_pool_s seg_pool;     /* struct nm_mcast_segpart_s: one per SEG body being received */
 };
 
 struct nm_mcast_entry_s {
@@ -68,7 +89,7 @@ struct nm_mcast_hdr_s {
   uint32_t root, n;
   nm_tag_t tag;
   nm_len_t len;
-  uint8_t tree, kind;
+  uint8_t tree, kind, flags;
   nm_seq_t seq;
   int32_t prio;
 };
@@ -78,6 +99,7 @@ struct nm_mcast_send_s {
   nm_gate_t gate;
   int prio;
   int first;               /* the first send of its child (a LIST's DATA follows it at once) */
+  int child;               /* index of the child in the fan-out */
   const uint8_t *h;
   size_t hlen;
   const void *body;
@@ -95,6 +117,25 @@ struct nm_mcast_fanout_s {
   int n, posted, done, status; /* n: sends (one per child, two for a child whose list goes in a LIST message) */
   int serial;  /* one child at a time (rendezvous-size data): the single-port tree */
   int posting; /* inside nm_mcast_fanout_next(): completions only count */
+  /* Pipelined (nseg > 1): sends[] carry segment 0; segment k >= 1 goes to every live child as a SEG message once
+   * segments 0..k are here (k < avail), at most `window` segments in flight (ring slot (k % window) * nc + c). */
+  const uint8_t *data;
+  nm_len_t len, seg;
+  uint32_t nseg, avail, next_seg, low_seg;
+  int nc, window, aborted;
+  long seg_posted, seg_done; /* SEG sends posted (or skipped for a failed child) and completed */
+  int *first_of;             /* per child: index in sends[] of its INLINE or DATA message */
+  uint8_t *dead;             /* per child: a send to it failed and its subtree was told */
+  struct nm_mcast_segsend_s *ring;
+  int *ring_done;            /* per window slot: sends of that segment completed (or skipped) */
+};
+
+/* One SEG send of a fan-out. */
+struct nm_mcast_segsend_s {
+  struct nm_req_s req;
+  uint32_t k;
+  int child;
+  uint8_t hdr[NM_MCAST_HDR_FIXED];
 };
 
 struct nm_mcast_fwd_s;
@@ -125,9 +166,25 @@ struct nm_mcast_fwd_s {
   struct nm_req_s *claimed; /* the application's receive, when the data lands in it directly */
   void *buf;
   struct nm_mcast_fanout_s out;
+  /* Pipelined (nseg > 1; doc/mcast.md, "Pipelined broadcasts"). */
+  nm_len_t seg;            /* segment size: the length of the first message's body */
+  uint32_t nseg, hdr_next; /* segments; index of the next SEG message expected from the parent */
+  uint32_t n_arrived;      /* segments in buf */
+  int seg_pending;         /* SEG bodies being received */
+  uint8_t *arrived;        /* bitmap of the segments in buf (nseg bits: at most len / 8 bytes) */
+  int started, out_over, data_told, in_step, step_again;
   int n_entries;
   struct nm_mcast_entry_s entries[];
 };
+
+/* Token ref of a SEG body: which segment of which broadcast. */
+struct nm_mcast_segpart_s {
+  struct nm_mcast_part_s part; /* bit NM_MCAST_PART_SEGBODY */
+  uint32_t k;
+};
+
+/* Segments of @p len bytes cut every @p seg bytes (seg >= 1). */
+static uint64_t nm_mcast_nseg(nm_len_t len, nm_len_t seg) { return len / seg + (len % seg != 0); }
 
 static size_t nm_mcast_hdr_len(int n) { return NM_MCAST_HDR_FIXED + (size_t)n * NM_MCAST_ENTRY_LEN; }
 
@@ -142,7 +199,8 @@ static uint32_t nm_mcast_max_entries(const struct nm_mcast_service_s *svc)
 
 /* Fixed header, then the n entries of sub (INLINE, or the body of a LIST that follows the header). */
 static void nm_mcast_put_hdr(uint8_t *h, uint32_t root, nm_tag_t tag, nm_len_t len, uint8_t tree, uint8_t kind,
-                             const struct nm_mcast_entry_s *self, const struct nm_mcast_entry_s *sub, int n)
+                             uint8_t flags, const struct nm_mcast_entry_s *self, const struct nm_mcast_entry_s *sub,
+                             int n)
 {
   nm_put32(h, root);
   nm_put32(h + 4, (uint32_t)n);
@@ -151,6 +209,7 @@ static void nm_mcast_put_hdr(uint8_t *h, uint32_t root, nm_tag_t tag, nm_len_t l
   memset(h + 24, 0, 4);
   nm_put8(h + 24, tree);
   nm_put8(h + NM_MCAST_KIND_OFF, kind);
+  nm_put8(h + NM_MCAST_FLAGS_OFF, flags);
   nm_put32(h + 28, self->seq);
   nm_put32(h + 32, (uint32_t)self->prio);
   for (int i = 0; i < n; i++) {
@@ -176,6 +235,7 @@ static void nm_mcast_post(nm_session_t session, struct nm_req_s *req, nm_gate_t 
 }
 
 static int nm_mcast_fanout_next(struct nm_mcast_fanout_s *out);
+static void nm_mcast_fanout_free(struct nm_mcast_fanout_s *out);
 static void nm_mcast_child_failed(struct nm_mcast_service_s *svc, struct nm_mcast_fanout_s *out,
                                   struct nm_req_s *req, int via_child);
 static void nm_mcast_get_entries(const uint8_t *raw, struct nm_mcast_entry_s *e, uint32_t n);
@@ -188,10 +248,13 @@ static void nm_mcast_get_entries(const uint8_t *raw, struct nm_mcast_entry_s *e,
  * posted them, *over is set instead and the caller ends the fan-out. @return number of children, or -NM_ENOMEM. */
 static int nm_mcast_fanout(const struct nm_mcast_service_s *svc, struct nm_mcast_fanout_s *out, uint32_t root,
                            nm_tag_t tag, const void *data, nm_len_t len, uint8_t tree,
-                           const struct nm_mcast_entry_s *list, int m, uint8_t skip_err,
-                           nm_req_notifier_t notifier, void *ref, int *over)
+                           const struct nm_mcast_entry_s *list, int m, uint8_t skip_err, nm_len_t seg,
+                           uint32_t avail, nm_req_notifier_t notifier, void *ref, int *over)
 {
   nm_session_t session = svc->session;
+  /* Pipelined when the segment size cuts the data in two or more (the caller checked nseg <= 2^32). */
+  const uint32_t nseg = !skip_err && seg && seg < len ? (uint32_t)nm_mcast_nseg(len, seg) : 0;
+  const uint8_t flags = nseg ? NM_MCAST_FLAG_SEG : 0;
   const int max_inline = skip_err ? m : svc->max_inline; /* a SKIP carries its slice as the body, in one message */
   int *child = malloc(sizeof(int) * (size_t)(m ? m : 1)), *end = malloc(sizeof(int) * (size_t)(m ? m : 1));
   int nc = (child && end) ? nm_mcast_tree_children((enum nm_mcast_tree_e)tree, m, child, end) : -1;
@@ -207,15 +270,32 @@ static int nm_mcast_fanout(const struct nm_mcast_service_s *svc, struct nm_mcast
   out->sends = ns > 0 ? malloc(sizeof(*out->sends) * (size_t)ns) : NULL;
   out->done = 0;
   out->status = NM_ESUCCESS;
-  if (nc < 0 || (ns > 0 && (!out->reqs || !out->hdrs || !out->sends))) {
+  out->nseg = nseg;
+  out->data = data;
+  out->len = len;
+  out->seg = seg;
+  out->avail = avail;
+  out->next_seg = out->low_seg = nseg ? 1 : 0;
+  out->nc = nc > 0 ? nc : 0;
+  out->aborted = 0;
+  out->seg_posted = out->seg_done = 0;
+  out->window = NM_MCAST_WINDOW;
+  int seg_bad = 0;
+  out->first_of = NULL;
+  out->dead = NULL;
+  out->ring = NULL;
+  out->ring_done = NULL;
+  if (nseg && nc > 0) {
+    out->first_of = malloc(sizeof(int) * (size_t)nc);
+    out->dead = calloc((size_t)nc, 1);
+    out->ring = calloc((size_t)out->window * (size_t)nc, sizeof(*out->ring));
+    out->ring_done = calloc((size_t)out->window, sizeof(int));
+    seg_bad = !out->first_of || !out->dead || !out->ring || !out->ring_done;
+  }
+  if (nc < 0 || seg_bad || (ns > 0 && (!out->reqs || !out->hdrs || !out->sends))) {
     free(child);
     free(end);
-    free(out->reqs);
-    free(out->hdrs);
-    free(out->sends);
-    out->reqs = NULL;
-    out->hdrs = NULL;
-    out->sends = NULL;
+    nm_mcast_fanout_free(out);
     out->n = 0;
     out->status = -NM_ENOMEM;
     return -NM_ENOMEM;
@@ -229,7 +309,7 @@ static int nm_mcast_fanout(const struct nm_mcast_service_s *svc, struct nm_mcast
     int inl = sub <= max_inline;
     uint8_t *h = out->hdrs + off;
     nm_mcast_put_hdr(h, root, tag, len, tree, skip_err ? NM_MCAST_SKIP : inl ? NM_MCAST_INLINE : NM_MCAST_LIST,
-                     &list[child[k] - 1], &list[child[k]], sub);
+                     flags, &list[child[k] - 1], &list[child[k]], sub);
     h[NM_MCAST_ERR_OFF] = skip_err;
     off += nm_mcast_hdr_len(sub);
     if (!inl) {
@@ -239,6 +319,7 @@ static int nm_mcast_fanout(const struct nm_mcast_service_s *svc, struct nm_mcast
     }
   }
   const uint8_t *hdrs = out->hdrs;
+  const nm_len_t len0 = nseg ? seg : len; /* the first message's body: segment 0, or the whole data */
   off = 0;
   for (int k = 0, s = 0; k < nc; k++) {
     const struct nm_mcast_entry_s *c = &list[child[k] - 1];
@@ -246,17 +327,22 @@ static int nm_mcast_fanout(const struct nm_mcast_service_s *svc, struct nm_mcast
     size_t hlen = nm_mcast_hdr_len(sub);
     nm_gate_t g = nm_core_gate(svc->core, (int)c->rank);
     if (skip_err) {
-      out->sends[s++] = (struct nm_mcast_send_s){g, c->prio, 1, hdrs + off, NM_MCAST_HDR_FIXED,
+      out->sends[s++] = (struct nm_mcast_send_s){g, c->prio, 1, k, hdrs + off, NM_MCAST_HDR_FIXED,
                                                  hdrs + off + NM_MCAST_HDR_FIXED, hlen - NM_MCAST_HDR_FIXED};
       off += hlen;
     } else if (sub <= max_inline) {
-      out->sends[s++] = (struct nm_mcast_send_s){g, c->prio, 1, hdrs + off, hlen, data, len};
+      if (out->first_of)
+        out->first_of[k] = s;
+      out->sends[s++] = (struct nm_mcast_send_s){g, c->prio, 1, k, hdrs + off, hlen, data, len0};
       off += hlen;
     } else {
       /* LIST then DATA, back to back: they take consecutive sequence numbers of the child's stream. */
-      out->sends[s++] = (struct nm_mcast_send_s){g, c->prio, 1, hdrs + off, NM_MCAST_HDR_FIXED,
+      out->sends[s++] = (struct nm_mcast_send_s){g, c->prio, 1, k, hdrs + off, NM_MCAST_HDR_FIXED,
                                                  hdrs + off + NM_MCAST_HDR_FIXED, hlen - NM_MCAST_HDR_FIXED};
-      out->sends[s++] = (struct nm_mcast_send_s){g, c->prio, 0, hdrs + off + hlen, NM_MCAST_HDR_FIXED, data, len};
+      if (out->first_of)
+        out->first_of[k] = s;
+      out->sends[s++] = (struct nm_mcast_send_s){g, c->prio, 0, k, hdrs + off + hlen, NM_MCAST_HDR_FIXED, data,
+                                                 len0};
       off += hlen + NM_MCAST_HDR_FIXED;
     }
   }
@@ -268,16 +354,87 @@ static int nm_mcast_fanout(const struct nm_mcast_service_s *svc, struct nm_mcast
   /* Rendezvous-size data goes to one child at a time, in tree order (largest subtree first): posted at once, the
    * copies would share this node's link and the largest subtree would get its copy last of all (doc/nmad-sim.md;
    * Hasanov 2015, section 2.1.6, single-port). Eager data goes to all at once: the latencies overlap. */
-  out->serial = !skip_err && len > nm_core_rdv_threshold(svc->core);
+  out->serial = !skip_err && !nseg && len > nm_core_rdv_threshold(svc->core);
   *over = nm_mcast_fanout_next(out);
   free(child);
   free(end);
   return nc;
 }
 
-/* Post the sends still to go: all of them, or (serial) the next child's once every send posted so far completed.
- * Completions that happen while posting only count (out->posting); the loop sees them.
- * @return 1 when the fan-out is over: its buffers are released and the caller ends it. */
+static void nm_mcast_fanout_free(struct nm_mcast_fanout_s *out)
+{
+  free(out->reqs);
+  free(out->hdrs);
+  free(out->sends);
+  free(out->first_of);
+  free(out->dead);
+  free(out->ring);
+  free(out->ring_done);
+  out->reqs = NULL;
+  out->hdrs = NULL;
+  out->sends = NULL;
+  out->first_of = NULL;
+  out->dead = NULL;
+  out->ring = NULL;
+  out->ring_done = NULL;
+}
+
+/* Segments whose every send completed leave the window. */
+static void nm_mcast_seg_slide(struct nm_mcast_fanout_s *out)
+{
+  while (out->low_seg < out->next_seg && out->ring_done[out->low_seg % (uint32_t)out->window] == out->nc) {
+    out->ring_done[out->low_seg % (uint32_t)out->window] = 0;
+    out->low_seg++;
+  }
+}
+
+/* Pipelined: post segment next_seg to every live child while it is here and the window has room. A child whose
+ * sends failed is skipped (its subtree was told); its slot counts as done. */
+static void nm_mcast_seg_post(struct nm_mcast_fanout_s *out)
+{
+  if (out->nc == 0) { /* a leaf: nothing to send, the segments only have to arrive */
+    out->next_seg = out->low_seg = out->avail;
+    return;
+  }
+  while (!out->aborted && out->next_seg < out->avail && out->next_seg < out->low_seg + (uint32_t)out->window) {
+    const uint32_t k = out->next_seg++;
+    const nm_len_t off = (nm_len_t)k * out->seg;
+    const nm_len_t blen = out->len - off < out->seg ? out->len - off : out->seg;
+    const int w = (int)(k % (uint32_t)out->window);
+    for (int c = 0; c < out->nc; c++) {
+      struct nm_mcast_segsend_s *x = &out->ring[w * out->nc + c];
+      const struct nm_mcast_send_s *first = &out->sends[out->first_of[c]];
+      out->seg_posted++;
+      if (out->dead[c]) {
+        out->seg_done++;
+        out->ring_done[w]++;
+        continue;
+      }
+      /* The child's own fixed header, as SEG with the segment index in n: it joins it to its broadcast. */
+      memcpy(x->hdr, first->h, NM_MCAST_HDR_FIXED);
+      x->hdr[NM_MCAST_KIND_OFF] = NM_MCAST_SEG;
+      nm_put32(x->hdr + 4, k);
+      x->k = k;
+      x->child = c;
+      memset(&x->req, 0, sizeof(x->req));
+      nm_mcast_post(out->session, &x->req, first->gate, first->prio, x->hdr, NM_MCAST_HDR_FIXED, out->data + off,
+                    blen, out->notifier, out->ref);
+    }
+    nm_mcast_seg_slide(out);
+  }
+}
+
+/* Every send posted completed, and nothing is left to post. */
+static int nm_mcast_fanout_over(const struct nm_mcast_fanout_s *out)
+{
+  if (out->done < out->n || out->posted < out->n)
+    return 0;
+  return !out->nseg || (out->seg_done == out->seg_posted && (out->aborted || out->next_seg >= out->nseg));
+}
+
+/* Post the sends still to go: all of them, or (serial) the next child's once every send posted so far completed;
+ * then (pipelined) the segments that arrived. Completions that happen while posting only count (out->posting);
+ * the loop sees them. @return 1 when the fan-out is over: its buffers are released and the caller ends it. */
 static int nm_mcast_fanout_next(struct nm_mcast_fanout_s *out)
 {
   out->posting = 1;
@@ -289,15 +446,12 @@ static int nm_mcast_fanout_next(struct nm_mcast_fanout_s *out)
       out->posted++;
     } while (out->posted < out->n && !out->sends[out->posted].first);
   }
+  if (out->nseg)
+    nm_mcast_seg_post(out);
   out->posting = 0;
-  if (out->done < out->n)
+  if (!nm_mcast_fanout_over(out))
     return 0;
-  free(out->reqs);
-  free(out->hdrs);
-  free(out->sends);
-  out->reqs = NULL;
-  out->hdrs = NULL;
-  out->sends = NULL;
+  nm_mcast_fanout_free(out);
   return 1;
 }
 
@@ -308,6 +462,23 @@ static int nm_mcast_fanout_done(struct nm_mcast_fanout_s *out, int status)
     out->status = status;
   out->done++;
   return out->posting ? 0 : nm_mcast_fanout_next(out);
+}
+
+/* Pipelined: no more segments will be sent (the broadcast was lost at this hop); the sends in flight finish.
+ * @return 1 when the fan-out is over. */
+static int nm_mcast_fanout_abort(struct nm_mcast_fanout_s *out)
+{
+  out->aborted = 1;
+  return out->posting ? 0 : nm_mcast_fanout_next(out);
+}
+
+/* The SEG send of @p req, or NULL when @p req is one of sends[]. */
+static struct nm_mcast_segsend_s *nm_mcast_segsend_of(const struct nm_mcast_fanout_s *out, struct nm_req_s *req)
+{
+  uintptr_t p = (uintptr_t)req, lo = (uintptr_t)out->ring;
+  if (!out->ring || p < lo || p >= lo + sizeof(*out->ring) * (size_t)out->window * (size_t)out->nc)
+    return NULL;
+  return (struct nm_mcast_segsend_s *)(void *)req; /* req is the first member */
 }
 
 /* ---- lost broadcasts (SKIP) ----
@@ -322,13 +493,15 @@ struct nm_mcast_skip_s {
   struct nm_mcast_fanout_s out;
 };
 
+static int nm_mcast_fanout_sent(struct nm_mcast_service_s *svc, struct nm_mcast_fanout_s *out,
+                                struct nm_req_s *req, int live);
+
 static void nm_mcast_skip_sent(struct nm_req_s *req, unsigned event, void *ref)
 {
   struct nm_mcast_skip_s *k = ref;
   struct nm_mcast_service_s *svc = k->svc;
-  if (req->status) /* never back through the same child: down its subtree instead */
-    nm_mcast_child_failed(svc, &k->out, req, 0);
-  if (nm_mcast_fanout_done(&k->out, req->status)) {
+  /* A failed SKIP goes never back through the same child: down its subtree instead. */
+  if (nm_mcast_fanout_sent(svc, &k->out, req, 0)) {
     svc->n_active--;
     free(k);
   }
@@ -343,8 +516,8 @@ static void nm_mcast_skip_list(struct nm_mcast_service_s *svc, uint32_t root, nm
     return; /* a leaf, or no memory: that subtree is not told (doc/mcast.md) */
   k->svc = svc;
   int over = 0;
-  int nc = nm_mcast_fanout(svc, &k->out, root, tag, NULL, len, tree, list, m, (uint8_t)-err, nm_mcast_skip_sent, k,
-                           &over);
+  int nc = nm_mcast_fanout(svc, &k->out, root, tag, NULL, len, tree, list, m, (uint8_t)-err, 0, 0,
+                           nm_mcast_skip_sent, k, &over);
   if (nc < 0 || over) {
     free(k);
     return;
@@ -376,7 +549,8 @@ static void nm_mcast_skip_subtree(struct nm_mcast_service_s *svc, const uint8_t 
     memcpy(out->hdrs, h, hlen);
     out->hdrs[NM_MCAST_KIND_OFF] = NM_MCAST_SKIP;
     out->hdrs[NM_MCAST_ERR_OFF] = (uint8_t)-err;
-    out->sends[0] = (struct nm_mcast_send_s){g, (int32_t)nm_get32(h + 32), 1, out->hdrs, NM_MCAST_HDR_FIXED,
+    out->hdrs[NM_MCAST_FLAGS_OFF] = 0; /* a SKIP carries no data: never segmented */
+    out->sends[0] = (struct nm_mcast_send_s){g, (int32_t)nm_get32(h + 32), 1, 0, out->hdrs, NM_MCAST_HDR_FIXED,
                                              out->hdrs + NM_MCAST_HDR_FIXED, hlen - NM_MCAST_HDR_FIXED};
     *out = (struct nm_mcast_fanout_s){.reqs = out->reqs, .hdrs = out->hdrs, .sends = out->sends,
                                       .session = svc->session, .notifier = nm_mcast_skip_sent, .ref = k, .n = 1};
@@ -406,6 +580,11 @@ static void nm_mcast_child_failed(struct nm_mcast_service_s *svc, struct nm_mcas
   const struct nm_mcast_send_s *x = &out->sends[i];
   if (!x->first && (!out->reqs[i - 1].completed || out->reqs[i - 1].status))
     return;
+  if (out->dead) { /* pipelined: tell the subtree once, and send the child no more segments */
+    if (out->dead[x->child])
+      return;
+    out->dead[x->child] = 1;
+  }
   const struct nm_mcast_send_s *first = x->first ? x : x - 1;
   nm_mcast_skip_subtree(svc, first->h, first->gate, via_child, req->status);
 }
@@ -442,13 +621,22 @@ static void nm_mcast_kept_trim(struct nm_mcast_service_s *svc, uint64_t now)
   }
 }
 
+static void nm_mcast_keep_child(struct nm_mcast_service_s *svc, const struct nm_mcast_send_s *first);
+
 /* Send @p req of fan-out @p out completed: once a child's last send is done, keep its header for a while. */
 static void nm_mcast_keep(struct nm_mcast_service_s *svc, struct nm_mcast_fanout_s *out, struct nm_req_s *req)
 {
   ptrdiff_t i = req - out->reqs;
   if (i < 0 || i >= out->n || (out->sends[i].first && i + 1 < out->n && !out->sends[i + 1].first))
     return; /* a LIST: its DATA is the child's last send */
-  const struct nm_mcast_send_s *first = out->sends[i].first ? &out->sends[i] : &out->sends[i - 1];
+  if (out->nseg)
+    return; /* pipelined: the child's last send is its last SEG (nm_mcast_fanout_sent()) */
+  nm_mcast_keep_child(svc, out->sends[i].first ? &out->sends[i] : &out->sends[i - 1]);
+}
+
+/* Keep the header of the child whose first send (LIST or INLINE) is @p first. */
+static void nm_mcast_keep_child(struct nm_mcast_service_s *svc, const struct nm_mcast_send_s *first)
+{
   uint32_t n = nm_get32(first->h + 4);
   if (n == 0 || !first->gate)
     return; /* a leaf: nobody depends on it */
@@ -488,6 +676,36 @@ static void nm_mcast_kept_gate_failed(struct nm_mcast_service_s *svc, struct nm_
   }
 }
 
+/* A send of fan-out @p out completed. A failed one tells its child's subtree (@p live: through the child while it
+ * lives, as for the data; else in its place); at a root or forwarder (@p live) a child that got everything is kept
+ * a while. @return 1 when the fan-out is over (its buffers are released). */
+static int nm_mcast_fanout_sent(struct nm_mcast_service_s *svc, struct nm_mcast_fanout_s *out,
+                                struct nm_req_s *req, int live)
+{
+  struct nm_mcast_segsend_s *x = nm_mcast_segsend_of(out, req);
+  if (!x) {
+    if (req->status)
+      nm_mcast_child_failed(svc, out, req, live);
+    else if (live)
+      nm_mcast_keep(svc, out, req);
+    return nm_mcast_fanout_done(out, req->status);
+  }
+  const struct nm_mcast_send_s *first = &out->sends[out->first_of[x->child]];
+  if (req->status && !out->dead[x->child]) {
+    out->dead[x->child] = 1;
+    const struct nm_mcast_send_s *head = first->first ? first : first - 1; /* the LIST has the whole header */
+    nm_mcast_skip_subtree(svc, head->h, head->gate, live, req->status);
+  } else if (!req->status && live && x->k == out->nseg - 1) {
+    nm_mcast_keep_child(svc, first->first ? first : first - 1);
+  }
+  if (req->status && !out->status)
+    out->status = req->status;
+  out->seg_done++;
+  out->ring_done[x->k % (uint32_t)out->window]++;
+  nm_mcast_seg_slide(out);
+  return out->posting ? 0 : nm_mcast_fanout_next(out);
+}
+
 /* ---- root ---- */
 
 /* A broadcast at its root (nm_mcast_req_t.priv). */
@@ -510,11 +728,7 @@ static void nm_mcast_root_sent(struct nm_req_s *req, unsigned event, void *ref)
 {
   nm_mcast_req_t *mreq = ref;
   struct nm_mcast_root_s *r = mreq->priv;
-  if (req->status)
-    nm_mcast_child_failed(r->svc, &r->out, req, 1);
-  else
-    nm_mcast_keep(r->svc, &r->out, req);
-  if (nm_mcast_fanout_done(&r->out, req->status))
+  if (nm_mcast_fanout_sent(r->svc, &r->out, req, 1))
     nm_mcast_root_over(mreq);
 }
 
@@ -538,9 +752,17 @@ static int nm_mcast_by_dest(const void *a, const void *b)
 int nm_mcast_isend(nm_mcast_service_t service, const int *dests, const int *prios, int n, nm_tag_t tag,
                    const void *data, nm_len_t len, enum nm_mcast_tree_e tree, nm_mcast_req_t *req)
 {
+  return nm_mcast_isend_seg(service, dests, prios, n, tag, data, len, tree, service ? service->seg_size : 0, req);
+}
+
+int nm_mcast_isend_seg(nm_mcast_service_t service, const int *dests, const int *prios, int n, nm_tag_t tag,
+                       const void *data, nm_len_t len, enum nm_mcast_tree_e tree, nm_len_t seg, nm_mcast_req_t *req)
+{
   if (!service || !req || n < 0 || (n > 0 && !dests) || (len && !data) || (unsigned)tree > NM_MCAST_TREE_BINARY ||
-      n > service->max_dests)
+      n > service->max_dests || (seg && seg < len && nm_mcast_nseg(len, seg) - 1 > UINT32_MAX))
     return -NM_EINVAL;
+  if (seg >= len)
+    seg = 0; /* one segment: store-and-forward */
   nm_session_t session = service->session;
   nm_core_t core = service->core;
   const int size = nm_core_get_size(core), me = nm_core_get_rank(core);
@@ -597,8 +819,9 @@ int nm_mcast_isend(nm_mcast_service_t service, const int *dests, const int *prio
     int over = 0;
     req->priv = out;
     out->svc = service;
+    uint32_t nseg = seg ? (uint32_t)nm_mcast_nseg(len, seg) : 0; /* the root has every segment */
     req->n_children = nm_mcast_fanout(service, &out->out, (uint32_t)me, tag, data, len, (uint8_t)tree, list, n, 0,
-                                      nm_mcast_root_sent, req, &over);
+                                      seg, nseg, nm_mcast_root_sent, req, &over);
     if (req->n_children < 0) { /* nothing was posted: give the sequence numbers back, leaving no hole */
       err = req->n_children;
       req->priv = NULL;
@@ -660,24 +883,99 @@ static void nm_mcast_fwd_finish(struct nm_mcast_fwd_s *f, int status)
   if (f->next_active)
     f->next_active->prev_active = f->prev_active;
   svc->n_active--;
+  free(f->arrived);
   free(f);
 }
+
+static void nm_mcast_seg_step(struct nm_mcast_fwd_s *f);
 
 static void nm_mcast_fwd_sent(struct nm_req_s *req, unsigned event, void *ref)
 {
   struct nm_mcast_fwd_s *f = ref;
-  if (req->status)
-    nm_mcast_child_failed(f->svc, &f->out, req, 1);
-  else
-    nm_mcast_keep(f->svc, &f->out, req);
-  if (nm_mcast_fanout_done(&f->out, req->status))
+  if (!nm_mcast_fanout_sent(f->svc, &f->out, req, 1))
+    return;
+  if (f->nseg) { /* pipelined: done once every segment is also in */
+    f->out_over = 1;
+    nm_mcast_seg_step(f);
+  } else {
     nm_mcast_fwd_finish(f, NM_ESUCCESS); /* a child's failure does not make our own copy wrong */
+  }
+}
+
+/* Pipelined: segment @p k is in buf. */
+static void nm_mcast_seg_arrived(struct nm_mcast_fwd_s *f, uint32_t k)
+{
+  f->arrived[k / 8] |= (uint8_t)(1u << (k % 8));
+  f->n_arrived++;
+}
+
+/* Pipelined, one pass: start the fan-out once the list and segment 0 are in, then hand it each segment as the
+ * prefix of arrived segments grows; on an error, let the sends in flight and the bodies being received finish,
+ * then end as lost. The data is readable (NM_EVENT_RECV_DATA) when every segment is in; the receive completes
+ * when forwarding is over too. @return 1 when @p f is gone. */
+static int nm_mcast_seg_step_once(struct nm_mcast_fwd_s *f)
+{
+  if (f->parts & (NM_MCAST_PART_LIST | NM_MCAST_PART_DATA_MSG | NM_MCAST_PART_HOLD))
+    return 0; /* the subtree list is not known yet */
+  if (f->status) {
+    if (f->started && !f->out_over && nm_mcast_fanout_abort(&f->out))
+      f->out_over = 1;
+    if ((f->started && !f->out_over) || (f->parts & (NM_MCAST_PART_DATA | NM_MCAST_PART_SEGS)) || f->seg_pending)
+      return 0;
+    nm_mcast_fwd_finish(f, f->status);
+    return 1;
+  }
+  uint32_t avail = f->started ? f->out.avail : 0;
+  while (avail < f->nseg && (f->arrived[avail / 8] & (1u << (avail % 8))))
+    avail++;
+  if (!f->started && avail > 0) {
+    int over = 0;
+    f->started = 1;
+    int nc = nm_mcast_fanout(f->svc, &f->out, f->root, f->tag, f->buf, f->len, f->tree, f->entries, f->n_entries,
+                             0, f->seg, avail, nm_mcast_fwd_sent, f, &over);
+    if (nc < 0) /* no memory to forward: our copy is good, the subtree lost it */
+      nm_mcast_skip_list(f->svc, f->root, f->tag, f->len, f->tree, f->entries, f->n_entries, nc);
+    f->out_over = nc < 0 || over;
+  } else if (f->started && !f->out_over && avail > f->out.avail) {
+    f->out.avail = avail;
+    f->out_over = nm_mcast_fanout_next(&f->out);
+  }
+  if (f->n_arrived == f->nseg && !f->data_told) {
+    f->data_told = 1;
+    if (f->claimed)
+      nm_req_notify(f->claimed, NM_EVENT_RECV_DATA);
+  }
+  if (f->out_over && f->n_arrived == f->nseg) {
+    nm_mcast_fwd_finish(f, NM_ESUCCESS);
+    return 1;
+  }
+  return 0;
+}
+
+/* Pipelined step, not re-entered: a call made while one runs (from a send completing inside it) is replayed. */
+static void nm_mcast_seg_step(struct nm_mcast_fwd_s *f)
+{
+  if (f->in_step) {
+    f->step_again = 1;
+    return;
+  }
+  f->in_step = 1;
+  do {
+    f->step_again = 0;
+    if (nm_mcast_seg_step_once(f))
+      return;
+  } while (f->step_again);
+  f->in_step = 0;
 }
 
 /* A part of a broadcast is over: once none is left, drop it (an error) or forward it. The data is in place:
  * tell the application it may read it, then forward from the same buffer. */
 static void nm_mcast_fwd_step(struct nm_mcast_fwd_s *f)
 {
+  if (f->nseg) {
+    nm_mcast_seg_step(f);
+    return;
+  }
   if (f->parts)
     return;
   if (f->status) {
@@ -688,7 +986,7 @@ static void nm_mcast_fwd_step(struct nm_mcast_fwd_s *f)
     nm_req_notify(f->claimed, NM_EVENT_RECV_DATA);
   int over = 0;
   int nc = nm_mcast_fanout(f->svc, &f->out, f->root, f->tag, f->buf, f->len, f->tree, f->entries,
-                           f->n_entries, 0, nm_mcast_fwd_sent, f, &over);
+                           f->n_entries, 0, 0, 0, nm_mcast_fwd_sent, f, &over);
   if (nc < 0) /* no memory to forward: our copy is good, the subtree lost it */
     nm_mcast_skip_list(f->svc, f->root, f->tag, f->len, f->tree, f->entries, f->n_entries, nc);
   if (nc <= 0 || over) /* no child (leaf), no memory to forward, or every send already done */
@@ -727,6 +1025,17 @@ static void nm_mcast_sweep(struct nm_mcast_service_s *svc)
     *pp = f->next_open;
     nm_mcast_part_over(f, NM_MCAST_PART_DATA_MSG, err); /* nothing claimed yet: no up-call */
   }
+  /* Pipelined broadcasts whose parent failed before their last SEG: the rest will not come. Restart after each,
+   * since ending one may fail other gates and end others. */
+  for (struct nm_mcast_fwd_s *f = svc->active; f;) {
+    int err = (f->parts & NM_MCAST_PART_SEGS) ? nm_gate_get_status(f->from) : 0;
+    if (!err) {
+      f = f->next_active;
+      continue;
+    }
+    nm_mcast_part_over(f, NM_MCAST_PART_SEGS, err);
+    f = svc->active;
+  }
 }
 
 static void nm_mcast_gate_failed(void *ref, struct nm_gate_s *gate)
@@ -745,13 +1054,27 @@ static int nm_mcast_get_hdr(const struct nm_mcast_service_s *svc, const uint8_t 
     return -NM_EPROTO;
   *x = (struct nm_mcast_hdr_s){.root = nm_get32(h), .n = nm_get32(h + 4), .tag = nm_get64(h + 8),
                                .len = nm_get64(h + 16), .tree = h[24], .kind = h[NM_MCAST_KIND_OFF],
-                               .seq = nm_get32(h + 28), .prio = (int32_t)nm_get32(h + 32)};
+                               .flags = h[NM_MCAST_FLAGS_OFF], .seq = nm_get32(h + 28),
+                               .prio = (int32_t)nm_get32(h + 32)};
   int bad_err = x->kind == NM_MCAST_SKIP ? h[NM_MCAST_ERR_OFF] == 0 || h[NM_MCAST_ERR_OFF] >= NM_ERR_MAX
                                          : h[NM_MCAST_ERR_OFF] != 0;
-  if (bad_err || h[27] || x->tree > NM_MCAST_TREE_BINARY || x->kind > NM_MCAST_SKIP ||
-      x->root >= size || x->root == me || x->n > nm_mcast_max_entries(svc))
+  /* SEG needs the flag, SKIP carries no data; a SEG's n is a segment index (checked against the broadcast). */
+  int bad_flags = (x->flags & ~NM_MCAST_FLAG_SEG) || (x->kind == NM_MCAST_SEG && !x->flags) ||
+                  (x->kind == NM_MCAST_SKIP && x->flags);
+  if (bad_err || bad_flags || x->tree > NM_MCAST_TREE_BINARY || x->kind > NM_MCAST_SEG || x->root >= size ||
+      x->root == me || (x->kind != NM_MCAST_SEG && x->n > nm_mcast_max_entries(svc)))
     return -NM_EPROTO;
   return NM_ESUCCESS;
+}
+
+/* Body length of the message that carries data (INLINE, DATA): the whole data, or with NM_MCAST_FLAG_SEG its first
+ * segment, which gives the segment size: shorter than the data (else the sender sends it whole), at least one
+ * byte, and at most 2^32 segments (a SEG's index is 32 bits). */
+static int nm_mcast_data_body_ok(const struct nm_mcast_hdr_s *x, nm_len_t body)
+{
+  if (!x->flags)
+    return body == x->len;
+  return body >= 1 && body < x->len && nm_mcast_nseg(x->len, body) - 1 <= UINT32_MAX;
 }
 
 /* Wire entries to host entries; @p raw may be @p e itself (same 12-byte layout: each entry is read whole before
@@ -814,19 +1137,33 @@ static struct nm_mcast_fwd_s *nm_mcast_fwd_new(struct nm_mcast_service_s *svc, c
   return f;
 }
 
-/* Receive the data: into the matching receive if it is due and posted, else into a temporary buffer. */
-static int nm_mcast_recv_data(struct nm_mcast_fwd_s *f, nm_rpc_token_t token)
+/* Receive the data: into the matching receive if it is due and posted, else into a temporary buffer. The body
+ * of @p token is the whole data, or (pipelined, @p x->flags) segment 0: then the other segments come in SEG
+ * messages (NM_MCAST_PART_SEGS until the last one's header came), and a bitmap of nseg bits (at most len / 8
+ * bytes, within the bound the data buffer itself meets) records which are in. */
+static int nm_mcast_recv_data(struct nm_mcast_fwd_s *f, nm_rpc_token_t token, const struct nm_mcast_hdr_s *x)
 {
   nm_core_t core = f->svc->core;
+  nm_len_t body = nm_rpc_get_body_size(token);
+  if (x->flags) {
+    f->seg = body;
+    f->nseg = (uint32_t)nm_mcast_nseg(f->len, body);
+    f->hdr_next = 1;
+    f->parts |= NM_MCAST_PART_SEGS; /* from here on the broadcast waits for its SEG messages, even if lost here */
+  }
+  if (f->nseg && f->len <= nm_core_peer_alloc_max(core) && !(f->arrived = calloc(((size_t)f->nseg + 7) / 8, 1)))
+    return -NM_ENOMEM;
   f->claimed = nm_core_claim_recv(f->svc->session, f->root_gate, f->tag, f->seq, f->len);
   if (!f->claimed && f->len > nm_core_peer_alloc_max(core))
     return -NM_ENOMEM; /* the root's word on the size: never a buffer beyond NMAD_PEER_ALLOC_MAX */
+  if (f->nseg && !f->arrived && !(f->arrived = calloc(((size_t)f->nseg + 7) / 8, 1)))
+    return -NM_ENOMEM; /* claimed: the receive fails with the broadcast, as for any loss here */
   f->buf = f->claimed ? f->claimed->buf : malloc(f->len ? f->len : 1);
   if (!f->claimed && !f->buf)
     return -NM_ENOMEM;
   f->parts |= NM_MCAST_PART_DATA;
   nm_rpc_token_set_ref(token, &f->data_part);
-  return nm_rpc_irecv_body(token, f->buf, f->len);
+  return nm_rpc_irecv_body(token, f->buf, body);
 }
 
 /* INLINE: the subtree list is in the header. */
@@ -843,7 +1180,8 @@ static int nm_mcast_on_inline(struct nm_mcast_service_s *svc, nm_rpc_token_t tok
     return err;
   }
   f->entries_ok = 1;
-  err = nm_mcast_recv_data(f, token);
+  memcpy(f->hdr, h, NM_MCAST_HDR_FIXED); /* SEG messages must repeat it */
+  err = nm_mcast_recv_data(f, token, x);
   if (err) /* no buffer for it here: lost at this node, the subtree is told; the body is discarded */
     nm_mcast_part_over(f, NM_MCAST_PART_DATA, err);
   return NM_ESUCCESS;
@@ -896,9 +1234,55 @@ static int nm_mcast_on_data(struct nm_mcast_service_s *svc, nm_rpc_token_t token
     nm_mcast_part_over(f, 0, -NM_EPROTO); /* dropped once its list, if still coming, fails with the gate */
     return -NM_EPROTO;
   }
-  int err = nm_mcast_recv_data(f, token);
+  int err = nm_mcast_recv_data(f, token, x);
   if (err) /* lost here, as for INLINE */
     nm_mcast_part_over(f, NM_MCAST_PART_DATA, err);
+  return NM_ESUCCESS;
+}
+
+/* SEG: segment x->n of a pipelined broadcast from the same parent. Segments come in order on the parent's stream,
+ * so the index must be the next one expected; offset and length follow from it and are checked against the data
+ * length before the body is received. A SEG for no broadcast being received here is discarded: it can follow a
+ * SKIP that ended the broadcast here (doc/mcast.md, "Pipelined broadcasts"). */
+static int nm_mcast_on_seg(struct nm_mcast_service_s *svc, nm_rpc_token_t token, const uint8_t *h,
+                           const struct nm_mcast_hdr_s *x)
+{
+  nm_gate_t from = nm_rpc_get_source(token);
+  struct nm_mcast_fwd_s *f = svc->active;
+  while (f && !(f->from == from && f->root == x->root && f->tag == x->tag && f->seq == x->seq &&
+                (f->parts & NM_MCAST_PART_SEGS)))
+    f = f->next_active;
+  if (!f)
+    return NM_ESUCCESS;
+  const uint32_t k = x->n;
+  if (k != f->hdr_next || memcmp(h, f->hdr, 4) || memcmp(h + 8, f->hdr + 8, NM_MCAST_KIND_OFF - 8) ||
+      memcmp(h + NM_MCAST_KIND_OFF + 1, f->hdr + NM_MCAST_KIND_OFF + 1, NM_MCAST_HDR_FIXED - NM_MCAST_KIND_OFF - 1))
+    return -NM_EPROTO; /* the gate fails; its failure ends this broadcast (nm_mcast_sweep()) */
+  const nm_len_t off = (nm_len_t)k * f->seg; /* k < nseg <= 2^32 and k * seg < len: no overflow */
+  const nm_len_t blen = f->len - off < f->seg ? f->len - off : f->seg;
+  if (nm_rpc_get_body_size(token) != blen)
+    return -NM_EPROTO;
+  f->hdr_next++;
+  struct nm_mcast_segpart_s *p = f->status ? NULL : nm_pool_get(&svc->seg_pool);
+  if (p) {
+    *p = (struct nm_mcast_segpart_s){{f, NM_MCAST_PART_SEGBODY}, k};
+    f->seg_pending++;
+    nm_rpc_token_set_ref(token, p);
+    int err = nm_rpc_irecv_body(token, (uint8_t *)f->buf + off, blen);
+    if (err) { /* not in the handler's contract: the body is not coming */
+      f->seg_pending--;
+      nm_rpc_token_set_ref(token, NULL);
+      nm_pool_put(&svc->seg_pool, p);
+      f->status = f->status ? f->status : err;
+    }
+  } else if (!f->status) {
+    f->status = -NM_ENOMEM; /* lost here from this segment on; the body is discarded */
+  }
+  /* Lost here: the body is discarded, but the broadcast waits for its last SEG before it ends. */
+  if (f->hdr_next == f->nseg)
+    nm_mcast_part_over(f, NM_MCAST_PART_SEGS, 0);
+  else if (f->status)
+    nm_mcast_fwd_step(f);
   return NM_ESUCCESS;
 }
 
@@ -913,6 +1297,9 @@ static int nm_mcast_on_skip(struct nm_mcast_service_s *svc, nm_rpc_token_t token
       if (o->parts & NM_MCAST_PART_DATA_MSG) {
         nm_mcast_unlink_open(o);
         nm_mcast_part_over(o, 0, -(int)h[NM_MCAST_ERR_OFF]);
+      } else if (o->parts & NM_MCAST_PART_SEGS) {
+        /* pipelined, segments still to come: the hop that sends them lost the broadcast, they will not come */
+        nm_mcast_part_over(o, NM_MCAST_PART_SEGS, -(int)h[NM_MCAST_ERR_OFF]);
       }
       return NM_ESUCCESS;
     }
@@ -956,10 +1343,24 @@ static void nm_mcast_finalizer(nm_rpc_token_t token, void *ref)
   struct nm_mcast_part_s *p = nm_rpc_token_get_ref(token);
   if (!p)
     return;
-  if (p->bit == NM_MCAST_PART_LIST)
-    nm_mcast_list_done(p->f, nm_rpc_token_status(token));
-  else
-    nm_mcast_part_over(p->f, NM_MCAST_PART_DATA, nm_rpc_token_status(token));
+  struct nm_mcast_fwd_s *f = p->f;
+  int status = nm_rpc_token_status(token);
+  if (p->bit == NM_MCAST_PART_LIST) {
+    nm_mcast_list_done(f, status);
+  } else if (p->bit == NM_MCAST_PART_SEGBODY) {
+    uint32_t k = ((struct nm_mcast_segpart_s *)p)->k;
+    nm_pool_put(&f->svc->seg_pool, p);
+    f->seg_pending--;
+    if (status && !f->status)
+      f->status = status;
+    if (!status)
+      nm_mcast_seg_arrived(f, k);
+    nm_mcast_fwd_step(f);
+  } else {
+    if (!status && f->nseg)
+      nm_mcast_seg_arrived(f, 0);
+    nm_mcast_part_over(f, NM_MCAST_PART_DATA, status);
+  }
 }
 
 /* Header from the network: validate everything before using it (DESIGN.md rule 5). */
@@ -974,7 +1375,7 @@ static int nm_mcast_handler(nm_rpc_token_t token, const void *header, nm_len_t h
   nm_len_t body = nm_rpc_get_body_size(token);
   switch (x.kind) {
   case NM_MCAST_INLINE:
-    if (hlen != nm_mcast_hdr_len((int)x.n) || body != x.len)
+    if (hlen != nm_mcast_hdr_len((int)x.n) || !nm_mcast_data_body_ok(&x, body))
       return -NM_EPROTO;
     return nm_mcast_on_inline(svc, token, h, &x);
   case NM_MCAST_LIST:
@@ -985,8 +1386,12 @@ static int nm_mcast_handler(nm_rpc_token_t token, const void *header, nm_len_t h
     if (hlen != NM_MCAST_HDR_FIXED || body != (nm_len_t)x.n * NM_MCAST_ENTRY_LEN)
       return -NM_EPROTO;
     return nm_mcast_on_skip(svc, token, h, &x);
+  case NM_MCAST_SEG:
+    if (hlen != NM_MCAST_HDR_FIXED)
+      return -NM_EPROTO;
+    return nm_mcast_on_seg(svc, token, h, &x);
   default:
-    if (hlen != NM_MCAST_HDR_FIXED || body != x.len)
+    if (hlen != NM_MCAST_HDR_FIXED || !nm_mcast_data_body_ok(&x, body))
       return -NM_EPROTO;
     return nm_mcast_on_data(svc, token, h, &x);
   }
@@ -994,7 +1399,7 @@ static int nm_mcast_handler(nm_rpc_token_t token, const void *header, nm_len_t h
 
 int nm_mcast_init_params(nm_session_t session, const struct nm_mcast_params_s *params, nm_mcast_service_t *out)
 {
-  const uint64_t known = NM_MCAST_PARAM_MAX_DESTS | NM_MCAST_PARAM_MAX_INLINE;
+  const uint64_t known = NM_MCAST_PARAM_MAX_DESTS | NM_MCAST_PARAM_MAX_INLINE | NM_MCAST_PARAM_SEG_SIZE;
   if (!session || !out || (params && (params->field_mask & ~known)))
     return -NM_EINVAL;
   int max_dests = nm_core_get_size(nm_session_get_core(session)) - 1, max_inline = NM_MCAST_INLINE_MAX;
@@ -1017,6 +1422,8 @@ int nm_mcast_init_params(nm_session_t session, const struct nm_mcast_params_s *p
   svc->core = nm_session_get_core(session);
   svc->max_dests = max_dests;
   svc->max_inline = max_inline;
+  svc->seg_size = params && (params->field_mask & NM_MCAST_PARAM_SEG_SIZE) ? params->seg_size : 0;
+  nm_pool_init(&svc->seg_pool, sizeof(struct nm_mcast_segpart_s));
   /* The rpc layer refuses longer headers before the handler runs: an INLINE header of the longest subtree. */
   nm_len_t hlen_max = nm_mcast_hdr_len((int)nm_mcast_max_entries(svc));
   if (hlen_max > NM_RPC_HLEN_MAX)
@@ -1024,6 +1431,7 @@ int nm_mcast_init_params(nm_session_t session, const struct nm_mcast_params_s *p
   int err = nm_rpc_register(session, NM_MCAST_RPC_TAG, NM_TAG_MASK_FULL, hlen_max, nm_mcast_handler,
                             nm_mcast_finalizer, svc, &svc->rpc);
   if (err) {
+    nm_pool_destroy(&svc->seg_pool);
     free(svc);
     return err;
   }
@@ -1048,6 +1456,7 @@ int nm_mcast_finalize(nm_mcast_service_t service)
   if (!err) {
     nm_core_gate_fail_hook_remove(service->core, &service->on_gate_fail);
     nm_mcast_kept_trim(service, UINT64_MAX);
+    nm_pool_destroy(&service->seg_pool);
     free(service);
   }
   return err;

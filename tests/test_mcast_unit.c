@@ -586,8 +586,15 @@ enum bad_case {
   BAD_DATA_DIFFERS, /* DATA whose priority differs from its LIST's */
   BAD_TOO_MANY,     /* five LISTs open at once */
   BAD_SENDER_DIES,  /* LIST, then the sender fails before its DATA */
+  /* Pipelined broadcasts (NM_MCAST_FLAG_SEG; 100 bytes cut every 40: segments 0, 1, 2): */
+  BAD_SEG_INDEX,    /* segment 0, then a SEG with index 2 where 1 is due: the receive fails with the gate */
+  BAD_SEG_LEN,      /* segment 0, then SEG 1 with a 30-byte body where 40 are due */
+  BAD_SEG_WHOLE,    /* flagged INLINE whose body is the whole data (not a segment): refused on the header */
+  BAD_SEG_NOFLAG,   /* SEG without the segmented flag: refused on the header */
+  BAD_SEG_DIES,     /* segments 0 and 1, then the sender fails before segment 2: the receive fails */
   BAD_N
 };
+#define SEG_LEN 40
 
 struct crafted {
   uint8_t hdr[MCAST_FIXED + 12 * 1000];
@@ -628,7 +635,7 @@ START_TEST(test_bad_headers)
   ck_assert_int_eq(nm_mcast_init_params(nd[0].sess, _i == BAD_OVER_PARAM ? &par : NULL, &mc), 0);
   nm_gate_t from_root = nm_core_gate(nd[0].core, 3), from_5 = nm_core_gate(nd[0].core, 5);
   const nm_len_t len = _i == BAD_DUP_LONG ? 100000 : 100;
-  uint8_t *data = malloc(len), *got = malloc(len);
+  uint8_t *data = malloc(len), *got = calloc(len, 1), *zero = calloc(len, 1);
   fill(data, len, 1);
   nm_sr_request_t rr;
   ck_assert_int_eq(nm_sr_irecv(nd[0].sess, from_root, BTAG, got, len, &rr), 0);
@@ -690,12 +697,50 @@ START_TEST(test_bad_headers)
   case BAD_SENDER_DIES:
     craft_list(&c[nc++], 2000, 0, 0, len);
     break;
+  case BAD_SEG_INDEX:
+  case BAD_SEG_LEN:
+  case BAD_SEG_WHOLE:
+  case BAD_SEG_NOFLAG:
+  case BAD_SEG_DIES:
+    /* INLINE with no entry (rank 0 is a leaf), flagged, body = segment 0 */
+    put_hdr(c[0].hdr, 3, 0, BTAG, len, NM_MCAST_TREE_CHAIN, 0, 0, 1);
+    c[0].hdr[27] = 1;
+    c[0].hlen = MCAST_FIXED;
+    c[0].blen = _i == BAD_SEG_WHOLE ? len : SEG_LEN;
+    nc = 1;
+    if (_i == BAD_SEG_WHOLE)
+      break;
+    /* SEG 1: the same header, kind 4, n = 1 (the segment index), body = bytes [40, 80) */
+    memcpy(c[1].hdr, c[0].hdr, MCAST_FIXED);
+    c[1].hdr[25] = 4;
+    nm_put32(c[1].hdr + 4, _i == BAD_SEG_INDEX ? 2 : 1);
+    c[1].hdr[27] = _i == BAD_SEG_NOFLAG ? 0 : 1;
+    c[1].hlen = MCAST_FIXED;
+    c[1].body = data + SEG_LEN;
+    c[1].blen = _i == BAD_SEG_LEN ? 30 : SEG_LEN;
+    nc = 2;
+    if (_i == BAD_SEG_NOFLAG) { /* alone: no broadcast to join */
+      c[0] = c[1];
+      nc = 1;
+    }
+    break;
   }
   for (int k = 0; k < nc; k++)
     ck_assert_int_eq(nm_rpc_isend(nd[1].sess, to0, NM_MCAST_RPC_TAG, c[k].hdr, c[k].hlen,
-                                  c[k].hdr[25] == 1 ? (const void *)c[k].body : data, c[k].blen, &c[k].req), 0);
+                                  c[k].body ? (const void *)c[k].body : data, c[k].blen, &c[k].req), 0);
   long pulled = pump(nd, 2);
-  if (_i == BAD_SENDER_DIES) {
+  if (_i == BAD_SEG_DIES) {
+    /* segments 0 and 1 are in; segment 2 will not come: the receive (claimed) fails when the gate does */
+    ck_assert_int_eq(from_5->status, 0);
+    ck_assert_int_eq(nm_sr_rtest(nd[0].sess, &rr), -NM_EAGAIN);
+    ck_assert_int_eq(nm_mcast_finalize(mc), -NM_EBUSY);
+    ck_assert_mem_eq(got, data, 2 * SEG_LEN);
+    ck_assert_mem_eq(got + 2 * SEG_LEN, zero, len - 2 * SEG_LEN);
+    nm_gate_fail(from_5, -NM_ECLOSED);
+    ck_assert_int_eq(nm_sr_rtest(nd[0].sess, &rr), -NM_ECLOSED);
+    pump(nd, 2);
+    ck_assert_int_eq(nm_mcast_finalize(mc), 0);
+  } else if (_i == BAD_SENDER_DIES) {
     ck_assert_int_eq(from_5->status, 0); /* a LIST waits for its DATA */
     ck_assert_int_eq(nm_mcast_finalize(mc), -NM_EBUSY);
     nm_gate_fail(from_5, -NM_ECLOSED);
@@ -708,7 +753,12 @@ START_TEST(test_bad_headers)
     ck_assert_int_eq(from_5->status, -NM_EPROTO);
     if (_i == BAD_OVER_JOB || _i == BAD_OVER_PARAM)
       ck_assert_int_eq(pulled, 0); /* refused on the header: nothing allocated, nothing pulled */
-    if (want_pulled) {
+    if (_i == BAD_SEG_INDEX || _i == BAD_SEG_LEN) {
+      /* segment 0 had claimed the receive: it fails with the broadcast, nothing past segment 0 was written */
+      ck_assert_int_eq(nm_sr_rtest(nd[0].sess, &rr), -NM_EPROTO);
+      ck_assert_mem_eq(got, data, SEG_LEN);
+      ck_assert_mem_eq(got + SEG_LEN, zero, len - SEG_LEN);
+    } else if (want_pulled) {
       ck_assert_int_ge(pulled, 5000 * 12); /* the list came, then failed the check */
       /* the data had claimed the receive: it fails with the broadcast */
       ck_assert_int_eq(nm_sr_rtest(nd[0].sess, &rr), -NM_EPROTO);
@@ -724,6 +774,7 @@ START_TEST(test_bad_headers)
       free(c[k].body);
   free(data);
   free(got);
+  free(zero);
 }
 END_TEST
 

@@ -59,6 +59,7 @@ typedef struct nm_mcast_service_s *nm_mcast_service_t; /**< the broadcast engine
 /** Bits of nm_mcast_params_s.field_mask: which fields are set. */
 #define NM_MCAST_PARAM_MAX_DESTS 0x1u
 #define NM_MCAST_PARAM_MAX_INLINE 0x2u
+#define NM_MCAST_PARAM_SEG_SIZE 0x4u
 
 /** Settings of a broadcast service (nm_mcast_init_params()). Set in field_mask the bit of every field you fill;
  *  the others keep their defaults, so the struct can grow without breaking callers. */
@@ -76,6 +77,13 @@ struct nm_mcast_params_s {
    *  taking up to 16 KiB of the first packet). Default and upper bound: 1,362, what fits in NM_RPC_HLEN_MAX;
    *  0 sends every non-empty list apart. Receivers accept both forms: processes may use different values. */
   int max_inline;
+  /** Segment size in bytes of the broadcasts this service's nm_mcast_isend() starts (NM_MCAST_PARAM_SEG_SIZE);
+   *  see nm_mcast_isend_seg(). Default 0: store-and-forward, each hop forwards once it has the whole data. The
+   *  default stays 0 because a segment costs one rpc message per child and hop (a 36-byte header, and a
+   *  rendezvous handshake when the segment is above the rendezvous threshold): pipelining pays for large data on
+   *  deep trees (chain, binary) and costs small broadcasts and flat trees; doc/mcast.md, "Pipelined broadcasts",
+   *  gives the figures to choose from. Only the root's value matters: forwarders relay the root's segments. */
+  nm_len_t seg_size;
 };
 
 /** @brief Start dynamic broadcasts on @p session: registers the broadcast rpc service. Every process that may
@@ -111,12 +119,29 @@ typedef struct nm_mcast_req_s {
  * @param prios array of @p n priorities (larger = more urgent), or NULL for all 0.
  * @param n number of destinations, 0 to the service's max_dests (default: job size - 1).
  * @param tag the point-to-point tag receivers use; @param data, len the data, @p len bytes (untouched until
- * completion). @param tree tree kind (NM_MCAST_TREE_BINOMIAL by default).
+ * completion). @param tree tree kind (NM_MCAST_TREE_BINOMIAL by default). Segmented (pipelined) when the service's
+ * seg_size is set (nm_mcast_params_s), see nm_mcast_isend_seg().
  * @return 0, or -NM_EINVAL for a bad destination list (duplicate, root itself, out of range, n < 0,
  * n > max_dests), -NM_ENOMEM. Thread-safety: like the core.
  */
 int nm_mcast_isend(nm_mcast_service_t service, const int *dests, const int *prios, int n, nm_tag_t tag,
                    const void *data, nm_len_t len, enum nm_mcast_tree_e tree, nm_mcast_req_t *req);
+/**
+ * @brief Root side of a pipelined dynamic broadcast (issue 17, deliverable 5; Denis 2020, section 6 names
+ * pipelined trees as future work; Hasanov 2015, section 2.1.3 for the pipelined chain).
+ * Same as nm_mcast_isend(), but the data travels in segments of @p seg bytes (the last one shorter when @p seg
+ * does not divide @p len): every hop sends segment k to its children as soon as segments 0..k are in, while later
+ * segments are still arriving, so a chain of p hops takes about (X + p - 2) segment steps for X segments instead
+ * of X (p - 1). Receivers post one plain nm_sr_irecv() of the whole message as for any broadcast; it completes when
+ * every segment is in and forwarded (same events). Priorities apply to every segment of a destination.
+ * @param seg segment size in bytes; 0, or >= @p len, sends the data whole (store-and-forward, as nm_mcast_isend()
+ *        with the default service settings). At most 2^32 segments.
+ * Other parameters and errors as nm_mcast_isend(); -NM_EINVAL also for more than 2^32 segments.
+ * Thread-safety: like the core.
+ */
+int nm_mcast_isend_seg(nm_mcast_service_t service, const int *dests, const int *prios, int n, nm_tag_t tag,
+                       const void *data, nm_len_t len, enum nm_mcast_tree_e tree, nm_len_t seg,
+                       nm_mcast_req_t *req);
 /** @brief Wait until the root's sends completed (the buffer may be reused). @return 0 or the first error. */
 int nm_mcast_wait(nm_mcast_service_t service, nm_mcast_req_t *req);
 /** @brief One progress pass, then the state. @return -NM_EAGAIN if pending, else the status. */
