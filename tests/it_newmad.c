@@ -278,6 +278,60 @@ static void test_trunc_cancel(nm_session_t s, nm_gate_t g, int sender)
   CHECK(nm_sr_rwait(s, &req) == -NM_ECANCELED, "cancelled receive status");
 }
 
+/* ---- a monitor set after the request completed still gets its events (StarPU sets it after posting) ---- */
+
+static void test_late_monitor(nm_session_t s, nm_gate_t g, int sender)
+{
+  uint64_t v = 0x5151000000000000ULL + (uint64_t)rank, w = 0;
+  struct nm_data_s d;
+  struct seen_s seen;
+  seen_init(&seen);
+  nm_sr_request_t req;
+  if (sender) {
+    nm_data_contiguous_build(&d, &v, sizeof(v));
+    send_data(s, g, 0x51, &d, 0, 0, 0); /* eager: stored at the receiver before its receive is posted */
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else {
+    MPI_Barrier(MPI_COMM_WORLD);
+    nm_data_contiguous_build(&d, &w, sizeof(w));
+    nm_sr_recv_init(s, &req);
+    nm_sr_recv_unpack_data(s, &req, &d);
+    CHECK_RC(nm_sr_recv_irecv(s, &req, g, 0x51, NM_TAG_MASK_FULL), "irecv");
+    while (nm_sr_rtest(s, &req) == -NM_EAGAIN)
+      ;
+    nm_sr_request_set_ref(&req, &seen);
+    CHECK_RC(nm_sr_request_monitor(s, &req, NM_SR_EVENT_RECV_COMPLETED | NM_SR_EVENT_FINALIZED, record), "monitor");
+    CHECK(seen.n == 2 && seen.ev[0] == NM_SR_EVENT_RECV_COMPLETED && seen.ev[1] == NM_SR_EVENT_FINALIZED,
+          "late receive monitor: %d events", seen.n);
+    CHECK(w == 0x5151000000000000ULL + (uint64_t)(rank ^ 1), "late receive data");
+  }
+  /* a send to oneself, monitor set after the post */
+  struct seen_s self_seen;
+  seen_init(&self_seen);
+  nm_session_t ss;
+  nm_gate_t me;
+  nm_mpi_nmad_dest(&ss, &me, MPI_COMM_WORLD, rank);
+  nm_sr_request_t sq, rq;
+  uint64_t x = 0x5e1f + (uint64_t)rank, y = 0;
+  struct nm_data_s dx, dy;
+  nm_data_contiguous_build(&dx, &x, sizeof(x));
+  nm_data_contiguous_build(&dy, &y, sizeof(y));
+  nm_sr_recv_init(ss, &rq);
+  nm_sr_recv_unpack_data(ss, &rq, &dy);
+  CHECK_RC(nm_sr_recv_irecv(ss, &rq, me, 0x5e1f, NM_TAG_MASK_FULL), "irecv self");
+  nm_sr_send_init(ss, &sq);
+  nm_sr_send_pack_data(ss, &sq, &dx);
+  CHECK_RC(nm_sr_send_isend(ss, &sq, me, 0x5e1f), "isend self");
+  nm_sr_request_set_ref(&sq, &self_seen);
+  CHECK_RC(nm_sr_request_monitor(ss, &sq, NM_SR_EVENT_FINALIZED, record), "monitor self");
+  piom_cond_wait(&self_seen.done, 1);
+  CHECK(self_seen.n == 1 && self_seen.ev[0] == NM_SR_EVENT_FINALIZED, "self send: %d events", self_seen.n);
+  CHECK_RC(nm_sr_rwait(ss, &rq), "rwait self");
+  CHECK(y == x, "self data");
+  piom_cond_destroy(&self_seen.done);
+  piom_cond_destroy(&seen.done);
+}
+
 /* ---- an MPI datatype as a descriptor ---- */
 
 static void test_datatype(nm_session_t s, nm_gate_t g, int sender)
@@ -502,10 +556,11 @@ int main(int argc, char **argv)
     if (paired)
       test_unknown(s, g, sender);
     else
-      for (int i = 0; i < 6; i++)
+      for (int i = 0; i < 7; i++) /* test_unknown's 6 and test_late_monitor's 1 */
         MPI_Barrier(MPI_COMM_WORLD);
     if (paired) {
       test_trunc_cancel(s, g, sender);
+      test_late_monitor(s, g, sender);
       test_datatype(s, g, sender);
     }
     MPI_Barrier(MPI_COMM_WORLD);

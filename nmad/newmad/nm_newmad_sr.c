@@ -69,21 +69,16 @@ static void nm_newmad_unlink(struct nm_newmad_sr_s *s, nm_sr_request_t *r)
   r->next = r->prev = NULL;
 }
 
-/* Deliver the events of a finished request: COMPLETED then FINALIZED, each only if asked for. The FINALIZED
+/* Fire the completion events of a finished request that @p mask asks for: COMPLETED then FINALIZED. The FINALIZED
  * monitor may release the request: it is the last access. */
-static void nm_newmad_finish(nm_sr_request_t *r, int status)
+static void nm_newmad_fire_done(nm_sr_request_t *r, nm_sr_event_t mask)
 {
   nm_sr_event_t done = r->kind == NM_SR_KIND_SEND ? NM_SR_EVENT_SEND_COMPLETED : NM_SR_EVENT_RECV_COMPLETED;
   nm_sr_event_notifier_t fn = r->notifier;
-  nm_sr_event_t mask = fn ? r->ev_mask : 0;
-  nm_sr_event_info_t info = {.req = {r}, .recv = {r->src, r->rtag, r->msg_len}, .status = status};
+  nm_sr_event_info_t info = {.req = {r}, .recv = {r->src, r->rtag, r->msg_len}, .status = r->status};
   void *ref = r->ref;
-  if (r->tmp) {
-    free(r->tmp);
-    r->tmp = NULL;
-  }
-  r->status = status;
-  r->state = NM_SR_ST_DONE;
+  if (!fn)
+    mask = 0;
   if (mask & done)
     fn(done, &info, ref);
   /* completed is set between the two events: a waiter (nm_sr_rwait) returns only once COMPLETED ran, and a
@@ -94,6 +89,20 @@ static void nm_newmad_finish(nm_sr_request_t *r, int status)
   } else {
     r->completed = 1;
   }
+}
+
+/* A request is over with @p status: record it, then its events. */
+static void nm_newmad_finish(nm_sr_request_t *r, int status)
+{
+  if (r->tmp) {
+    free(r->tmp);
+    r->tmp = NULL;
+  }
+  r->status = status;
+  r->state = NM_SR_ST_DONE;
+  r->events |= (r->kind == NM_SR_KIND_SEND ? NM_SR_EVENT_SEND_COMPLETED : NM_SR_EVENT_RECV_COMPLETED) |
+               NM_SR_EVENT_FINALIZED;
+  nm_newmad_fire_done(r, r->ev_mask);
 }
 
 /* The core request under a send or a rendezvous receive completed. */
@@ -428,10 +437,10 @@ int nm_newmad_sr_request_monitor(nm_session_t session, nm_sr_request_t *r, nm_sr
   if (!session || !r->kind)
     return -NM_EINVAL;
   NM_CORE_LOCKED(nm_session_get_core(session));
-  if (r->completed)
-    return -NM_EALREADY;
   r->notifier = notifier;
   r->ev_mask = mask;
+  if (r->state == NM_SR_ST_DONE)
+    nm_newmad_fire_done(r, mask & r->events);
   return NM_ESUCCESS;
 }
 

@@ -83,6 +83,7 @@ typedef struct nm_sr_request_s {
   volatile int completed;        /* 1 once its events were delivered */
   void *ref;                     /* nm_sr_request_set_ref() */
   nm_sr_event_t ev_mask;
+  nm_sr_event_t events;          /* events that happened (a monitor set later still gets them) */
   nm_sr_event_notifier_t notifier;
   struct nm_sr_request_s *next, *prev; /* posted receives of the session */
   void *tmp;                     /* packed send, or bounce buffer of a receive body */
@@ -184,8 +185,10 @@ static inline int nm_sr_recv_offset(nm_session_t session, nm_sr_request_t *req, 
   return nm_newmad_sr_recv_offset(session, req, offset);
 }
 
-/** @brief Attach a monitor: @p notifier(event, info, ref) for each event of @p mask. Before posting, or on a posted
- *  request not completed. @return 0, -NM_EINVAL, -NM_EALREADY (already completed). */
+/** @brief Attach a monitor: @p notifier(event, info, ref) for each event of @p mask. Before posting, or after: the
+ *  events of @p mask that already happened (a send that completed inside nm_sr_send_isend(), a receive that
+ *  matched a stored message inside nm_sr_recv_irecv()) are delivered at once, from this call, in their order, as
+ *  NewMadeleine does. @return 0 or -NM_EINVAL (request not initialised). */
 static inline int nm_sr_request_monitor(nm_session_t session, nm_sr_request_t *req, nm_sr_event_t mask,
                                         nm_sr_event_notifier_t notifier)
 {
