@@ -69,26 +69,20 @@ static void nm_newmad_unlink(struct nm_newmad_sr_s *s, nm_sr_request_t *r)
   r->next = r->prev = NULL;
 }
 
-/* Fire the completion events of a finished request that @p mask asks for: COMPLETED then FINALIZED. The FINALIZED
- * monitor may release the request: it is the last access. */
+/* Fire the completion events of a finished request that @p mask asks for, in ONE call: COMPLETED | FINALIZED, as
+ * NewMadeleine does for a request nothing holds any more (StarPU relies on it: a receive that sees RECV_COMPLETED
+ * alone is one whose buffer NewMadeleine still reads, and it then expects FINALIZED later, in a second call, and
+ * releases the request twice otherwise). The monitor may release the request: it is the last access. */
 static void nm_newmad_fire_done(nm_sr_request_t *r, nm_sr_event_t mask)
 {
   nm_sr_event_t done = r->kind == NM_SR_KIND_SEND ? NM_SR_EVENT_SEND_COMPLETED : NM_SR_EVENT_RECV_COMPLETED;
   nm_sr_event_notifier_t fn = r->notifier;
   nm_sr_event_info_t info = {.req = {r}, .recv = {r->src, r->rtag, r->msg_len}, .status = r->status};
   void *ref = r->ref;
-  if (!fn)
-    mask = 0;
-  if (mask & done)
-    fn(done, &info, ref);
-  /* completed is set between the two events: a waiter (nm_sr_rwait) returns only once COMPLETED ran, and a
-   * monitor that releases the request at FINALIZED is not raced by it (the waiter owns the storage then). */
-  if (mask & NM_SR_EVENT_FINALIZED) {
-    r->completed = 1;
-    fn(NM_SR_EVENT_FINALIZED, &info, ref);
-  } else {
-    r->completed = 1;
-  }
+  nm_sr_event_t ev = fn ? mask & (done | NM_SR_EVENT_FINALIZED) : 0;
+  r->completed = 1; /* before the call: after it the request may be gone */
+  if (ev)
+    fn(ev, &info, ref);
 }
 
 /* A request is over with @p status: record it, then its events. */

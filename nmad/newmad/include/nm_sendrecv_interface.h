@@ -13,10 +13,12 @@
  * body) and, on the receiving side, for eager messages always and for rendezvous bodies that land in one piece;
  * otherwise once through a temporary buffer (doc/newmad.md, "Copies").
  *
- * Events (nm_sr_request_monitor()): a send fires NM_SR_EVENT_SEND_COMPLETED then NM_SR_EVENT_FINALIZED; a
- * receive fires NM_SR_EVENT_RECV_DATA when a message matched it and it has no data descriptor yet (the monitor
- * may peek at the first bytes, set an offset and give the descriptor), then NM_SR_EVENT_RECV_COMPLETED and
- * NM_SR_EVENT_FINALIZED. The request may be released by the FINALIZED monitor: nothing touches it afterwards.
+ * Events (nm_sr_request_monitor()): a receive fires NM_SR_EVENT_RECV_DATA when a message matched it and it has no
+ * data descriptor yet (the monitor may peek at the first bytes, set an offset and give the descriptor). At the
+ * end, a send fires NM_SR_EVENT_SEND_COMPLETED | NM_SR_EVENT_FINALIZED and a receive NM_SR_EVENT_RECV_COMPLETED |
+ * NM_SR_EVENT_FINALIZED, in one call (the bits of the monitor's mask), as NewMadeleine does for a request nothing
+ * holds any more: nmad's broadcasts hand the data over once forwarding is done, so COMPLETED never comes alone.
+ * The monitor may release the request at FINALIZED: nothing touches it afterwards.
  *
  * Thread-safety: every call takes the core lock (nm_core_lock()); requests may be posted from several threads
  * while the progress thread runs. One request is used by one thread at a time. Monitors run under the core lock
