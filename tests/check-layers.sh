@@ -7,7 +7,7 @@
 # Environment: top_srcdir (set by make check; default: this script's parent directory); NM_LAYER_DIRS, the
 # directories to check (default below; relative to top_srcdir, or absolute); CC, CXX (preprocessors, default cc, c++).
 top=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-dirs=${NM_LAYER_DIRS:-"nmad/sendrecv nmad/rpc nmad/launcher nmad/mpi collectives"}
+dirs=${NM_LAYER_DIRS:-"nmad/sendrecv nmad/rpc nmad/launcher nmad/mpi collectives nmad/newmad"}
 core="$top/nmad/core"
 allowed=nm_core_interface.h
 incs="-I$top/nmad/include -I$core -I$top -I$top/nmad/mpi -I${top_builddir:-$top}"

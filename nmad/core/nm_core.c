@@ -214,8 +214,27 @@ int nm_core_progress_drivers(struct nm_core_s *core)
     n += nm_rdv_retry(core);
   if (core->work_head)
     n += nm_core_schedule(core);
+  for (struct nm_core_progress_hook_s *h = core->progress_hooks, *next; h; h = next) {
+    next = h->next; /* a hook may remove itself */
+    n += h->fn(h->ref);
+  }
   core->progress_events += (unsigned long)n;
   return n;
+}
+
+void nm_core_progress_hook_add(nm_core_t core, struct nm_core_progress_hook_s *h)
+{
+  h->next = core->progress_hooks;
+  core->progress_hooks = h;
+}
+
+void nm_core_progress_hook_remove(nm_core_t core, struct nm_core_progress_hook_s *h)
+{
+  for (struct nm_core_progress_hook_s **pp = &core->progress_hooks; *pp; pp = &(*pp)->next)
+    if (*pp == h) {
+      *pp = h->next;
+      return;
+    }
 }
 
 int nm_core_progress(nm_core_t core)

@@ -227,6 +227,9 @@ struct nm_gate_fail_hook_s {
 
 /** Route every in-order message of @p session to @p hook instead of tag matching. */
 void nm_core_session_set_hook(nm_session_t session, nm_core_hook_t hook, void *ref);
+/** The hook of @p session and its ref (NULL, NULL when none): a layer finds its own state on a session it hooked
+ *  (the NewMadeleine compatibility layer, nmad/newmad). Thread-safety: the caller holds the core lock. */
+void nm_core_session_get_hook(nm_session_t session, nm_core_hook_t *hook, void **ref);
 /** Offer the session's stored (unexpected) messages to its hook again, in arrival order. */
 void nm_core_session_replay(nm_session_t session);
 /** From a hook: receive the body (bytes after the header) into buf[0..len); @p req completes when it is there
@@ -247,6 +250,19 @@ int nm_core_inject_lost(nm_session_t session, nm_gate_t gate, nm_tag_t tag, nm_s
 /** Call @p h->fn(h->ref, gate) at the end of every nm_gate_fail() (after the gate's requests completed). */
 void nm_core_gate_fail_hook_add(nm_core_t core, struct nm_gate_fail_hook_s *h);
 void nm_core_gate_fail_hook_remove(nm_core_t core, struct nm_gate_fail_hook_s *h);
+/** A layer that must look at its own state after the core moved (the NewMadeleine compatibility layer: the
+ *  notifier of a dynamic broadcast's root, called once the broadcast's sends completed). Embedded in the layer's
+ *  state; see nm_core_progress_hook_add(). @p fn returns the number of events it handled (>= 0). */
+struct nm_core_progress_hook_s {
+  int (*fn)(void *ref);
+  void *ref;
+  struct nm_core_progress_hook_s *next;
+};
+/** Call @p h->fn(h->ref) at the end of every progress pass (under the core lock) until removed; @p fn may remove
+ *  its own hook. Add a hook only while there is something to look at: no cost when the list is empty.
+ *  Thread-safety: the caller holds the core lock. */
+void nm_core_progress_hook_add(nm_core_t core, struct nm_core_progress_hook_s *h);
+void nm_core_progress_hook_remove(nm_core_t core, struct nm_core_progress_hook_s *h);
 /** Messages of more bytes than this go by rendezvous (NMAD_RDV_THRESHOLD). */
 nm_len_t nm_core_rdv_threshold(nm_core_t core);
 /** Fire @p events on a request's monitor (if it asked for them) without completing it. */

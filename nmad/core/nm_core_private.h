@@ -305,6 +305,7 @@ struct nm_core_s {
   uint64_t last_fault_check_ns;
   struct nm_core_lock_s lock;
   struct nm_progress_thread_s pthread;
+  struct nm_core_progress_hook_s *progress_hooks; /* run after each progress pass (nm_core_progress_hook_add()) */
 };
 
 /* ---- core/nm_lock.c ---- */

@@ -10,6 +10,12 @@ void nm_core_session_set_hook(nm_session_t session, nm_core_hook_t hook, void *r
   session->hook_ref = ref;
 }
 
+void nm_core_session_get_hook(nm_session_t session, nm_core_hook_t *hook, void **ref)
+{
+  *hook = session->hook;
+  *ref = session->hook_ref;
+}
+
 int nm_core_incoming_accept(struct nm_core_incoming_s *in, struct nm_req_s *req, void *buf, nm_len_t len)
 {
   if (in->accepted)

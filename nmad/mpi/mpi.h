@@ -40,8 +40,10 @@ typedef struct MPI_Status {
   int MPI_SOURCE;
   int MPI_TAG;
   int MPI_ERROR;
-  int nm_cancelled;     /* private */
-  long long nm_count;   /* private: bytes received */
+  /* private; also under MadMPI's (NewMadeleine's MPI) names `cancelled` and `size`, which StarPU's NewMadeleine
+   * back end fills (issue 16, doc/newmad.md): same storage, same layout */
+  union { int nm_cancelled; int cancelled; };
+  union { long long nm_count; long long size; }; /* bytes received */
 } MPI_Status;
 
 #define MPI_STATUS_IGNORE ((MPI_Status *)0)
