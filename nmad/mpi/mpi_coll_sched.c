@@ -20,23 +20,25 @@
 #define NM_MPI_COLL_FAST_WAIT_NS 10000000ULL
 #define NM_MPI_COLL_SLICE_NS 1000000ULL
 
-/** An MPI schedule: a native one (collectives/nm_coll_sched.c) plus what MPI attaches to it, freed by the
- *  native schedule's free hook, so that an orphaned schedule (MPI_Request_free) takes it along when done. */
-struct nm_mpi_coll_sched_s {
-  nm_coll_sched_t *ns;
-  struct nm_mpi_comm_s *c;        /* used while building only */
-  MPI_Comm comm;
-  struct nm_mpi_coll_mem_s *mem;  /* scratch buffers of the shim's pool, given back with the schedule */
-  int n_mem, cap_mem;
-  MPI_Datatype *types;            /* datatypes referenced until release */
-  int n_types, cap_types;
-  MPI_Op *ops;                    /* reduction operators held until release */
-  int n_ops, cap_ops;
+/** What an MPI schedule holds until it is freed: a scratch buffer of the shim's pool, a datatype reference or a
+ *  reduction operator reference. Nodes come from the native schedule's own memory (nm_coll_sched_alloc()), which
+ *  it frees after the free hook ran. */
+struct nm_mpi_coll_hold_s {
+  struct nm_mpi_coll_hold_s *next;
+  void *scratch;   /* with len: nm_mpi_scratch_get() buffer */
+  size_t len;
+  MPI_Datatype dt; /* MPI_DATATYPE_NULL or a held reference */
+  MPI_Op op;       /* MPI_OP_NULL or a held reference */
 };
 
-struct nm_mpi_coll_mem_s {
-  void *p;
-  size_t len;
+/** An MPI schedule: a native one (collectives/nm_coll_sched.c) plus what MPI attaches to it, released by the
+ *  native schedule's free hook, so that an orphaned schedule (MPI_Request_free) takes it along when done. The
+ *  struct itself lives in the native schedule's memory. */
+struct nm_mpi_coll_sched_s {
+  nm_coll_sched_t *ns;
+  struct nm_mpi_comm_s *c;  /* used while building only */
+  MPI_Comm comm;
+  struct nm_mpi_coll_hold_s *holds;
 };
 
 /* ---------------------------------------------------------------- building */
@@ -46,55 +48,45 @@ void nm_mpi_coll_sched_set_error(nm_mpi_coll_sched_t *s, int err)
   nm_coll_sched_set_error(s->ns, err);
 }
 
-/** Grow an array to hold @p need elements. @return 0 or -1 (then MPI_ERR_NO_MEM is recorded). */
-static int nm_mpi_coll_grow(nm_mpi_coll_sched_t *s, void **arr, int *cap, int need, size_t elem)
+/** A new hold node (NULL on failure, then recorded as MPI_ERR_NO_MEM). */
+static struct nm_mpi_coll_hold_s *nm_mpi_coll_hold(nm_mpi_coll_sched_t *s)
 {
-  if (need <= *cap)
-    return 0;
-  int ncap = *cap ? *cap * 2 : 8;
-  while (ncap < need)
-    ncap *= 2;
-  void *p = realloc(*arr, (size_t)ncap * elem);
-  if (!p) {
+  struct nm_mpi_coll_hold_s *h = nm_coll_sched_alloc(s->ns, sizeof(*h));
+  if (!h) {
     nm_mpi_coll_sched_set_error(s, MPI_ERR_NO_MEM);
-    return -1;
+    return NULL;
   }
-  *arr = p;
-  *cap = ncap;
-  return 0;
+  *h = (struct nm_mpi_coll_hold_s){s->holds, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL};
+  s->holds = h;
+  return h;
 }
 
-/** Free hook of the native schedule: give back what MPI attached. */
+/** Free hook of the native schedule: give back what MPI holds. */
 static void nm_mpi_coll_sched_free(void *ref)
 {
   nm_mpi_coll_sched_t *s = ref;
-  for (int i = 0; i < s->n_ops; i++)
-    nm_mpi_op_release(s->ops[i]);
-  free(s->ops);
-  for (int i = 0; i < s->n_mem; i++)
-    nm_mpi_scratch_put(s->mem[i].p, s->mem[i].len);
-  free(s->mem);
-  for (int i = 0; i < s->n_types; i++)
-    nm_mpi_datatype_unref(s->types[i]);
-  free(s->types);
-  free(s);
+  for (struct nm_mpi_coll_hold_s *h = s->holds; h; h = h->next) {
+    if (h->op != MPI_OP_NULL)
+      nm_mpi_op_release(h->op);
+    if (h->scratch)
+      nm_mpi_scratch_put(h->scratch, h->len);
+    if (h->dt != MPI_DATATYPE_NULL)
+      nm_mpi_datatype_unref(h->dt);
+  }
 }
 
 nm_mpi_coll_sched_t *nm_mpi_coll_sched_new(struct nm_mpi_comm_s *c, MPI_Comm comm)
 {
-  nm_mpi_coll_sched_t *s = calloc(1, sizeof(*s));
-  if (!s)
-    return NULL;
   /* tags >= 2^31 belong to mpi_comm.c */
-  s->ns = nm_coll_sched_new(nm_mpi.session, nm_mpi_coll_tag(c, c->coll_seq & 0x7fffffffu));
-  if (!s->ns) {
-    free(s);
+  nm_coll_sched_t *ns = nm_coll_sched_new(nm_mpi.session, nm_mpi_coll_tag(c, c->coll_seq & 0x7fffffffu));
+  nm_mpi_coll_sched_t *s = ns ? nm_coll_sched_alloc(ns, sizeof(*s)) : NULL;
+  if (!s) {
+    nm_coll_sched_destroy(ns);
     return NULL;
   }
   c->coll_seq++;
-  nm_coll_sched_on_free(s->ns, nm_mpi_coll_sched_free, s);
-  s->c = c;
-  s->comm = comm;
+  *s = (nm_mpi_coll_sched_t){ns, c, comm, NULL};
+  nm_coll_sched_on_free(ns, nm_mpi_coll_sched_free, s);
   return s;
 }
 
@@ -110,24 +102,24 @@ void *nm_mpi_coll_sched_alloc(nm_mpi_coll_sched_t *s, size_t len)
 {
   if (len == 0)
     return NULL;
-  if (nm_mpi_coll_grow(s, (void **)&s->mem, &s->cap_mem, s->n_mem + 1, sizeof(*s->mem)))
-    return NULL;
-  void *p = nm_mpi_scratch_get(len);
+  struct nm_mpi_coll_hold_s *h = nm_mpi_coll_hold(s);
+  void *p = h ? nm_mpi_scratch_get(len) : NULL;
   if (!p) {
     nm_mpi_coll_sched_set_error(s, MPI_ERR_NO_MEM);
     return NULL;
   }
-  s->mem[s->n_mem].p = p;
-  s->mem[s->n_mem++].len = len;
+  h->scratch = p;
+  h->len = len;
   return p;
 }
 
 void nm_mpi_coll_sched_hold_type(nm_mpi_coll_sched_t *s, MPI_Datatype dt)
 {
-  if (nm_mpi_coll_grow(s, (void **)&s->types, &s->cap_types, s->n_types + 1, sizeof(MPI_Datatype)))
-    return;
-  nm_mpi_datatype_ref(dt);
-  s->types[s->n_types++] = dt;
+  struct nm_mpi_coll_hold_s *h = nm_mpi_coll_hold(s);
+  if (h) {
+    nm_mpi_datatype_ref(dt);
+    h->dt = dt;
+  }
 }
 
 /** Gate of a member, or NULL (failure recorded). */
@@ -209,10 +201,11 @@ void nm_mpi_coll_sched_reduce(nm_mpi_coll_sched_t *s, int round, MPI_Op mop, con
 {
   if (count == 0)
     return;
-  if (nm_mpi_coll_grow(s, (void **)&s->ops, &s->cap_ops, s->n_ops + 1, sizeof(MPI_Op)))
+  struct nm_mpi_coll_hold_s *h = nm_mpi_coll_hold(s);
+  if (!h)
     return;
   nm_mpi_op_hold(mop); /* the application may free a user op before the collective completes */
-  s->ops[s->n_ops++] = mop;
+  h->op = mop;
   struct nm_coll_local_s a = {.src = in, .dst = inout, .count = count, .i = {(intptr_t)mop, (intptr_t)dt}};
   nm_coll_sched_local(s->ns, round, nm_mpi_coll_do_reduce, &a);
 }
