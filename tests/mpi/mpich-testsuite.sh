@@ -16,7 +16,12 @@
 # Environment: MPICH_SRC (sources, see above), MPICH_TESTS_DIR (work directory, default
 # ${TMPDIR:-/tmp}/nmad-mpich-tests/run-<checksum of the build tree's path>; emptied first), MPITEST_TIMEOUT (seconds per run, default 60; tests that
 # ask for more in their testlist keep theirs), MPICH_TESTS_TOTAL_TIMEOUT (the whole run, default 2400 s),
-# MPICH_TESTS_DIRS (directories to run, default below), NMAD_DRIVER etc. (passed to the ranks as usual).
+# MPICH_TESTS_DIRS (directories to run, default below), NMAD_DRIVER etc. (passed to the ranks as usual),
+# MPICH_TESTS_PHASE: "build" (steps i-iii up to the built programs, then exit 0 and leave a stamp in the work
+# directory) or "run" (the default: all steps, but i-iii are skipped when a stamp shows that the programs were built
+# for this nmad build, the same exclusions and directories). make check runs the build phase first
+# (tests/mpi/mpich-build.sh) beside the other tests, compiling being insensitive to load, and the run phase after
+# the other MPI tests.
 set -u
 here=$(cd "$(dirname "$0")" && pwd -P)
 src=$(cd "$here/../.." && pwd -P)
@@ -48,51 +53,66 @@ command -v perl >/dev/null || skip "perl is needed by the suite's runtests drive
 
 mkdir -p "$work" || die "cannot create $work"
 work=$(cd "$work" && pwd -P)
-
-# ---------------------------------------------------------------- (i) the MPICH sources
-# The result: $work/mpich/test/mpi, a pristine copy (tar keeps the timestamps, so configure does not try to
-# re-run automake).
-tarball=
-if [ -n "${MPICH_SRC:-}" ]; then
-  if [ -d "$MPICH_SRC/test/mpi" ]; then
-    :
-  elif [ -f "$MPICH_SRC" ]; then
-    tarball=$MPICH_SRC
-  else
-    die "MPICH_SRC=$MPICH_SRC is neither an MPICH source tree nor a tarball"
-  fi
-else
-  dl="$cache/download"
-  mkdir -p "$dl"
-  tarball=$(debian_orig mpich "$dl") || skip "$tarball: set MPICH_SRC to an MPICH source tree or tarball"
+phase=${MPICH_TESTS_PHASE:-run}
+case $phase in build|run) ;; *) die "MPICH_TESTS_PHASE=$phase: expected build or run" ;; esac
+# The stamp: which nmad build the programs were linked against (path and libnmad_mpi's time), the exclusion list
+# they were curated with and the directories; the programs are reused only when all are unchanged.
+stamp="$work/built.stamp"
+build_id="$b $(stat -c %Y "$b/libnmad_mpi.la") $(cksum <"$exclude_file") $dirs"
+reuse=no
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$build_id" ]; then
+  reuse=yes
 fi
-rm -rf "$work/mpich"
-mkdir -p "$work/mpich"
-if [ -n "$tarball" ]; then
-  say "MPICH sources: $tarball"
-  tar -xf "$tarball" -C "$work/mpich" --strip-components=1 --wildcards '*/test/mpi/*' ||
-    die "cannot extract test/mpi from $tarball"
-else
-  say "MPICH sources: $MPICH_SRC"
-  cp -a "$MPICH_SRC/test/mpi" "$work/mpich/test/" 2>/dev/null ||
-    { mkdir -p "$work/mpich/test" && cp -a "$MPICH_SRC/test/mpi" "$work/mpich/test/"; } ||
-    die "cannot copy $MPICH_SRC/test/mpi"
+[ "$reuse" = yes ] || rm -f "$stamp"
+
+if [ "$reuse" = no ]; then
+  # ---------------------------------------------------------------- (i) the MPICH sources
+  # The result: $work/mpich/test/mpi, a pristine copy (tar keeps the timestamps, so configure does not try to
+  # re-run automake).
+  tarball=
+  if [ -n "${MPICH_SRC:-}" ]; then
+    if [ -d "$MPICH_SRC/test/mpi" ]; then
+      :
+    elif [ -f "$MPICH_SRC" ]; then
+      tarball=$MPICH_SRC
+    else
+      die "MPICH_SRC=$MPICH_SRC is neither an MPICH source tree nor a tarball"
+    fi
+  else
+    dl="$cache/download"
+    mkdir -p "$dl"
+    tarball=$(debian_orig mpich "$dl") || skip "$tarball: set MPICH_SRC to an MPICH source tree or tarball"
+  fi
+  rm -rf "$work/mpich"
+  mkdir -p "$work/mpich"
+  if [ -n "$tarball" ]; then
+    say "MPICH sources: $tarball"
+    tar -xf "$tarball" -C "$work/mpich" --strip-components=1 --wildcards '*/test/mpi/*' ||
+      die "cannot extract test/mpi from $tarball"
+  else
+    say "MPICH sources: $MPICH_SRC"
+    cp -a "$MPICH_SRC/test/mpi" "$work/mpich/test/" 2>/dev/null ||
+      { mkdir -p "$work/mpich/test" && cp -a "$MPICH_SRC/test/mpi" "$work/mpich/test/"; } ||
+      die "cannot copy $MPICH_SRC/test/mpi"
+  fi
 fi
 t="$work/mpich/test/mpi"
 [ -x "$t/configure" ] && [ -f "$t/runtests.in" ] || die "$t does not look like MPICH's test/mpi"
 version=$(sed -n 's/^m4_define(\[MPICH_VERSION_m4\],\[\(.*\)\])dnl.*/\1/p' "$t/version.m4" 2>/dev/null)
 say "MPICH test suite version: ${version:-unknown}"
 
-# ---------------------------------------------------------------- (ii) configure with nmad's wrappers
-# Only what MPI-3.1's C bindings define (--enable-strictmpi), single-threaded (the shim provides at most
-# MPI_THREAD_SERIALIZED), no Fortran / C++ bindings, no spawn, one-sided, I/O or partitioned communication.
-say "configuring (log: $t/configure.out)"
-(cd "$t" && ./configure MPICC="$mpicc" MPIEXEC="$mpiexec" \
-  --disable-fortran --disable-cxx --disable-romio --disable-spawn --disable-rma --disable-part \
-  --disable-ft-tests --enable-strictmpi --enable-threads=single) >"$t/configure.out" 2>&1 ||
-  die "the suite's configure failed, see $t/configure.out"
-(cd "$t/util" && make -j2) >"$t/util.out" 2>&1 || die "building the suite's util library failed, see $t/util.out"
-(cd "$t/dtpools" && make -j2) >"$t/dtpools.out" 2>&1 || true # only tests listed in testlist.dtp need it
+if [ "$reuse" = no ]; then
+  # ---------------------------------------------------------------- (ii) configure with nmad's wrappers
+  # Only what MPI-3.1's C bindings define (--enable-strictmpi), single-threaded (the shim provides at most
+  # MPI_THREAD_SERIALIZED), no Fortran / C++ bindings, no spawn, one-sided, I/O or partitioned communication.
+  say "configuring (log: $t/configure.out)"
+  (cd "$t" && ./configure MPICC="$mpicc" MPIEXEC="$mpiexec" \
+    --disable-fortran --disable-cxx --disable-romio --disable-spawn --disable-rma --disable-part \
+    --disable-ft-tests --enable-strictmpi --enable-threads=single) >"$t/configure.out" 2>&1 ||
+    die "the suite's configure failed, see $t/configure.out"
+  (cd "$t/util" && make -j2) >"$t/util.out" 2>&1 || die "building the suite's util library failed, see $t/util.out"
+  (cd "$t/dtpools" && make -j2) >"$t/dtpools.out" 2>&1 || true # only tests listed in testlist.dtp need it
+fi
 
 # ---------------------------------------------------------------- (iii) curated lists, build, run
 # Exclusions: "dir/prog" -> prog removed from dir's list; "dir/" -> dir not run.
@@ -106,45 +126,53 @@ for d in $dirs; do
   [ -f "$t/$d/testlist" ] || die "no $d/testlist in the suite"
   run_dirs="$run_dirs $d"
 done
-# testlist.nmad next to every testlist: the same lines minus the excluded programs (a line names a program or a
-# subdirectory, then options).
-n_excluded=0
-: >"$work/excluded.txt"
-for d in $run_dirs; do
-  while IFS= read -r list; do
-    ldir=${list%/testlist}
-    rel=${ldir#"$t"/}
-    : >"$ldir/testlist.nmad"
-    while IFS= read -r line; do
-      prog=$(echo "$line" | awk '{print $1}')
-      case $prog in
-        ''|'#'*) echo "$line" >>"$ldir/testlist.nmad"; continue ;;
-      esac
-      if echo "$excl_prog" | grep -qxF "$rel/$prog"; then
-        echo "$rel/$prog $(echo "$line" | awk '{print $2}')" >>"$work/excluded.txt"
-        n_excluded=$((n_excluded + 1))
-        continue
-      fi
-      echo "$line" >>"$ldir/testlist.nmad"
-    done <"$list"
-  done < <(find "$t/$d" -name testlist)
-done
+if [ "$reuse" = no ]; then
+  # testlist.nmad next to every testlist: the same lines minus the excluded programs (a line names a program or a
+  # subdirectory, then options).
+  n_excluded=0
+  : >"$work/excluded.txt"
+  for d in $run_dirs; do
+    while IFS= read -r list; do
+      ldir=${list%/testlist}
+      rel=${ldir#"$t"/}
+      : >"$ldir/testlist.nmad"
+      while IFS= read -r line; do
+        prog=$(echo "$line" | awk '{print $1}')
+        case $prog in
+          ''|'#'*) echo "$line" >>"$ldir/testlist.nmad"; continue ;;
+        esac
+        if echo "$excl_prog" | grep -qxF "$rel/$prog"; then
+          echo "$rel/$prog $(echo "$line" | awk '{print $2}')" >>"$work/excluded.txt"
+          n_excluded=$((n_excluded + 1))
+          continue
+        fi
+        echo "$line" >>"$ldir/testlist.nmad"
+      done <"$list"
+    done < <(find "$t/$d" -name testlist)
+  done
 
-# Build every listed program first, two at a time (runtests would build them one by one); failures show up
-# when runtests tries again and are reported as that test's failure.
-say "building the tests (log: $work/build.out)"
-: >"$work/build.out"
-for d in $run_dirs; do
-  while IFS= read -r list; do
-    ldir=${list%/testlist.nmad}
-    progs=$(grep -vE '^\s*(#|$)' "$list" | awk '{print $1}' | sort -u | while read -r p; do
-      [ -d "$ldir/$p" ] || echo "$p"; done)
-    [ -n "$progs" ] || continue
-    # shellcheck disable=SC2086 # one word per program
-    (cd "$ldir" && make -k -j2 $progs) >>"$work/build.out" 2>&1
-  done < <(find "$t/$d" -name testlist.nmad)
-done
-
+  # Build every listed program first, two at a time (runtests would build them one by one); failures show up
+  # when runtests tries again and are reported as that test's failure.
+  say "building the tests (log: $work/build.out)"
+  : >"$work/build.out"
+  for d in $run_dirs; do
+    while IFS= read -r list; do
+      ldir=${list%/testlist.nmad}
+      progs=$(grep -vE '^\s*(#|$)' "$list" | awk '{print $1}' | sort -u | while read -r p; do
+        [ -d "$ldir/$p" ] || echo "$p"; done)
+      [ -n "$progs" ] || continue
+      # shellcheck disable=SC2086 # one word per program
+      (cd "$ldir" && make -k -j2 $progs) >>"$work/build.out" 2>&1
+    done < <(find "$t/$d" -name testlist.nmad)
+  done
+  echo "$build_id" >"$stamp"
+else
+  say "reusing the programs built for this nmad build ($stamp)"
+fi
+if [ "$phase" = build ]; then
+  say "built; the run phase reuses these programs"
+  exit 0
+fi
 say "running:$run_dirs (per run: ${per_test} s, all: ${total} s)"
 tap="$work/results.tap"
 rm -f "$tap"
