@@ -6,11 +6,16 @@
  * too.
  *
  *   nmad-sim -n P --platform FILE --cfg=network/model:CM02 [--send-overhead NS] ./nm_bench_bcast_sim
- *            --algo NAME [--inner NAME] --groups 1,2,4,... --sizes 512K,2M [--segment B] [--inner-segment B]
+ *            --algo NAME|auto [--inner NAME] --groups 1,2,4,... --sizes 512K,2M [--segment B] [--inner-segment B]
  *            [--alpha-ns A --beta B/s] [--check] [--iters N]
  *
  * One line per (size, G) on rank 0: algo,inner,p,size,groups_asked,groups_formed,time_us,model_us
- * (G = 1: the flat algorithm; model_us from --alpha-ns and --beta, 0 if not given). The time runs from a job
+ * (G = 1: the flat algorithm; model_us from --alpha-ns and --beta, 0 if not given). With --algo auto, one line per
+ * size: nm_coll_bcast() with no options, so the library's automatic choice decides (nm_coll_bcast_auto(): the
+ * model with the platform's alpha and beta, or NMAD_BCAST_ALGO); algo is "auto:" and the choice
+ * ("hier:" when hierarchical), inner the segment size in bytes (0: whole message), groups_* the choice's G and
+ * model_us the model's prediction for it (issue 17, "the model's automatic choice is within 1.15x of the best
+ * forced algorithm"). The time runs from a job
  * barrier to a second one after every rank's broadcast returned (under nmad-sim a barrier costs no simulated
  * time), i.e. from the root's start to the last member's end; it is the minimum over --iters broadcasts
  * (default 1: simulated time is deterministic). Every member makes only the gates it talks to (the group is
@@ -41,6 +46,7 @@ struct bb_opts {
   nm_len_t segment, inner_segment;
   double alpha_ns, beta;
   int check, iters;
+  int automatic; /* --algo auto: opts NULL, the library chooses */
 };
 
 static int bb_algo(const char *s, enum nm_coll_bcast_algo_e *out)
@@ -102,6 +108,10 @@ static int bb_parse(int argc, char **argv, struct bb_opts *o)
       return -1;
     }
     i++;
+    if (strcmp(a, "--algo") == 0 && strcmp(v, "auto") == 0) {
+      o->automatic = 1;
+      continue;
+    }
     if (strcmp(a, "--algo") == 0 && bb_algo(v, &o->algo) == 0)
       continue;
     if (strcmp(a, "--inner") == 0 && bb_algo(v, &o->inner) == 0) {
@@ -165,6 +175,52 @@ static double bb_model_us(const struct bb_opts *o, int p, int groups, size_t m)
   return (to + ti) * 1e6;
 }
 
+/* Checks a member's buffer after a broadcast of bb's pattern and clears it for the next one. @return 0 or -1. */
+static int bb_check(uint8_t *buf, size_t m, int rank, const char *what)
+{
+  for (size_t k = 0; k < m; k++)
+    if (buf[k] != (uint8_t)(k * 131 + 7)) {
+      fprintf(stderr, "nm_bench_bcast_sim: rank %d: %s, %zu B: wrong byte at %zu\n", rank, what, m, k);
+      return -1;
+    }
+  memset(buf, 0, m);
+  return 0;
+}
+
+/* --algo auto: nm_coll_bcast() without options (the library's choice), best of --iters; one CSV line on rank 0.
+ * @return 0, or -1 when the broadcast failed or (--check) the data is wrong. */
+static int bb_run_auto(const struct bb_opts *o, nm_launcher_t launcher, nm_session_t session,
+                       const struct nm_coll_group_s *world, int rank, uint8_t *buf, size_t m)
+{
+  struct nm_coll_bcast_choice_s c;
+  nm_core_t core = nm_launcher_get_core(launcher);
+  int rc = nm_coll_bcast_auto(session, world->n, m, &c), status = 0;
+  double best = -1;
+  for (int it = 0; it < o->iters && rc == 0; it++) {
+    nm_launcher_barrier(launcher);
+    uint64_t t0 = nm_core_time_ns(core);
+    rc = nm_coll_bcast(session, world, rank, 0, buf, m, BB_TAG, NULL);
+    nm_launcher_barrier(launcher);
+    double us = (double)(nm_core_time_ns(core) - t0) / 1e3;
+    if (best < 0 || us < best)
+      best = us;
+  }
+  if (rc) {
+    fprintf(stderr, "nm_bench_bcast_sim: rank %d: auto, %zu B: %s\n", rank, m, nm_strerror(rc));
+    return -1;
+  }
+  if (o->check && rank != 0 && bb_check(buf, m, rank, "auto") != 0)
+    status = -1;
+  if (rank == 0) {
+    char name[64];
+    snprintf(name, sizeof(name), "%s%s", c.hierarchical ? "hier:" : "", nm_coll_model_algo_name(c.algo));
+    printf("auto:%s,%zu,%d,%zu,%d,%d,%.3f,%.3f\n", name, c.segment, world->n, m, c.groups, c.groups, best,
+           c.predicted_s * 1e6);
+    fflush(stdout);
+  }
+  return status;
+}
+
 int main(int argc, char **argv)
 {
   struct bb_opts o;
@@ -203,6 +259,12 @@ int main(int argc, char **argv)
     if (rank == 0 || o.check)
       for (size_t k = 0; k < m; k++)
         buf[k] = rank == 0 ? (uint8_t)(k * 131 + 7) : 0;
+    if (o.automatic) {
+      if (bb_run_auto(&o, launcher, session, &world, rank, buf, m) != 0)
+        status = 1;
+      free(buf);
+      continue;
+    }
     for (int gi = 0; gi < o.ngroups; gi++) {
       struct nm_coll_bcast_opts_s bo = {o.algo, o.segment, o.groups[gi], o.inner, o.inner_segment};
       struct nm_coll_bcast_hier_s h;
@@ -222,16 +284,8 @@ int main(int argc, char **argv)
         if (best < 0 || us < best)
           best = us;
       }
-      if (o.check && rank != 0) {
-        for (size_t k = 0; k < m; k++)
-          if (buf[k] != (uint8_t)(k * 131 + 7)) {
-            fprintf(stderr, "nm_bench_bcast_sim: rank %d: G = %d, %zu B: wrong byte at %zu\n", rank, o.groups[gi],
-                    m, k);
-            status = 1;
-            break;
-          }
-        memset(buf, 0, m);
-      }
+      if (o.check && rank != 0 && bb_check(buf, m, rank, "forced") != 0)
+        status = 1;
       if (rank == 0) {
         printf("%s,%s,%d,%zu,%d,%d,%.3f,%.3f\n", nm_coll_model_algo_name(o.algo), nm_coll_model_algo_name(o.inner),
                size, m, o.groups[gi], o.groups[gi] > 1 ? h.groups : 1, best, bb_model_us(&o, size, o.groups[gi], m));
