@@ -303,7 +303,8 @@ int nm_core_configure(nm_core_t core, int oversubscribed);
 enum nm_bind_e {
   NM_BIND_BIND = 0, /* on the rank's own cores ("bind", section 4) */
   NM_BIND_NUMA,     /* on the idle core of the rank's NUMA node nearest to it ("numa", section 4) */
-  NM_BIND_ODD_EVEN  /* local rank r on idle core r mod (idle cores): neighbours never share one (section 5.2) */
+  NM_BIND_ODD_EVEN  /* local rank r on idle core r mod (idle cores) k: chain neighbours never share one for k >= 2
+                       (section 5.2); binomial-tree neighbours r, r + 2^j do when k divides 2^j */
 };
 
 /** @brief Whether the configuration asks for a progress thread (NMAD_PROGRESS=thread), and where (NMAD_BIND).

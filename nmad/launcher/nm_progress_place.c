@@ -4,7 +4,9 @@
  *  - "numa" (section 4, Figure 3, equation 1): the idle core of the rank's NUMA node nearest to the rank; all
  *    ranks of a node with one idle core share it;
  *  - "odd-even" (section 5.2, equation 2): local rank r on idle core r mod k (k idle cores), so consecutive ranks,
- *    which send to each other in chains and trees, never share a communication core.
+ *    which send to each other in chains, never share a communication core once k >= 2. Tree neighbours may: the
+ *    binomial tree's r and r + 2^j share one whenever k divides 2^j (with k = 2, every edge above the leaves'
+ *    level; doc/architecture.md, corrected for issue 19). Nothing here relies on the tree case.
  * Equation 2 assumes the idle cores evenly spread; we index the list of the idle cores instead, which gives the
  * same placement on evenly spread cores and still applies when they are not. Every policy falls back to the
  * rank's own cores when no core is idle (the paper's rule for "numa"). */

@@ -12,7 +12,8 @@
  *        and 5.2). Idle processors are those of the host that no local rank's affinity mask contains.
  * @param policy NM_BIND_BIND: none (the thread inherits the rank's mask); NM_BIND_NUMA: the idle processor of
  *        the rank's NUMA node nearest to the rank's first processor; NM_BIND_ODD_EVEN: idle processor
- *        number (local_index mod idle processors), so that neighbouring ranks never share one.
+ *        number (local_index mod idle processors), so that consecutive ranks (chain neighbours) never share
+ *        one when two or more are idle; binomial-tree neighbours r, r + 2^j do when k divides 2^j.
  * @param local_index this rank's position among the ranks of its host (0-based, in rank order).
  * @param own this rank's affinity mask; @param used the union of the masks of the host's ranks.
  * @param[out] cpu the processor chosen.

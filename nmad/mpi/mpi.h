@@ -694,6 +694,23 @@ NM_MPIX_PROTO(int, Isend_prio, (const void *buf, int count, MPI_Datatype datatyp
 /** The nmad session and gate behind @p comm's rank @p rank, to mix MPI and the native API. The returned
  *  pointers are nm_session_t and nm_gate_t (nmad/nm_types.h). */
 NM_MPIX_PROTO(int, Comm_get_nmad, (MPI_Comm comm, int rank, void **session, void **gate))
+/** Split-tree non-blocking collectives (Denis et al. 2019, section 6; nmad/include/nmad/nm_coll_split.h,
+ *  doc/mpi.md): the tree's lower @p S levels run in the caller's context, the others on the progress thread
+ *  (NMAD_PROGRESS=thread). @p S >= 0 forces it (clamped to ceil(log2 size)); MPIX_SPLIT_AUTO: NMAD_SPLIT_S, else
+ *  the model of section 6.2. Contiguous datatypes; commutative operations. Complete with MPIX_Split_wait(). */
+typedef struct nm_mpix_split_s *MPIX_Split_request;
+#define MPIX_SPLIT_AUTO (-1)
+NM_MPIX_PROTO(int, Ibcast_split, (void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm, int S,
+                                  MPIX_Split_request *request))
+NM_MPIX_PROTO(int, Ireduce_split, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                                   int root, MPI_Comm comm, int S, MPIX_Split_request *request))
+NM_MPIX_PROTO(int, Igather_split, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, int root,
+                                   MPI_Comm comm, int S, MPIX_Split_request *request))
+NM_MPIX_PROTO(int, Iscatter_split, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, int root,
+                                    MPI_Comm comm, int S, MPIX_Split_request *request))
+/** Complete a split collective (runs its lower levels for a broadcast or scatter) and free it; *request becomes
+ *  NULL. @p S_used (may be NULL) gets the S it ran with. */
+NM_MPIX_PROTO(int, Split_wait, (MPIX_Split_request *request, int *S_used))
 #undef NM_MPIX_PROTO
 
 #undef NM_MPI_PROTO
