@@ -694,6 +694,10 @@ NM_MPIX_PROTO(int, Isend_prio, (const void *buf, int count, MPI_Datatype datatyp
 /** The nmad session and gate behind @p comm's rank @p rank, to mix MPI and the native API. The returned
  *  pointers are nm_session_t and nm_gate_t (nmad/nm_types.h). */
 NM_MPIX_PROTO(int, Comm_get_nmad, (MPI_Comm comm, int rank, void **session, void **gate))
+/** Topology-ID multicast (Song 2009; nmad/nm_mcast_topo.h, doc/mcast-topo.md): as MPIX_Dynamic_bcast with the
+ *  topology-ID tree (NMAD_MCAST_TOPO) and 8 KiB segments (NMAD_MCAST_TOPO_SEG); receivers use MPI_Recv. */
+NM_MPIX_PROTO(int, Mcast_topo, (const void *buf, int count, MPI_Datatype datatype, const int dests[], int ndests,
+                                int tag, MPI_Comm comm, MPI_Request *request))
 #undef NM_MPIX_PROTO
 
 #undef NM_MPI_PROTO
