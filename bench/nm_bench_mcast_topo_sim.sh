@@ -7,7 +7,9 @@
 # segment-size sweep of fig. 4 for dag_mcast. Simulated time is deterministic: one iteration per point.
 #
 # Usage: bench/nm_bench_mcast_topo_sim.sh [--procs "16 32 64 128"] [--sizes "512K 1M"] [--sweep-procs "16 128"]
-#                                         [--segs "1K 2K 4K 8K 16K 32K 64K 128K"] [--no-sweep] [--out DIR]
+#                                         [--segs "1K 2K 4K 8K 16K 32K 64K 128K"] [--no-sweep] [--seg 8K]
+#                                         [--out DIR]
+#   --seg  segment size of dag_mcast in the fig. 5 table (default 8K, the paper's; 0 = whole message)
 # Prints two tables and writes CSVs in DIR (default ./bench-mcast-topo-sim). Exit status 0 when every point ran.
 set -u -o pipefail
 
@@ -19,6 +21,7 @@ SIZES="512K 1M"
 SWEEP_PROCS="16 128"
 SEGS="1K 2K 4K 8K 16K 32K 64K 128K"
 SWEEP=1
+SEG=8K
 OUT=./bench-mcast-topo-sim
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -27,8 +30,9 @@ while [ $# -gt 0 ]; do
     --sweep-procs) SWEEP_PROCS=$2; shift 2 ;;
     --segs) SEGS=$2; shift 2 ;;
     --no-sweep) SWEEP=0; shift ;;
+    --seg) SEG=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "nm_bench_mcast_topo_sim.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -48,13 +52,13 @@ get() { awk -F, -v m="$1" '$1 == m {print $5}' "$2"; }
 
 CSV=$OUT/fig5.csv
 echo "procs,size,flat_us,binomial_us,dag_topo_us,dag_over_binomial,flat_over_dag" >"$CSV"
-printf '# %s, platform %s, NMAD_MCAST_TOPO=%s, root 0 to every other process (Song 2009 fig. 5)\n' \
-  "$(date -u +%F)" "$(basename "$PLATFORM")" "$NMAD_MCAST_TOPO"
+printf '# %s, platform %s, NMAD_MCAST_TOPO=%s, dag segment %s, root 0 to every other process (Song 2009 fig. 5)\n' \
+  "$(date -u +%F)" "$(basename "$PLATFORM")" "$NMAD_MCAST_TOPO" "$SEG"
 printf '%6s %8s %12s %12s %12s %9s %9s\n' procs size flat_us binom_us dag_us dag/bin flat/dag
 for size in $SIZES; do
   for n in $PROCS; do
     log=$OUT/fig5-$n-$size.log
-    if ! run "$n" "$size" "$log" --mode all --tree topo --seg 8K; then
+    if ! run "$n" "$size" "$log" --mode all --tree topo --seg "$SEG"; then
       echo "N=$n size=$size failed; see $log" >&2
       status=1
       continue
