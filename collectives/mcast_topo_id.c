@@ -8,6 +8,7 @@
  * of a rank O(r x 2^b) (DESIGN.md rule 8) and makes every rank agree on every ID without an exchange.
  */
 #include <nmad/nm_mcast_topo.h>
+#include <hwloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,7 +220,25 @@ int nm_mcast_topo_create(int size, int self, const struct nm_mcast_topo_params_s
   return NM_ESUCCESS;
 }
 
-/* NMAD_MCAST_TOPO="F1xF2x...[:b=B][:nearest|:random][:seed=S]" */
+/* Level sizes of this host from hwloc: cores per package (nmad-run --bind-to core puts rank r on core r mod cores,
+ * in hwloc's logical order, which is package-major). Every rank of the host reads the same machine, so every rank
+ * computes the same IDs. @return 0, or -1 when the topology cannot be read or packages differ in size. */
+static int nm_topo_hwloc_levels(struct nm_mcast_topo_params_s *p, int size)
+{
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0)
+    return -1;
+  int err = hwloc_topology_load(topo) == 0 ? 0 : -1;
+  int pkgs = err ? 0 : hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+  int cores = err ? 0 : hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  hwloc_topology_destroy(topo);
+  if (err || pkgs < 1 || cores < pkgs || cores % pkgs)
+    return -1;
+  p->fanout[p->nlevels++] = cores / pkgs < size ? cores / pkgs : size; /* a small job fits in one package */
+  return 0;
+}
+
+/* NMAD_MCAST_TOPO="F1xF2x...[:b=B][:nearest|:random][:seed=S]", or "hwloc[:...]" */
 int nm_mcast_topo_from_env(int size, int self, nm_mcast_topo_t *out)
 {
   struct nm_mcast_topo_params_s p = {.field_mask = 0};
@@ -229,7 +248,11 @@ int nm_mcast_topo_from_env(int size, int self, nm_mcast_topo_t *out)
     const char *s = v;
     char *e;
     p.field_mask |= NM_MCAST_TOPO_PARAM_LEVELS;
-    while (*s && *s != ':') {
+    if (strncmp(s, "hwloc", 5) == 0 && (s[5] == '\0' || s[5] == ':')) {
+      bad = nm_topo_hwloc_levels(&p, size) != 0;
+      s += 5;
+    }
+    while (!bad && *s && *s != ':') {
       long f = strtol(s, &e, 10);
       if (e == s || f < 1 || f > size || p.nlevels == NM_MCAST_TOPO_MAX_LEVELS || (*e && *e != 'x' && *e != ':') ||
           (*e == 'x' && !(e[1] >= '0' && e[1] <= '9'))) {
@@ -264,8 +287,8 @@ int nm_mcast_topo_from_env(int size, int self, nm_mcast_topo_t *out)
   int err = bad ? -NM_EINVAL : nm_mcast_topo_create(size, self, &p, out);
   if (err == -NM_EINVAL && v)
     fprintf(stderr, "nmad: NMAD_MCAST_TOPO='%s' is invalid; accepted: level sizes outermost first joined by 'x' "
-                    "(each 1..job size), then optional ':b=1..4', ':random' or ':nearest', ':seed=N' "
-                    "(e.g. '16x2:b=2:nearest')\n", v);
+                    "(each 1..job size) or 'hwloc' (cores per package of this host), then optional ':b=1..4', "
+                    "':random' or ':nearest', ':seed=N' (e.g. '16x2:b=2:nearest')\n", v);
   return err;
 }
 

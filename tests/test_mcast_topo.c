@@ -86,6 +86,12 @@ START_TEST(test_env)
     setenv("NMAD_MCAST_TOPO", bad[k], 1);
     ck_assert_msg(nm_mcast_topo_from_env(64, 5, &t) == -NM_EINVAL, "NMAD_MCAST_TOPO=%s accepted", bad[k]);
   }
+  setenv("NMAD_MCAST_TOPO", "hwloc:b=2", 1); /* this host's cores per package: one level below the packages */
+  ck_assert_int_eq(nm_mcast_topo_from_env(64, 5, &t), 0);
+  ck_assert_int_eq(nm_mcast_topo_base_bits(t), 2);
+  nm_mcast_topo_destroy(t);
+  setenv("NMAD_MCAST_TOPO", "hwlocx2", 1);
+  ck_assert_int_eq(nm_mcast_topo_from_env(64, 5, &t), -NM_EINVAL);
   unsetenv("NMAD_MCAST_TOPO");
   ck_assert_int_eq(nm_mcast_topo_from_env(64, 5, &t), 0);
   ck_assert_int_eq(nm_mcast_topo_ndigits(t), 6);

@@ -99,7 +99,8 @@ int nm_mcast_topo_create(int size, int self, const struct nm_mcast_topo_params_s
 /**
  * @brief nm_mcast_topo_create() from the environment: NMAD_MCAST_TOPO="F1xF2x...[:b=B][:nearest|:random]
  * [:seed=S]" (fanouts outermost first, e.g. "2" = two ranks per host, "16x2" = switches of 16 hosts of 2 ranks;
- * unset or empty: one level). A bad value returns -NM_EINVAL and prints a message naming the variable and the
+ * unset or empty: one level), or "hwloc[:...]": one level of this host's cores per package from hwloc (where
+ * nmad-run --bind-to core places ranks; the same on every rank of one host). A bad value returns -NM_EINVAL and prints a message naming the variable and the
  * accepted form. @return as nm_mcast_topo_create().
  */
 int nm_mcast_topo_from_env(int size, int self, nm_mcast_topo_t *out);
