@@ -9,7 +9,7 @@
  * Modes (--mode, default all; "all" runs naive, then binomial, then dynamic, each over every size):
  *  - dynamic:  rank 0 calls nm_mcast_isend() to ranks 1..N-1 (binomial tree, no priorities) and nm_mcast_wait();
  *              the receivers post a plain nm_sr_irecv(session, gate of rank 0, tag) and wait for it;
- *              --tree binomial|flat|chain|binary picks the tree, --seg S (bytes, K/M suffix) pipelines it in
+ *              --tree binomial|flat|chain|binary|topo picks the tree, --seg S (bytes, K/M suffix) pipelines it in
  *              segments of S bytes (nm_mcast_isend_seg(); 0, the default: store-and-forward; issue 17, part 5);
  *  - naive:    nm_coll_bcast_naive() (the root sends to every rank in turn; Hasanov 2015, section 2.1.1);
  *  - binomial: nm_coll_bcast_binomial() (Denis 2020 fig. 1; Hasanov 2015, section 2.1.6).
@@ -272,7 +272,7 @@ static void print_header(const struct mc_ctx *c)
            c->size - 1, nm_launcher_get_bootstrap(c->launcher), drv ? drv : "(default)",
            strat ? strat : "(default)");
     printf("# duration = root's start to the last receiver's zero-byte ack (us); min and median over iterations\n");
-    printf("# dynamic: tree %d (0 binomial, 1 flat, 2 chain, 3 binary), segment %zu bytes (0: store-and-forward)\n",
+    printf("# dynamic: tree %d (0 binomial, 1 flat, 2 chain, 3 binary, 4 topo), segment %zu bytes (0: store-and-forward)\n",
            c->tree, c->seg);
     printf("# iters %d, warmup %d (scaled down above %zu KiB)%s\n", c->opts.iters, c->opts.warmup,
            BENCH_SCALE_THRESHOLD / 1024, c->opts.check ? ", data checked" : "");
@@ -388,7 +388,7 @@ int main(int argc, char **argv)
   c.opts.window = 1;
   if (parse_mode(&argc, argv, &c.modes) != 0)
     return 2;
-  static const char *const trees[] = {"binomial", "flat", "chain", "binary", NULL}; /* enum nm_mcast_tree_e */
+  static const char *const trees[] = {"binomial", "flat", "chain", "binary", "topo", NULL}; /* enum nm_mcast_tree_e */
   if (bench_take_choice(&argc, argv, "--tree", trees, &c.tree) != 0 || take_seg(&argc, argv, &c.seg) != 0)
     return 2;
   rc = bench_parse_opts(argc, argv, &c.opts,

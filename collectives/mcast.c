@@ -21,6 +21,7 @@
  * broadcasts"). */
 #include "nmad/core/nm_core_interface.h"
 #include "nm_mcast_tree.h"
+#include <nmad/nm_mcast_topo.h>
 #include <nmad/nm_mcast.h>
 #include <nmad/nm_rpc.h>
 #include <stdlib.h>
@@ -74,6 +75,8 @@ struct nm_mcast_service_s {
   struct nm_mcast_kept_s *kept;  /* children served lately, newest first (nm_mcast_keep()) */
   nm_len_t seg_size;             /* segment size of nm_mcast_isend(), 0: store-and-forward */
   struct nm_pool_s seg_pool;     /* struct nm_mcast_segpart_s: one per SEG body being received */
+  struct nm_mcast_topo_s *topo;  /* NM_MCAST_TREE_TOPO_ID: made from NMAD_MCAST_TOPO on first use, or given */
+  int topo_owned;                /* topo was made here (freed at finalize) */
 };
 
 struct nm_mcast_entry_s {
@@ -240,6 +243,45 @@ static void nm_mcast_child_failed(struct nm_mcast_service_s *svc, struct nm_mcas
                                   struct nm_req_s *req, int via_child);
 static void nm_mcast_get_entries(const uint8_t *raw, struct nm_mcast_entry_s *e, uint32_t n);
 
+/* The topology of NM_MCAST_TREE_TOPO_ID broadcasts: a cache made at first use (the service is const for the
+ * fan-out, which only reads it otherwise). NULL when NMAD_MCAST_TOPO is bad or memory is short. */
+static struct nm_mcast_topo_s *nm_mcast_topo_get(const struct nm_mcast_service_s *csvc)
+{
+  struct nm_mcast_service_s *svc = (struct nm_mcast_service_s *)csvc;
+  if (svc->topo == NULL &&
+      nm_mcast_topo_from_env(nm_core_get_size(svc->core), nm_core_get_rank(svc->core), &svc->topo) == 0)
+    svc->topo_owned = 1;
+  return svc->topo;
+}
+
+/* Children of position 0 as nm_mcast_tree_children(); the topology-ID tree reads the ranks of the list. */
+static int nm_mcast_children(const struct nm_mcast_service_s *svc, enum nm_mcast_tree_e tree,
+                             const struct nm_mcast_entry_s *list, int m, int *child, int *end)
+{
+  if (tree != NM_MCAST_TREE_TOPO_ID)
+    return nm_mcast_tree_children(tree, m, child, end);
+  struct nm_mcast_topo_s *topo = nm_mcast_topo_get(svc);
+  int *ranks = malloc(sizeof(int) * (size_t)(m ? m : 1));
+  int nc = topo && ranks ? 0 : -NM_ENOMEM;
+  for (int k = 0; !nc && k < m; k++)
+    ranks[k] = (int)list[k].rank;
+  if (!nc)
+    nc = nm_mcast_topo_children(topo, nm_core_get_rank(svc->core), ranks, m, child, end);
+  free(ranks);
+  return nc;
+}
+
+int nm_mcast_set_topo(nm_mcast_service_t service, nm_mcast_topo_t topo)
+{
+  if (service == NULL || topo == NULL || nm_mcast_topo_size(topo) != nm_core_get_size(service->core))
+    return -NM_EINVAL;
+  if (service->topo_owned)
+    nm_mcast_topo_destroy(service->topo);
+  service->topo = topo;
+  service->topo_owned = 0;
+  return NM_ESUCCESS;
+}
+
 /* Send the data to the children of position 0 in list[0..m) (list positions 1..m). Each child gets its subtree
  * slice and its own priority in the local scheduler: in its header when the slice fits, else as a LIST message
  * followed by a DATA message on the same ordering stream. With @p skip_err, each child gets instead one SKIP
@@ -257,7 +299,7 @@ static int nm_mcast_fanout(const struct nm_mcast_service_s *svc, struct nm_mcast
   const uint8_t flags = nseg ? NM_MCAST_FLAG_SEG : 0;
   const int max_inline = skip_err ? m : svc->max_inline; /* a SKIP carries its slice as the body, in one message */
   int *child = malloc(sizeof(int) * (size_t)(m ? m : 1)), *end = malloc(sizeof(int) * (size_t)(m ? m : 1));
-  int nc = (child && end) ? nm_mcast_tree_children((enum nm_mcast_tree_e)tree, m, child, end) : -1;
+  int nc = (child && end) ? nm_mcast_children(svc, (enum nm_mcast_tree_e)tree, list, m, child, end) : -1;
   size_t total = 0;
   int ns = 0;
   for (int k = 0; k < nc; k++) {
@@ -758,7 +800,7 @@ int nm_mcast_isend(nm_mcast_service_t service, const int *dests, const int *prio
 int nm_mcast_isend_seg(nm_mcast_service_t service, const int *dests, const int *prios, int n, nm_tag_t tag,
                        const void *data, nm_len_t len, enum nm_mcast_tree_e tree, nm_len_t seg, nm_mcast_req_t *req)
 {
-  if (!service || !req || n < 0 || (n > 0 && !dests) || (len && !data) || (unsigned)tree > NM_MCAST_TREE_BINARY ||
+  if (!service || !req || n < 0 || (n > 0 && !dests) || (len && !data) || (unsigned)tree > NM_MCAST_TREE_TOPO_ID ||
       n > service->max_dests || (seg && seg < len && nm_mcast_nseg(len, seg) - 1 > UINT32_MAX))
     return -NM_EINVAL;
   if (seg >= len)
@@ -791,6 +833,12 @@ int nm_mcast_isend_seg(nm_mcast_service_t service, const int *dests, const int *
   int uniform = 1; /* every destination has the same priority (or none was given) */
   for (int i = 1; prios && i < n; i++)
     uniform &= prios[i] == prios[0];
+  if (!err && tree == NM_MCAST_TREE_TOPO_ID) {
+    /* The topology places the destinations (ID order: s is sorted by rank, which is ID order); priorities still
+     * travel with each destination and rank its sends in the scheduler. */
+    err = nm_mcast_topo_get(service) ? NM_ESUCCESS : -NM_EINVAL;
+    uniform = 1;
+  }
   if (!err && !uniform)
     err = nm_mcast_tree_arrival_order(tree, n, order);
   for (int i = 0; !err && uniform && i < n; i++)
@@ -802,7 +850,8 @@ int nm_mcast_isend_seg(nm_mcast_service_t service, const int *dests, const int *
      * destinations, as in the static binomial tree, so ranks that are neighbours (on a torus, in a switch) stay
      * in one subtree and the last rounds' transfers stay short. Placed in arrival order, the last round pairs
      * rank r with rank r + n/2: all its transfers would cross the network's bisection at once (doc/mcast.md). */
-    qsort(s, (size_t)n, sizeof(*s), nm_mcast_by_prio);
+    if (tree != NM_MCAST_TREE_TOPO_ID) /* else s stays in rank order, which is topology-ID order */
+      qsort(s, (size_t)n, sizeof(*s), nm_mcast_by_prio);
     int taken = 0;
     for (; taken < n; taken++) {
       nm_gate_t g = nm_core_gate(core, s[taken].dest);
@@ -1061,7 +1110,7 @@ static int nm_mcast_get_hdr(const struct nm_mcast_service_s *svc, const uint8_t 
   /* SEG needs the flag, SKIP carries no data; a SEG's n is a segment index (checked against the broadcast). */
   int bad_flags = (x->flags & ~NM_MCAST_FLAG_SEG) || (x->kind == NM_MCAST_SEG && !x->flags) ||
                   (x->kind == NM_MCAST_SKIP && x->flags);
-  if (bad_err || bad_flags || x->tree > NM_MCAST_TREE_BINARY || x->kind > NM_MCAST_SEG || x->root >= size ||
+  if (bad_err || bad_flags || x->tree > NM_MCAST_TREE_TOPO_ID || x->kind > NM_MCAST_SEG || x->root >= size ||
       x->root == me || (x->kind != NM_MCAST_SEG && x->n > nm_mcast_max_entries(svc)))
     return -NM_EPROTO;
   return NM_ESUCCESS;
@@ -1457,6 +1506,8 @@ int nm_mcast_finalize(nm_mcast_service_t service)
     nm_core_gate_fail_hook_remove(service->core, &service->on_gate_fail);
     nm_mcast_kept_trim(service, UINT64_MAX);
     nm_pool_destroy(&service->seg_pool);
+    if (service->topo_owned)
+      nm_mcast_topo_destroy(service->topo);
     free(service);
   }
   return err;

@@ -711,6 +711,10 @@ NM_MPIX_PROTO(int, Iscatter_split, (const void *sendbuf, void *recvbuf, int coun
 /** Complete a split collective (runs its lower levels for a broadcast or scatter) and free it; *request becomes
  *  NULL. @p S_used (may be NULL) gets the S it ran with. */
 NM_MPIX_PROTO(int, Split_wait, (MPIX_Split_request *request, int *S_used))
+/** Topology-ID multicast (Song 2009; nmad/nm_mcast_topo.h, doc/mcast-topo.md): as MPIX_Dynamic_bcast with the
+ *  topology-ID tree (NMAD_MCAST_TOPO) and 8 KiB segments (NMAD_MCAST_TOPO_SEG); receivers use MPI_Recv. */
+NM_MPIX_PROTO(int, Mcast_topo, (const void *buf, int count, MPI_Datatype datatype, const int dests[], int ndests,
+                                int tag, MPI_Comm comm, MPI_Request *request))
 #undef NM_MPIX_PROTO
 
 #undef NM_MPI_PROTO

@@ -1159,9 +1159,34 @@ static void t_mpix(void)
     CHECK(buf[0] == 0 && buf[L - 1] == 3 * (L - 1) && st.MPI_SOURCE == 0 && count_of(&st, MPI_INT) == L,
           "dynamic bcast data");
   }
+  /* Topology-ID multicast (issue 19) from rank 0 to the odd ranks, listed backwards, in 8 KiB segments */
+  if (rank == 0) {
+    int *dests = malloc((size / 2 + 1) * sizeof(int)), n = 0;
+    for (int i = size - 1; i > 0; i--)
+      if (i % 2)
+        dests[n++] = i;
+    for (int i = 0; i < L; i++)
+      buf[i] = i * 5 + 1;
+    MPIX_Mcast_topo(buf, L, MPI_INT, dests, n, 152, MPI_COMM_WORLD, &sq);
+    MPI_Wait(&sq, MPI_STATUS_IGNORE);
+    if (n > 0) {
+      int two[2] = {dests[0], dests[0]};
+      MPI_Request bad;
+      MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+      int err = MPIX_Mcast_topo(buf, 1, MPI_INT, two, 2, 152, MPI_COMM_WORLD, &bad);
+      MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+      CHECK(err_class(err) == MPI_ERR_ARG, "topology multicast with a duplicate: class %d", err_class(err));
+    }
+    free(dests);
+  } else if (rank % 2) {
+    MPI_Status st;
+    MPI_Recv(buf, L, MPI_INT, 0, 152, MPI_COMM_WORLD, &st);
+    CHECK(buf[0] == 1 && buf[L - 1] == 5 * (L - 1) + 1 && st.MPI_SOURCE == 0 && count_of(&st, MPI_INT) == L,
+          "topology multicast data");
+  }
   free(buf);
   ctl_barrier();
-  section("MPIX_Isend_prio / MPIX_Dynamic_bcast");
+  section("MPIX_Isend_prio / MPIX_Dynamic_bcast / MPIX_Mcast_topo");
 }
 #endif
 

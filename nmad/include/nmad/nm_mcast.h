@@ -48,7 +48,10 @@ enum nm_mcast_tree_e {
   NM_MCAST_TREE_BINOMIAL = 0, /**< binomial (paper fig. 1; default) */
   NM_MCAST_TREE_FLAT = 1,     /**< the root sends to everybody */
   NM_MCAST_TREE_CHAIN = 2,    /**< each node sends to the next one */
-  NM_MCAST_TREE_BINARY = 3    /**< binary tree */
+  NM_MCAST_TREE_BINARY = 3,   /**< binary tree */
+  NM_MCAST_TREE_TOPO_ID = 4   /**< topology-ID tree (Song 2009, sections 4-6; nm_mcast_topo.h): the root sorts the
+                                   destinations by topology ID, every hop sends one message per group of equal
+                                   (longest common prefix, next digit), farthest first */
 };
 
 typedef struct nm_mcast_service_s *nm_mcast_service_t; /**< the broadcast engine of a session */
