@@ -99,6 +99,7 @@ static uint64_t ba_run(nm_launcher_t l, nm_session_t s, nm_anycast_t ac, struct 
     fail = st->got != count || st->bad;
     mine = st->last_ns - t0;
   }
+  fail |= nm_anycast_flush(ac, nm_core_time_ns(core) + BA_DEADLINE_NS) != 0; /* forward before the barrier */
   uint64_t worst = ba_max_at_0(l, s, rank, size, fail ? UINT64_MAX : mine);
   nm_launcher_barrier(l); /* no anycast of this run is still in flight when the next one starts */
   return worst;

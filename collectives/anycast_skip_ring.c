@@ -255,6 +255,17 @@ int nm_anycast_wait(nm_anycast_t ac, nm_anycast_req_t *req)
   return req->status;
 }
 
+int nm_anycast_flush(nm_anycast_t ac, uint64_t deadline_ns)
+{
+  if (!ac)
+    return -NM_EINVAL;
+  NM_CORE_LOCKED(ac->core);
+  while (ac->n_active)
+    if (nm_core_wait(ac->core, deadline_ns) == -NM_ETIMEDOUT)
+      return -NM_ETIMEDOUT;
+  return NM_ESUCCESS;
+}
+
 int nm_anycast_test(nm_anycast_t ac, nm_anycast_req_t *req)
 {
   NM_CORE_LOCKED(ac->core);

@@ -132,6 +132,9 @@ static void phase_rootless(nm_anycast_t ac, struct seen_s *s)
 
 static void phase_count(nm_anycast_t ac_rx, nm_anycast_t ac_h, struct seen_s *s)
 {
+  /* the barrier makes no progress: finish forwarding first (nm_anycast_flush) */
+  CHECK_RC(nm_anycast_flush(ac_rx, nm_core_time_ns(core) + DEADLINE_NS), "nm_anycast_flush");
+  CHECK_RC(nm_anycast_flush(ac_h, nm_core_time_ns(core) + DEADLINE_NS), "nm_anycast_flush");
   CHECK_RC(nm_launcher_barrier(launcher), "barrier");
   uint64_t end = nm_core_time_ns(core) + 200000000ULL; /* 200 ms: a duplicate in flight would land now */
   while (nm_core_time_ns(core) < end)
@@ -219,6 +222,7 @@ int main(int argc, char **argv)
     phase_rootless(ac_h, &seen);
     phase_count(ac_rx, ac_h, &seen);
   }
+  CHECK_RC(nm_anycast_flush(ac_h, nm_core_time_ns(core) + DEADLINE_NS), "nm_anycast_flush");
   CHECK_RC(nm_launcher_barrier(launcher), "barrier");
   CHECK_RC(nm_anycast_finalize(ac_rx), "nm_anycast_finalize");
   CHECK_RC(nm_anycast_finalize(ac_h), "nm_anycast_finalize");

@@ -135,6 +135,13 @@ int nm_anycast_wait(nm_anycast_t ac, nm_anycast_req_t *req);
 /** @brief One progress pass. @return -NM_EAGAIN while pending, else the status. */
 int nm_anycast_test(nm_anycast_t ac, nm_anycast_req_t *req);
 
+/** @brief Progress until every anycast this member is receiving, forwarding or originating has left it (its sends
+ *  completed). Forwarding runs inside progress: call this before a phase that makes no progress (a launcher
+ *  barrier, computing without a progress thread), or the members behind this one may wait for it (a large
+ *  anycast's rendezvous needs the forwarder's progress). Anycasts that arrive later are not waited for.
+ *  @param deadline_ns absolute ns on nm_core_time_ns(), 0 for none. @return 0, -NM_ETIMEDOUT, -NM_EINVAL. */
+int nm_anycast_flush(nm_anycast_t ac, uint64_t deadline_ns);
+
 /** @brief The session on which anycasts are received with plain receives (nm_sr_irecv() on NM_ANY_GATE or the
  *  origin's gate, with the tag). Local to this process: nothing is sent on it. NULL in handler mode. */
 nm_session_t nm_anycast_session(nm_anycast_t ac);
