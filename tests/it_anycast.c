@@ -15,6 +15,7 @@
 #include <nmad/nm_launcher.h>
 #include <nmad/nm_sendrecv.h>
 #include <nmad/nm_anycast.h>
+#include <nmad/nm_rpc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,9 +194,46 @@ static void phase_nopoll(nm_anycast_t ac, struct seen_s *s)
   printf("rank %d: PASS nopoll\n", rank);
 }
 
+/* --forge K (2 ranks): rank 1 sends rank 0 an anycast header that lies (K = 0: length not the body's; 1: sender
+ * not one of rank 0's inbound channels; 2: origin = the receiver; 3: unknown version). Rank 0 must fail the gate
+ * (a receive posted from rank 1 completes with -NM_EPROTO) and deliver nothing (DESIGN.md rule 5). */
+static int phase_forge(nm_anycast_t ac, int kind)
+{
+  CHECK(size == 2, "--forge needs 2 ranks");
+  if (rank == 1) {
+    uint8_t h[32] = {1, 0, 2, 0}; /* version 1, flags 0, ring 2 (the handler-mode ring) */
+    uint32_t origin = kind == 2 ? 0 : 1, sender = kind == 1 ? 5 : 1;
+    uint64_t tag = TAG_ROOTLESS, len = kind == 0 ? 100 : 10;
+    memcpy(h + 4, &origin, 4); /* little-endian hosts only: this test runs here */
+    memcpy(h + 8, &sender, 4);
+    memcpy(h + 16, &tag, 8);
+    memcpy(h + 24, &len, 8);
+    if (kind == 3)
+      h[0] = 9;
+    uint8_t body[10] = {0};
+    nm_sr_request_t q;
+    memset(&q, 0, sizeof(q));
+    CHECK_RC(nm_rpc_isend(sess, nm_launcher_gate_of(launcher, 0), NM_ANYCAST_RPC_TAG | 2, h, sizeof(h), body,
+                          sizeof(body), &q), "nm_rpc_isend");
+    nm_sr_swait(sess, &q);
+    return 0;
+  }
+  uint64_t v;
+  nm_sr_request_t r;
+  CHECK_RC(nm_sr_irecv(sess, nm_launcher_gate_of(launcher, 1), TAG_SUM, &v, sizeof(v), &r), "nm_sr_irecv");
+  int rc = nm_sr_wait_deadline(sess, &r, nm_core_time_ns(core) + DEADLINE_NS);
+  CHECK(rc == -NM_EPROTO, "forged header %d: receive from the liar ended with %d (%s)", kind, rc, nm_strerror(rc));
+  struct nm_anycast_stats_s st;
+  nm_anycast_get_stats(ac, &st);
+  CHECK(st.received == 0, "a forged anycast was delivered");
+  printf("rank 0: PASS forged header %d refused\n", kind);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   int nopoll = argc > 1 && strcmp(argv[1], "--nopoll") == 0;
+  int forge = argc > 2 && strcmp(argv[1], "--forge") == 0 ? atoi(argv[2]) : -1;
   CHECK_RC(nm_launcher_init(&launcher, &argc, &argv), "nm_launcher_init");
   nm_launcher_get_rank(launcher, &rank);
   nm_launcher_get_size(launcher, &size);
@@ -215,7 +253,9 @@ int main(int argc, char **argv)
   nm_anycast_req_t big;
   CHECK(nm_anycast_isend(ac_h, 0, &seen, 10001, &big) == -NM_EINVAL, "above max_len");
   /* no barrier: anycasts reaching a rank before its nm_anycast_init() wait on the rpc channel */
-  if (nopoll) {
+  if (forge >= 0) {
+    phase_forge(ac_h, forge); /* then the usual shutdown: the launcher's barrier does not use the failed gate */
+  } else if (nopoll) {
     phase_nopoll(ac_h, &seen);
   } else {
     phase_every(ac_rx);
