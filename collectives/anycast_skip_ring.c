@@ -200,7 +200,8 @@ static void nm_anycast_fwd_post(struct nm_anycast_fwd_s *f)
   nm_anycast_put_hdr(f->hdr, ac->ring, f->origin, ac->self, f->seq, f->tag, f->len);
   f->done = 0;
   f->posting = 1;
-  for (int k = 0; k < f->n; k++) {
+  for (int k = f->n - 1; k >= 0; k--) { /* farthest channel first: its subtree is the largest (the critical path
+                                         * pays one per-message send cost per level, not one per channel) */
     struct nm_req_s *req = &f->reqs[k];
     nm_gate_t g = NULL;
     for (int x = 0; x < ac->n_out; x++)
