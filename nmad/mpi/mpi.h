@@ -715,6 +715,23 @@ NM_MPIX_PROTO(int, Split_wait, (MPIX_Split_request *request, int *S_used))
  *  topology-ID tree (NMAD_MCAST_TOPO) and 8 KiB segments (NMAD_MCAST_TOPO_SEG); receivers use MPI_Recv. */
 NM_MPIX_PROTO(int, Mcast_topo, (const void *buf, int count, MPI_Datatype datatype, const int dests[], int ndests,
                                 int tag, MPI_Comm comm, MPI_Request *request))
+/* Rootless broadcast (issue 19; nm_anycast.h, doc/anycast.md; Li et al. 2018, "Anycast: Rootless Broadcasting with
+ * MPI"): a skip ring built once per communicator, then any member broadcasts at any time without the others
+ * knowing it is the origin. Contiguous datatypes only. */
+typedef struct nm_mpix_anycast_s *MPIX_Anycast;
+/** Build the skip ring of intra-communicator @p comm (every member calls it, no message is exchanged; one ring per
+ *  communicator at a time). Errors: MPI_ERR_COMM, MPI_ERR_ARG (a ring already on comm), MPI_ERR_NO_MEM. */
+NM_MPIX_PROTO(int, Anycast_create, (MPI_Comm comm, MPIX_Anycast *anycast))
+/** Free the ring (after every anycast it takes part in is over; progresses while some are still forwarded). */
+NM_MPIX_PROTO(int, Anycast_free, (MPIX_Anycast *anycast))
+/** Broadcast @p count elements to every other member of the ring's communicator; @p request completes when this
+ *  rank's sends are done (the buffer may be reused), not when every member has it. */
+NM_MPIX_PROTO(int, Ianycast, (const void *buf, int count, MPI_Datatype datatype, int tag, MPIX_Anycast anycast,
+                              MPI_Request *request))
+/** Receive one anycast with @p tag (or MPI_ANY_TAG) from any origin; the status gives the origin's rank in the
+ *  communicator (MPI_SOURCE), the tag and the size. Anycasts of one origin and tag arrive in the origin's order. */
+NM_MPIX_PROTO(int, Anycast_irecv, (void *buf, int count, MPI_Datatype datatype, int tag, MPIX_Anycast anycast,
+                                   MPI_Request *request))
 #undef NM_MPIX_PROTO
 
 #undef NM_MPI_PROTO

@@ -23,4 +23,6 @@ for so in .libs/nm_bench_pingpong.so .libs/nm_bench_mcast.so tests/sim/.libs/st_
 done
 # issue 17, deliverable 3 and benchmark 7b: the hierarchical broadcast's simulator test and benchmark
 for so in tests/sim/.libs/st_bcast_hier.so .libs/nm_bench_bcast_sim.so; do check "$so"; done
+# issue 19, deliverable 2 and benchmark 6b: the rootless broadcast's simulator test and benchmark
+for so in tests/sim/.libs/st_anycast.so .libs/nm_bench_anycast.so; do check "$so"; done
 exit $status
