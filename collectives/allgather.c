@@ -154,16 +154,13 @@ int nm_coll_iallgather(nm_session_t session, const struct nm_coll_group_s *group
                        void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_allgather_algo_e algo,
                        nm_coll_sched_t **req)
 {
-  if (req == NULL || session == NULL || !nm_coll_algo_group_ok(group, self))
-    return -NM_EINVAL;
-  *req = NULL;
-  nm_coll_sched_t *s = nm_coll_sched_new(session, tag);
+  int err;
+  nm_coll_sched_t *s = nm_coll_algo_group_ok(group, self) ? nm_coll_algo_new(session, tag, req, &err) : NULL;
   if (s == NULL)
-    return -NM_ENOMEM;
+    return nm_coll_algo_group_ok(group, self) ? err : -NM_EINVAL;
   int p = group->n;
   void **rbufs = nm_coll_sched_alloc(s, sizeof(void *) * (size_t)p);
   nm_len_t *lens = nm_coll_sched_alloc(s, sizeof(nm_len_t) * (size_t)p);
-  int err = 0;
   if (rbufs && lens) {
     for (int i = 0; i < p; i++) {
       rbufs[i] = (char *)recvbuf + (nm_len_t)i * len;

@@ -288,14 +288,12 @@ int nm_coll_iallreduce(nm_session_t session, const struct nm_coll_group_s *group
                        void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op, nm_tag_t tag,
                        enum nm_coll_allreduce_algo_e algo, nm_coll_sched_t **req)
 {
-  if (req == NULL || session == NULL)
-    return -NM_EINVAL;
-  *req = NULL;
-  nm_coll_sched_t *s = nm_coll_sched_new(session, tag);
+  int err;
+  nm_coll_sched_t *s = nm_coll_algo_new(session, tag, req, &err);
   if (s == NULL)
-    return -NM_ENOMEM;
-  return nm_coll_algo_start(s, nm_coll_allreduce_build(s, 0, group, self, sendbuf, recvbuf, count, op, algo, NULL),
-                            req);
+    return err;
+  err = nm_coll_allreduce_build(s, 0, group, self, sendbuf, recvbuf, count, op, algo, NULL);
+  return nm_coll_algo_start(s, err, req);
 }
 
 int nm_coll_allreduce(nm_session_t session, const struct nm_coll_group_s *group, int self, const void *sendbuf,

@@ -111,14 +111,11 @@ int nm_coll_ialltoall(nm_session_t session, const struct nm_coll_group_s *group,
                       void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_alltoall_algo_e algo,
                       nm_coll_sched_t **req)
 {
-  if (req == NULL || session == NULL || !nm_coll_algo_group_ok(group, self) ||
-      (len > 0 && (sendbuf == NULL || recvbuf == NULL)))
-    return -NM_EINVAL;
-  *req = NULL;
-  nm_coll_sched_t *s = nm_coll_sched_new(session, tag);
+  int err, ok = nm_coll_algo_group_ok(group, self) && (len == 0 || (sendbuf && recvbuf));
+  nm_coll_sched_t *s = ok ? nm_coll_algo_new(session, tag, req, &err) : NULL;
   if (s == NULL)
-    return -NM_ENOMEM;
-  int p = group->n, err = 0;
+    return ok ? err : -NM_EINVAL;
+  int p = group->n;
   const void **sbufs = nm_coll_sched_alloc(s, sizeof(void *) * (size_t)p);
   void **rbufs = nm_coll_sched_alloc(s, sizeof(void *) * (size_t)p);
   nm_len_t *lens = nm_coll_sched_alloc(s, sizeof(nm_len_t) * (size_t)p);

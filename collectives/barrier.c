@@ -28,13 +28,9 @@ int nm_coll_barrier_build(nm_coll_sched_t *s, int round, const struct nm_coll_gr
 int nm_coll_ibarrier(nm_session_t session, const struct nm_coll_group_s *group, int self, nm_tag_t tag,
                      nm_coll_sched_t **req)
 {
-  if (req == NULL || session == NULL)
-    return -NM_EINVAL;
-  *req = NULL;
-  nm_coll_sched_t *s = nm_coll_sched_new(session, tag);
-  if (s == NULL)
-    return -NM_ENOMEM;
-  return nm_coll_algo_start(s, nm_coll_barrier_build(s, 0, group, self, NULL), req);
+  int err;
+  nm_coll_sched_t *s = nm_coll_algo_new(session, tag, req, &err);
+  return s == NULL ? err : nm_coll_algo_start(s, nm_coll_barrier_build(s, 0, group, self, NULL), req);
 }
 
 int nm_coll_barrier(nm_session_t session, const struct nm_coll_group_s *group, int self, nm_tag_t tag)

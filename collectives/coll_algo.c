@@ -45,6 +45,18 @@ void nm_coll_algo_hockney(nm_session_t session, double *alpha, double *beta)
   nm_coll_model_hockney(lat_ns, bw > UINT32_MAX ? UINT32_MAX : (uint32_t)bw, alpha, beta);
 }
 
+nm_coll_sched_t *nm_coll_algo_new(nm_session_t session, nm_tag_t tag, nm_coll_sched_t **req, int *err)
+{
+  nm_coll_sched_t *s = NULL;
+  *err = -NM_EINVAL;
+  if (req == NULL || session == NULL)
+    return NULL;
+  *req = NULL;
+  s = nm_coll_sched_new(session, tag);
+  *err = s ? 0 : -NM_ENOMEM;
+  return s;
+}
+
 int nm_coll_algo_start(nm_coll_sched_t *s, int err, nm_coll_sched_t **req)
 {
   if (err) {

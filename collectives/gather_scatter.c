@@ -163,26 +163,22 @@ int nm_coll_igather(nm_session_t session, const struct nm_coll_group_s *group, i
                     const void *sendbuf, void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_gather_algo_e algo,
                     nm_coll_sched_t **req)
 {
-  if (req == NULL || session == NULL)
-    return -NM_EINVAL;
-  *req = NULL;
-  nm_coll_sched_t *s = nm_coll_sched_new(session, tag);
+  int err;
+  nm_coll_sched_t *s = nm_coll_algo_new(session, tag, req, &err);
   if (s == NULL)
-    return -NM_ENOMEM;
-  return nm_coll_algo_start(s, nm_coll_gather_build(s, 0, group, self, root, sendbuf, recvbuf, len, algo, NULL),
-                            req);
+    return err;
+  err = nm_coll_gather_build(s, 0, group, self, root, sendbuf, recvbuf, len, algo, NULL);
+  return nm_coll_algo_start(s, err, req);
 }
 
 int nm_coll_iscatter(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
                      const void *sendbuf, void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_gather_algo_e algo,
                      nm_coll_sched_t **req)
 {
-  if (req == NULL || session == NULL)
-    return -NM_EINVAL;
-  *req = NULL;
-  nm_coll_sched_t *s = nm_coll_sched_new(session, tag);
+  int err;
+  nm_coll_sched_t *s = nm_coll_algo_new(session, tag, req, &err);
   if (s == NULL)
-    return -NM_ENOMEM;
-  return nm_coll_algo_start(s, nm_coll_scatter_build(s, 0, group, self, root, sendbuf, recvbuf, len, algo, NULL),
-                            req);
+    return err;
+  err = nm_coll_scatter_build(s, 0, group, self, root, sendbuf, recvbuf, len, algo, NULL);
+  return nm_coll_algo_start(s, err, req);
 }

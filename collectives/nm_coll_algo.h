@@ -52,6 +52,10 @@ static inline int nm_coll_algo_pof2(int p)
   return pof2;
 }
 
+/** The non-blocking entry points' common start: checks @p req and @p session, sets *req to NULL, makes an empty
+ *  schedule with @p tag. @return it, or NULL with *err set (-NM_EINVAL, -NM_ENOMEM). */
+nm_coll_sched_t *nm_coll_algo_new(nm_session_t session, nm_tag_t tag, nm_coll_sched_t **req, int *err);
+
 /** The non-blocking entry points' common end: on @p err destroy @p s, else start it and hand it in *req.
  *  @return 0 or the error (the schedule is then freed). */
 int nm_coll_algo_start(nm_coll_sched_t *s, int err, nm_coll_sched_t **req);

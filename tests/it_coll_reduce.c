@@ -49,7 +49,10 @@ static int affine_fn(void *ref, const void *in, void *inout, nm_len_t count)
   return 0;
 }
 
-static uint64_t val(int member, nm_len_t i, int salt) { return mix(((uint64_t)member << 40) ^ (i << 8) ^ (uint64_t)salt); }
+static uint64_t val(int member, nm_len_t i, int salt)
+{
+  return mix(((uint64_t)member << 40) ^ (i << 8) ^ (uint64_t)salt);
+}
 
 /* Element i of member m's vector (esize bytes) */
 static void element(int commute, int m, nm_len_t i, int salt, void *out)

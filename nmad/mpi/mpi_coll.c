@@ -529,7 +529,7 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
 /* ---------------------------------------------------------------- Gather, Gatherv */
 
 static int nm_mpi_coll_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                          MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+                              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *sd = NULL, *rd = NULL;
@@ -598,12 +598,12 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
   NM_MPI_LOCKED();
   return nm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1,
-                        __func__);
+                            __func__);
 }
 
 static int nm_mpi_coll_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                           MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+                               const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                               MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *sd = NULL, *rd = NULL;
@@ -659,7 +659,7 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
   NM_MPI_LOCKED();
   return nm_mpi_coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, NULL, 0,
-                         __func__);
+                             __func__);
 }
 
 NM_MPI_ALIAS(Igatherv)
@@ -668,14 +668,14 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
   NM_MPI_LOCKED();
   return nm_mpi_coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request,
-                         1, __func__);
+                             1, __func__);
 }
 
 /* ---------------------------------------------------------------- Scatter, Scatterv */
 
 static int nm_mpi_coll_scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req, int nb,
-                           const char *fn)
+                               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req, int nb,
+                               const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *sd = NULL, *rd = NULL;
@@ -738,7 +738,7 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
   NM_MPI_LOCKED();
   return nm_mpi_coll_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0,
-                         __func__);
+                             __func__);
 }
 
 NM_MPI_ALIAS(Iscatter)
@@ -747,12 +747,12 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
   NM_MPI_LOCKED();
   return nm_mpi_coll_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1,
-                         __func__);
+                             __func__);
 }
 
 static int nm_mpi_coll_scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                            MPI_Request *req, int nb, const char *fn)
+                                void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                MPI_Request *req, int nb, const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *sd = NULL, *rd = NULL;
@@ -808,7 +808,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
 {
   NM_MPI_LOCKED();
   return nm_mpi_coll_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0,
-                          __func__);
+                              __func__);
 }
 
 NM_MPI_ALIAS(Iscatterv)
@@ -818,16 +818,17 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
 {
   NM_MPI_LOCKED();
   return nm_mpi_coll_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
-                          1, __func__);
+                              1, __func__);
 }
 
 /* ---------------------------------------------------------------- Allgather, Allgatherv */
 
-/** Allgather (collectives/allgather.c: ring, recursive doubling or Bruck) of blocks of counts[i] x rd placed at recvbuf + displs[i] x extent. The own block comes from
+/** Allgather (collectives/allgather.c: ring, recursive doubling or Bruck) of blocks of counts[i] x rd placed
+ *  at recvbuf + displs[i] x extent. The own block comes from
  *  (sendbuf, sendcount, sd), or is already in place when sendbuf is MPI_IN_PLACE. */
 static void nm_coll_allgather_blocks(nm_mpi_coll_sched_t *s, const struct nm_mpi_comm_s *c, const void *sendbuf,
-                                   int sendcount, struct nm_mpi_datatype_s *sd, void *recvbuf, const int *counts,
-                                   const int *displs, struct nm_mpi_datatype_s *rd)
+                                     int sendcount, struct nm_mpi_datatype_s *sd, void *recvbuf, const int *counts,
+                                     const int *displs, struct nm_mpi_datatype_s *rd)
 {
   int p = c->size, r = c->rank;
   int in_place = (sendbuf == MPI_IN_PLACE);
@@ -877,8 +878,8 @@ static void nm_coll_allgather_blocks(nm_mpi_coll_sched_t *s, const struct nm_mpi
 }
 
 static int nm_mpi_coll_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                              const int recvcounts[], const int displs[], int recvcount, MPI_Datatype recvtype,
-                              MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+                                  const int recvcounts[], const int displs[], int recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *sd = NULL, *rd = NULL;
@@ -923,7 +924,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 {
   NM_MPI_LOCKED();
   return nm_mpi_coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm, NULL, 0,
-                            __func__);
+                                __func__);
 }
 
 NM_MPI_ALIAS(Iallgather)
@@ -932,7 +933,7 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 {
   NM_MPI_LOCKED();
   return nm_mpi_coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm, request,
-                            1, __func__);
+                                1, __func__);
 }
 
 NM_MPI_ALIAS(Allgatherv)
@@ -943,7 +944,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
   if (!recvcounts)
     return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
   return nm_mpi_coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, comm, NULL, 0,
-                            __func__);
+                                __func__);
 }
 
 NM_MPI_ALIAS(Iallgatherv)
@@ -955,7 +956,7 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
   if (!recvcounts)
     return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
   return nm_mpi_coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, comm, request,
-                            1, __func__);
+                                1, __func__);
 }
 
 /* ---------------------------------------------------------------- Alltoall, Alltoallv */
@@ -1041,9 +1042,9 @@ static void nm_coll_alltoall_blocks(nm_mpi_coll_sched_t *s, const struct nm_mpi_
 }
 
 static int nm_mpi_coll_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], int sendcount,
-                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
-                             int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req, int nb,
-                             const char *fn)
+                                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req, int nb,
+                                 const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *sd = NULL, *rd = NULL;
@@ -1100,7 +1101,7 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
   NM_MPI_LOCKED();
   return nm_mpi_coll_alltoallv(sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm,
-                           NULL, 0, __func__);
+                               NULL, 0, __func__);
 }
 
 NM_MPI_ALIAS(Ialltoall)
@@ -1109,7 +1110,7 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 {
   NM_MPI_LOCKED();
   return nm_mpi_coll_alltoallv(sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm,
-                           request, 1, __func__);
+                               request, 1, __func__);
 }
 
 NM_MPI_ALIAS(Alltoallv)
@@ -1120,7 +1121,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
   if (!recvcounts)
     return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
   return nm_mpi_coll_alltoallv(sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts, rdispls, 0, recvtype,
-                           comm, NULL, 0, __func__);
+                               comm, NULL, 0, __func__);
 }
 
 NM_MPI_ALIAS(Ialltoallv)
@@ -1132,7 +1133,7 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
   if (!recvcounts)
     return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
   return nm_mpi_coll_alltoallv(sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts, rdispls, 0, recvtype,
-                           comm, request, 1, __func__);
+                               comm, request, 1, __func__);
 }
 
 /* ---------------------------------------------------------------- Alltoallw (MPI-3.1 5.8) */
@@ -1141,9 +1142,9 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
  *  With MPI_IN_PLACE the data to send is taken from recvbuf (recvcounts, rdispls, recvtypes) and packed out
  *  before anything arrives. */
 static int nm_mpi_coll_alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                             const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *req,
-                             int nb, const char *fn)
+                                 const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                 const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *req,
+                                 int nb, const char *fn)
 {
   struct nm_mpi_comm_s *c;
   nm_mpi_coll_sched_t *s = NULL;
@@ -1224,7 +1225,7 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 {
   NM_MPI_LOCKED();
   return nm_mpi_coll_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
-                           NULL, 0, __func__);
+                               NULL, 0, __func__);
 }
 
 NM_MPI_ALIAS(Ialltoallw)
@@ -1234,7 +1235,7 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
 {
   NM_MPI_LOCKED();
   return nm_mpi_coll_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
-                           request, 1, __func__);
+                               request, 1, __func__);
 }
 
 /* ---------------------------------------------------------------- reductions */
@@ -1252,7 +1253,7 @@ static int nm_coll_red_begin(MPI_Comm comm, int nb, MPI_Request *req, int count,
 }
 
 static int nm_mpi_coll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                          int root, MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+                              int root, MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *d = NULL;
@@ -1306,7 +1307,7 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 }
 
 static int nm_mpi_coll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                             MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+                                 MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *d = NULL;
@@ -1376,8 +1377,8 @@ int nm_mpi_coll_allreduce_int_max(MPI_Comm comm, int *values, int n)
 
 /** Reduce_scatter: reduce the sum of @p counts elements to rank 0, which sends each member its piece. */
 static int nm_mpi_coll_reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], int recvcount,
-                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *req, int nb,
-                                  const char *fn)
+                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *req, int nb,
+                                      const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *d = NULL;
@@ -1466,7 +1467,7 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
 /** Scan (inclusive) and Exscan: linear chain, rank r receives x0 op ... op x(r-1) from r - 1, combines it with its
  *  own data and passes the result to r + 1. */
 static int nm_mpi_coll_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                        MPI_Comm comm, int exclusive, MPI_Request *req, int nb, const char *fn)
+                            MPI_Comm comm, int exclusive, MPI_Request *req, int nb, const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *d = NULL;
