@@ -6,27 +6,25 @@
  * request, the blocking one runs it to completion. Data travels as contiguous packed bytes; non-contiguous
  * datatypes are packed into / unpacked from scratch buffers by local steps of the schedule.
  *
- * Algorithms (costs with p members, m bytes, latency alpha, inverse bandwidth beta; Hasanov & Lastovetsky 2015,
- * section 2):
- *  - Barrier: dissemination, ceil(log2 p) rounds of empty messages to rank + 2^k.
- *  - Bcast: binomial tree over root-relative ranks, the tree of collectives/nm_coll_tree.h (section 2.1.6:
- *    ceil(log2 p)(alpha + m beta)). Gather and Scatter use the same tree, moving whole sub-tree blocks.
+ * The schedules themselves are native collectives of collectives/ (one file per algorithm family, each with its
+ * choice of algorithm by size and process count and its NMAD_<COLLECTIVE>_ALGO override; doc/collectives.md):
+ * Barrier (barrier.c), Bcast (bcast_classic.c, bcast_hier.c), Allgather(v) (allgather.c), Alltoall(v, w)
+ * (alltoall.c), Reduce, Reduce_scatter(_block) (reduce.c), Allreduce (allreduce.c), Gather, Scatter
+ * (gather_scatter.c). This file keeps MPI's part:
+ * argument checks, packing / unpacking of datatypes around the native builders (which move packed bytes), and
+ * MPI operators turned into native combine functions on packed elements (nm_coll_mpi_op()).
+ * Still built here (not moved yet), costs with p members, m bytes, latency alpha, inverse bandwidth beta:
  *  - Gatherv, Scatterv: linear (only the root knows the counts).
- *  - Allgather(v): ring, p - 1 rounds, each member forwards the block it received in the previous round.
- *  - Alltoall(v): pairwise exchange, round k sends to rank + k and receives from rank - k.
- *  - Reduce: binomial tree. Commutative operations use root-relative ranks; non-commutative ones a tree over the
- *    ranks themselves rooted at 0, in which every node holds a contiguous range of ranks and combines
- *    (lower range) op (higher range), so the result is in MPI's canonical order x0 op x1 op ... op x(p-1); rank 0
- *    then forwards it to the root.
- *  - Allreduce: recursive doubling with the usual fold of the p - 2^floor(log2 p) extra ranks; partners always
- *    combine (lower ranks) op (higher ranks), so it is also in canonical order (and bitwise identical everywhere).
- *  - Reduce_scatter(_block): reduce to rank 0, then scatter of the pieces.
  *  - Scan, Exscan: linear chain.
  * MPI_IN_PLACE is accepted wherever MPI-3.1 allows it. Intercommunicators give MPI_ERR_COMM.
  */
 #include "mpi_coll_sched.h"
-#include "collectives/nm_coll_tree.h"
 #include <nmad/nm_coll_model.h>
+#include <nmad/nm_coll_reduce.h>
+#include <nmad/nm_coll_barrier.h>
+#include <nmad/nm_coll_allgather.h>
+#include <nmad/nm_coll_alltoall.h>
+#include <nmad/nm_coll_gather.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,29 +41,22 @@ void nm_mpi_coll_finalize(void)
 
 /* ---------------------------------------------------------------- common helpers */
 
-/** Binomial tree node in virtual ranks, from the one tree module (collectives/nm_coll_tree.h): node v owns
- *  [v, hi); children are listed farthest first, child j owning [children[j], ends[j]). */
-struct nm_coll_node_s {
-  int parent;
-  int hi;
-  int n_children;
-  int children[32];
-  int ends[32];
-};
+/** Group member -> gate of the communicator (nm_coll.h's group by function, for collectives/ builders). */
+static nm_gate_t nm_coll_comm_gate(void *ref, int member) { return nm_mpi_comm_gate(ref, member); }
 
-static void nm_coll_binomial_node(int n, int v, struct nm_coll_node_s *node)
+/** The communicator as a native group (used while building only: the builders ask for gates then). */
+static struct nm_coll_group_s nm_coll_comm_group(struct nm_mpi_comm_s *c)
 {
-  struct nm_coll_tree_s t;
-  struct nm_coll_tree_node_s tn;
-  nm_coll_tree_init(&t, NM_COLL_TREE_BINOMIAL, n, 0); /* n >= 1: cannot fail */
-  nm_coll_tree_node(&t, v, &tn);
-  node->parent = tn.parent;
-  node->hi = tn.hi;
-  node->n_children = 0;
-  for (int i = 0; i < tn.n_children && i < 32; i++) {
-    node->children[i] = nm_coll_tree_child(&t, &tn, i, &node->ends[i]);
-    node->n_children++;
-  }
+  struct nm_coll_group_s g = {c->size, nm_coll_comm_gate, c};
+  return g;
+}
+
+/** A native builder's error as an MPI class recorded in @p s: -NM_EINVAL is a bad NMAD_*_ALGO (reported on
+ *  stderr) once the MPI arguments were checked. */
+static void nm_coll_build_error(nm_mpi_coll_sched_t *s, int rc)
+{
+  if (rc)
+    nm_mpi_coll_sched_set_error(s, rc == -NM_EINVAL ? MPI_ERR_ARG : MPI_ERR_INTERN);
 }
 
 /** Common start: request pointer, communicator. */
@@ -347,134 +338,92 @@ static void nm_coll_red_apply(struct nm_coll_red_s *R, int round, const void *in
                              R->adt);
 }
 
-/**
- * Binomial reduce of every member's @p in (user buffer) to @p root (see the file comment for the orders).
- * Children (rank + 1, + 2, + 4, ... below the lowest set bit) are all received in round 0, combined in
- * increasing order in round 1 as acc = acc op child (acc holds the lower ranks), and the result goes to the parent.
- * @param[out] result at the root, the work buffer holding the result, usable from the returned round on.
- * @return the first round this member has not used.
- */
-static int nm_coll_reduce_tree(struct nm_coll_red_s *R, const void *in, int root, int commute,
-                               const void **result)
-{
-  int p = R->size, r = R->rank;
-  int v = commute ? (r - root + p) % p : r;
-  int base = commute ? root : 0; /* rank of vrank 0 */
-  int children[32], n_children = 0, parent = -1;
-  void *child_w[32];
-  const void *acc;
-  int round;
+/* ---------------------------------------------------------------- reductions: MPI operators as native ones */
 
-  *result = NULL;
-  {
-    /* the binomial tree of the tree module; its children come farthest first, the combination wants them nearest
-     * first (each child's range follows the ranges before it) */
-    struct nm_coll_node_s node;
-    nm_coll_binomial_node(p, v, &node);
-    parent = node.parent;
-    for (int i = node.n_children - 1; i >= 0; i--)
-      children[n_children++] = node.children[i];
+/** An MPI operator on a datatype as a native combine function (nm_coll_reduce.h): collectives/ reduce arrays of
+ *  packed elements (R->pbytes / count bytes each); this turns them back into what the operator takes, by mode. */
+struct nm_coll_mpi_op_s {
+  int mode;                    /* enum nm_coll_red_mode_e */
+  MPI_Op op;
+  MPI_Datatype adt;            /* what the op is applied on */
+  int mult;                    /* PACKED: basic elements per element */
+  MPI_Aint shift;              /* CONTIG, LAYOUT: typed pointer = data pointer - shift */
+  struct nm_mpi_datatype_s *d; /* LAYOUT */
+  char *la, *lb;               /* LAYOUT: two buffers with the datatype's layout, for the whole vector */
+  size_t esize;                /* packed bytes per element */
+};
+
+static int nm_coll_mpi_combine(void *ref, const void *in, void *inout, nm_len_t count)
+{
+  struct nm_coll_mpi_op_s *m = ref;
+  switch (m->mode) {
+  case NM_COLL_RED_CONTIG:
+    return nm_mpi_op_apply(m->op, (const char *)in - m->shift, (char *)inout - m->shift, (int)count, m->adt);
+  case NM_COLL_RED_PACKED:
+    return nm_mpi_op_apply(m->op, in, inout, (int)count * m->mult, m->adt);
+  case NM_COLL_RED_LAYOUT: {
+    /* a user op on a non-contiguous type wants the type's layout: unpack both operands, apply, pack back */
+    char *a = m->la - m->shift, *b = m->lb - m->shift;
+    nm_mpi_datatype_unpack(m->d, in, (MPI_Count)(count * m->esize), a, (MPI_Count)count);
+    nm_mpi_datatype_unpack(m->d, inout, (MPI_Count)(count * m->esize), b, (MPI_Count)count);
+    int err = nm_mpi_op_apply(m->op, a, b, (int)count, m->adt);
+    nm_mpi_datatype_pack(m->d, b, (MPI_Count)count, inout);
+    return err;
   }
-  acc = nm_coll_red_view(R, 0, in);
-  for (int i = 0; i < n_children; i++) {
-    child_w[i] = nm_coll_red_work(R);
-    nm_coll_red_recv(R, 0, (children[i] + base) % p, child_w[i]);
+  default: {
+    const int *x = in;
+    int *y = inout;
+    for (nm_len_t i = 0; i < count; i++)
+      if (x[i] > y[i])
+        y[i] = x[i];
+    return 0;
   }
-  round = n_children ? 1 : 0;
-  for (int i = 0; i < n_children; i++) {
-    nm_coll_red_apply(R, round, acc, child_w[i]);
-    acc = child_w[i];
   }
-  if (parent >= 0) {
-    nm_coll_red_send(R, round, (parent + base) % p, acc);
-    round++;
-  } else if (r != root) {
-    /* non-commutative: rank 0 forwards the ordered result to the root */
-    nm_coll_red_send(R, round, root, acc);
-    round++;
-  }
-  if (r == root) {
-    if (v == 0) {
-      *result = acc;
-    } else {
-      void *w = nm_coll_red_work(R);
-      nm_coll_red_recv(R, round, 0, w);
-      round++;
-      *result = w;
-    }
-  }
-  return round;
 }
 
-/**
- * Recursive-doubling allreduce of @p in (user buffer) into @p out (user buffer), MPICH's algorithm: with
- * pof2 = 2^floor(log2 p) and rem = p - pof2, the first 2 rem ranks pair up (the even one hands its data to the
- * odd one and waits for the result), leaving pof2 members that exchange with partner (newrank ^ mask) for
- * mask = 1, 2, 4, ...; each combines (lower ranks) op (higher ranks).
- * As MPICH, the result is accumulated in @p out itself when work buffers have the user's layout (contiguous
- * types): one copy of @p in (none in place) and no final copy, instead of two copies through a work buffer. A
- * commutative op then combines the partner's data into it in either order; a non-commutative one, when the
- * partner is the higher rank, combines into the received data and copies it back.
- */
-static void nm_coll_allreduce_rd(struct nm_coll_red_s *R, const void *in, void *out)
+/** The native operator of reduction @p R (count > 0); its state lives in the schedule, the MPI op is held. */
+static void nm_coll_mpi_op(struct nm_coll_red_s *R, struct nm_coll_op_s *nop)
 {
-  int p = R->size, r = R->rank;
-  int pof2 = 1, rem, newrank, round = 0;
-  const int direct = R->mode == NM_COLL_RED_CONTIG || R->mode == NM_COLL_RED_INT_MAX;
-  void *acc = direct ? (char *)out + R->shift : nm_coll_red_work(R), *tmp = nm_coll_red_work(R);
+  struct nm_coll_mpi_op_s *m = nm_coll_sched_alloc(nm_mpi_coll_sched_native(R->s), sizeof(*m));
+  nop->combine = nm_coll_mpi_combine;
+  nop->ref = m;
+  nop->esize = R->pbytes / (size_t)R->count;
+  nop->commute = R->commute;
+  if (!m)
+    return; /* recorded: the schedule fails to start */
+  *m = (struct nm_coll_mpi_op_s){R->mode, R->op, R->adt, 1, R->shift, R->d, NULL, NULL, nop->esize};
+  if (R->mode == NM_COLL_RED_PACKED)
+    m->mult = R->acount / R->count;
+  if (R->mode == NM_COLL_RED_LAYOUT) {
+    m->la = nm_coll_red_work(R);
+    m->lb = nm_coll_red_work(R);
+  }
+  if (R->mode != NM_COLL_RED_INT_MAX)
+    nm_mpi_coll_sched_hold_op(R->s, R->op); /* a user op may be freed before the collective completes */
+}
 
-  while (pof2 * 2 <= p)
-    pof2 *= 2;
-  rem = p - pof2;
-  if (!direct || in != out)
-    nm_coll_red_load(R, 0, acc, in);
-  if (r < 2 * rem) {
-    if (r % 2 == 0) {
-      nm_coll_red_send(R, 0, r + 1, acc);
-      round = 1;
-      newrank = -1;
-    } else {
-      nm_coll_red_recv(R, 0, r - 1, tmp);
-      round = 1;
-      nm_coll_red_apply(R, round, tmp, acc); /* acc = x(r-1) op x(r) */
-      newrank = r / 2;
-    }
-  } else {
-    newrank = r - rem;
-  }
-  if (newrank >= 0) {
-    for (int mask = 1; mask < pof2; mask <<= 1) {
-      int newdst = newrank ^ mask;
-      int dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
-      nm_coll_red_send(R, round, dst, acc);
-      nm_coll_red_recv(R, round, dst, tmp);
-      round++;
-      if (dst < r || R->commute) {
-        nm_coll_red_apply(R, round, tmp, acc);
-      } else if (direct) {
-        nm_coll_red_apply(R, round, acc, tmp);
-        nm_mpi_coll_sched_copy(R->s, round, acc, tmp, R->pbytes);
-      } else {
-        void *t = acc;
-        nm_coll_red_apply(R, round, acc, tmp);
-        acc = tmp;
-        tmp = t;
-      }
-    }
-  }
-  if (r < 2 * rem) {
-    if (r % 2)
-      nm_coll_red_send(R, round, r - 1, acc);
-    else
-      nm_coll_red_recv(R, round++, r + 1, acc);
-  }
-  if (!direct)
-    nm_coll_red_store(R, round, acc, out);
+/** Where a native reduction whose result goes to @p out works for @p R: @p out's bytes when contiguous (CONTIG,
+ *  INT_MAX), else a scratch vector of packed elements, @p in (if not NULL) packed into it in round 0. */
+static char *nm_coll_mpi_vec(struct nm_coll_red_s *R, const void *in, void *out)
+{
+  if (R->mode == NM_COLL_RED_CONTIG || R->mode == NM_COLL_RED_INT_MAX)
+    return (char *)out + R->shift;
+  char *v = nm_mpi_coll_sched_alloc(R->s, R->pbytes);
+  if (v && in)
+    nm_mpi_coll_sched_pack(R->s, 0, R->d, in, R->count, v);
+  return v;
+}
+
+/** The native result vector @p v back into the user's @p ubuf in @p round (nothing when it is ubuf itself). */
+static void nm_coll_mpi_unvec(struct nm_coll_red_s *R, int round, const char *v, void *ubuf)
+{
+  if (v && R->mode != NM_COLL_RED_CONTIG && R->mode != NM_COLL_RED_INT_MAX)
+    nm_mpi_coll_sched_unpack(R->s, round, R->d, v, (MPI_Count)R->pbytes, ubuf, R->count);
 }
 
 /* ---------------------------------------------------------------- Barrier */
 
-static int nm_coll_barrier(MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+static int nm_mpi_coll_barrier(MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
 {
   struct nm_mpi_comm_s *c;
   nm_mpi_coll_sched_t *s;
@@ -483,12 +432,9 @@ static int nm_coll_barrier(MPI_Comm comm, MPI_Request *req, int nb, const char *
     s = nm_coll_new(c, comm, &err);
   if (err)
     return nm_coll_error(c, comm, err, fn);
-  /* dissemination: in round k, signal rank + 2^k and wait for rank - 2^k */
-  int p = c->size, r = c->rank, round = 0;
-  for (int k = 1; k < p; k <<= 1, round++) {
-    nm_mpi_coll_sched_send(s, round, (r + k) % p, NULL, 0);
-    nm_mpi_coll_sched_recv(s, round, (r - k + p) % p, NULL, 0);
-  }
+  /* collectives/barrier.c: dissemination */
+  struct nm_coll_group_s group = nm_coll_comm_group(c);
+  nm_coll_build_error(s, nm_coll_barrier_build(nm_mpi_coll_sched_native(s), 0, &group, c->rank, NULL));
   return nm_coll_end(s, comm, nb, req, fn);
 }
 
@@ -496,20 +442,17 @@ NM_MPI_ALIAS(Barrier)
 int PMPI_Barrier(MPI_Comm comm)
 {
   NM_MPI_LOCKED();
-  return nm_coll_barrier(comm, NULL, 0, __func__);
+  return nm_mpi_coll_barrier(comm, NULL, 0, __func__);
 }
 
 NM_MPI_ALIAS(Ibarrier)
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
   NM_MPI_LOCKED();
-  return nm_coll_barrier(comm, request, 1, __func__);
+  return nm_mpi_coll_barrier(comm, request, 1, __func__);
 }
 
 /* ---------------------------------------------------------------- Bcast */
-
-/** Group member -> gate of the communicator (nm_coll.h's group by function, for collectives/ builders). */
-static nm_gate_t nm_coll_comm_gate(void *ref, int member) { return nm_mpi_comm_gate(ref, member); }
 
 /** The broadcast algorithm of MPI_Bcast / MPI_Ibcast for @p bytes on @p c: the model's choice or
  *  NMAD_BCAST_ALGO (nm_coll_bcast_auto()), the same on every member. @return MPI_SUCCESS or MPI_ERR_ARG (an
@@ -585,8 +528,8 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
 
 /* ---------------------------------------------------------------- Gather, Gatherv */
 
-static int nm_coll_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                          MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+static int nm_mpi_coll_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *sd = NULL, *rd = NULL;
@@ -613,39 +556,30 @@ static int nm_coll_gather(const void *sendbuf, int sendcount, MPI_Datatype sendt
   int p = c->size, r = c->rank;
   size_t B = r == root ? nm_coll_bytes(rd, recvcount) : nm_coll_bytes(sd, sendcount);
   if (B > 0) {
-    /* binomial tree: each node gathers the blocks of its sub-tree [v, hi) of root-relative ranks, in order */
-    struct nm_coll_node_s node;
-    int v = (r - root + p) % p;
-    nm_coll_binomial_node(p, v, &node);
-    size_t nsub = (size_t)(node.hi - v);
-    if (nsub == 1 && r != root) {
-      nm_mpi_coll_sched_send(s, 0, (node.parent + root) % p, nm_coll_packed_src(s, 0, sd, sendbuf, sendcount, B),
-                             B);
-    } else {
-      char *tmp = nm_mpi_coll_sched_alloc(s, nsub * B);
-      if (!in_place) {
-        if (nm_coll_bytes(sd, sendcount) != B)
-          nm_mpi_coll_sched_set_error(s, MPI_ERR_TRUNCATE);
-        else if (sd->contiguous)
-          nm_mpi_coll_sched_copy(s, 0, tmp, (const char *)sendbuf + sd->true_lb, B);
-        else
-          nm_mpi_coll_sched_pack(s, 0, sd, sendbuf, sendcount, tmp);
-      }
-      for (int i = 0; i < node.n_children; i++)
-        nm_mpi_coll_sched_recv(s, 0, (node.children[i] + root) % p, tmp + (size_t)(node.children[i] - v) * B,
-                               (size_t)(node.ends[i] - node.children[i]) * B);
-      if (r != root) {
-        nm_mpi_coll_sched_send(s, 1, (node.parent + root) % p, tmp, nsub * B);
-      } else {
-        for (int i = 0; i < p; i++) {
-          int rk = (i + root) % p;
-          if (i == 0 && in_place)
-            continue;
-          nm_mpi_coll_sched_unpack(s, 1, rd, tmp + (size_t)i * B, (MPI_Count)B,
-                                   nm_coll_at(recvbuf, (MPI_Aint)rk * recvcount, rd), recvcount);
-        }
-      }
+    /* collectives/gather_scatter.c over packed blocks: in the user's buffer at the root when contiguous */
+    struct nm_coll_group_s group = nm_coll_comm_group(c);
+    const void *src = NULL;
+    char *dst = NULL;
+    int next = 0;
+    if (!in_place) {
+      if (r == root && nm_coll_bytes(sd, sendcount) != B)
+        nm_mpi_coll_sched_set_error(s, MPI_ERR_TRUNCATE);
+      src = nm_coll_packed_src(s, 0, sd, sendbuf, sendcount, B);
     }
+    if (r == root) {
+      dst = rd->contiguous ? (char *)recvbuf + rd->true_lb : nm_mpi_coll_sched_alloc(s, (size_t)p * B);
+      if (dst && in_place && !rd->contiguous)
+        nm_mpi_coll_sched_pack(s, 0, rd, nm_coll_at(recvbuf, (MPI_Aint)r * recvcount, rd), recvcount,
+                               dst + (size_t)r * B);
+    }
+    if ((src || in_place) && (dst || r != root))
+      nm_coll_build_error(s, nm_coll_gather_build(nm_mpi_coll_sched_native(s), 0, &group, r, root, src, dst, B,
+                                                  NM_COLL_GATHER_AUTO, &next));
+    if (r == root && dst && !rd->contiguous)
+      for (int i = 0; i < p; i++)
+        if (i != r || !in_place)
+          nm_mpi_coll_sched_unpack(s, next, rd, dst + (size_t)i * B, (MPI_Count)B,
+                                   nm_coll_at(recvbuf, (MPI_Aint)i * recvcount, rd), recvcount);
   }
   return nm_coll_end(s, comm, nb, req, fn);
 }
@@ -655,7 +589,7 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                 MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
   NM_MPI_LOCKED();
-  return nm_coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0, __func__);
+  return nm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0, __func__);
 }
 
 NM_MPI_ALIAS(Igather)
@@ -663,13 +597,13 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
   NM_MPI_LOCKED();
-  return nm_coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1,
-                        __func__);
+  return nm_mpi_coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1,
+                            __func__);
 }
 
-static int nm_coll_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                           MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+static int nm_mpi_coll_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                               const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                               MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *sd = NULL, *rd = NULL;
@@ -724,8 +658,8 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
   NM_MPI_LOCKED();
-  return nm_coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, NULL, 0,
-                         __func__);
+  return nm_mpi_coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, NULL, 0,
+                             __func__);
 }
 
 NM_MPI_ALIAS(Igatherv)
@@ -733,15 +667,15 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
   NM_MPI_LOCKED();
-  return nm_coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request,
-                         1, __func__);
+  return nm_mpi_coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request,
+                             1, __func__);
 }
 
 /* ---------------------------------------------------------------- Scatter, Scatterv */
 
-static int nm_coll_scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req, int nb,
-                           const char *fn)
+static int nm_mpi_coll_scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req, int nb,
+                               const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *sd = NULL, *rd = NULL;
@@ -768,36 +702,32 @@ static int nm_coll_scatter(const void *sendbuf, int sendcount, MPI_Datatype send
   int p = c->size, r = c->rank;
   size_t B = r == root ? nm_coll_bytes(sd, sendcount) : nm_coll_bytes(rd, recvcount);
   if (B > 0) {
-    /* binomial tree, the reverse of the gather: each node receives the blocks of its sub-tree */
-    struct nm_coll_node_s node;
-    int v = (r - root + p) % p, round = 0;
-    size_t nsub;
-    char *tmp;
-    nm_coll_binomial_node(p, v, &node);
-    nsub = (size_t)(node.hi - v);
+    /* collectives/gather_scatter.c over packed blocks: from the user's buffer at the root when contiguous */
+    struct nm_coll_group_s group = nm_coll_comm_group(c);
+    const char *src = NULL;
+    void *dst = NULL, *tmp = NULL;
+    int next = 0;
     if (r == root) {
-      tmp = nm_mpi_coll_sched_alloc(s, (size_t)p * B);
-      for (int i = in_place ? 1 : 0; i < p; i++)
-        nm_mpi_coll_sched_pack(s, 0, sd, nm_coll_at(sendbuf, (MPI_Aint)((i + root) % p) * sendcount, sd),
-                               sendcount, tmp + (size_t)i * B);
-    } else if (nsub == 1) {
-      nm_mpi_coll_sched_recv(s, 0, (node.parent + root) % p, nm_coll_packed_dst(s, 1, rd, recvbuf, recvcount, B),
-                             B);
-      tmp = NULL;
-    } else {
-      tmp = nm_mpi_coll_sched_alloc(s, nsub * B);
-      nm_mpi_coll_sched_recv(s, 0, (node.parent + root) % p, tmp, nsub * B);
-      round = 1;
-    }
-    for (int i = 0; i < node.n_children; i++)
-      nm_mpi_coll_sched_send(s, round, (node.children[i] + root) % p, tmp + (size_t)(node.children[i] - v) * B,
-                             (size_t)(node.ends[i] - node.children[i]) * B);
-    if (tmp && !in_place) {
-      if (nm_coll_bytes(rd, recvcount) < B)
+      if (sd->contiguous) {
+        src = (const char *)sendbuf + sd->true_lb;
+      } else {
+        char *packed = nm_mpi_coll_sched_alloc(s, (size_t)p * B);
+        for (int i = 0; packed && i < p; i++)
+          if (i != r || !in_place)
+            nm_mpi_coll_sched_pack(s, 0, sd, nm_coll_at(sendbuf, (MPI_Aint)i * sendcount, sd), sendcount,
+                                   packed + (size_t)i * B);
+        src = packed;
+      }
+      if (!in_place && nm_coll_bytes(rd, recvcount) < B)
         nm_mpi_coll_sched_set_error(s, MPI_ERR_TRUNCATE);
-      else
-        nm_mpi_coll_sched_unpack(s, round, rd, tmp, (MPI_Count)B, recvbuf, recvcount);
     }
+    if (!in_place)
+      dst = rd->contiguous ? (char *)recvbuf + rd->true_lb : (tmp = nm_mpi_coll_sched_alloc(s, B));
+    if ((src || r != root) && (dst || in_place))
+      nm_coll_build_error(s, nm_coll_scatter_build(nm_mpi_coll_sched_native(s), 0, &group, r, root, src, dst, B,
+                                                   NM_COLL_GATHER_AUTO, &next));
+    if (tmp)
+      nm_mpi_coll_sched_unpack(s, next, rd, tmp, (MPI_Count)B, recvbuf, recvcount);
   }
   return nm_coll_end(s, comm, nb, req, fn);
 }
@@ -807,8 +737,8 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
   NM_MPI_LOCKED();
-  return nm_coll_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0,
-                         __func__);
+  return nm_mpi_coll_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0,
+                             __func__);
 }
 
 NM_MPI_ALIAS(Iscatter)
@@ -816,13 +746,13 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
   NM_MPI_LOCKED();
-  return nm_coll_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1,
-                         __func__);
+  return nm_mpi_coll_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1,
+                             __func__);
 }
 
-static int nm_coll_scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                            MPI_Request *req, int nb, const char *fn)
+static int nm_mpi_coll_scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                                void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                MPI_Request *req, int nb, const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *sd = NULL, *rd = NULL;
@@ -877,8 +807,8 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
   NM_MPI_LOCKED();
-  return nm_coll_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0,
-                          __func__);
+  return nm_mpi_coll_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0,
+                              __func__);
 }
 
 NM_MPI_ALIAS(Iscatterv)
@@ -887,17 +817,18 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
                    MPI_Request *request)
 {
   NM_MPI_LOCKED();
-  return nm_coll_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
-                          1, __func__);
+  return nm_mpi_coll_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
+                              1, __func__);
 }
 
 /* ---------------------------------------------------------------- Allgather, Allgatherv */
 
-/** Ring allgather of blocks of counts[i] x rd placed at recvbuf + displs[i] x extent. The own block comes from
+/** Allgather (collectives/allgather.c: ring, recursive doubling or Bruck) of blocks of counts[i] x rd placed
+ *  at recvbuf + displs[i] x extent. The own block comes from
  *  (sendbuf, sendcount, sd), or is already in place when sendbuf is MPI_IN_PLACE. */
-static void nm_coll_allgather_ring(nm_mpi_coll_sched_t *s, const struct nm_mpi_comm_s *c, const void *sendbuf,
-                                   int sendcount, struct nm_mpi_datatype_s *sd, void *recvbuf, const int *counts,
-                                   const int *displs, struct nm_mpi_datatype_s *rd)
+static void nm_coll_allgather_blocks(nm_mpi_coll_sched_t *s, const struct nm_mpi_comm_s *c, const void *sendbuf,
+                                     int sendcount, struct nm_mpi_datatype_s *sd, void *recvbuf, const int *counts,
+                                     const int *displs, struct nm_mpi_datatype_s *rd)
 {
   int p = c->size, r = c->rank;
   int in_place = (sendbuf == MPI_IN_PLACE);
@@ -929,24 +860,26 @@ static void nm_coll_allgather_ring(nm_mpi_coll_sched_t *s, const struct nm_mpi_c
   } else if (tmp) {
     nm_mpi_coll_sched_pack(s, 0, rd, nm_coll_at(recvbuf, displs[r], rd), counts[r], blk[r]);
   }
-  /* round k: send block r - k to the right, receive block r - k - 1 from the left */
-  for (int k = 0; k < p - 1; k++) {
-    int sb = (r - k + p) % p, rb = (r - k - 1 + p) % p;
-    if (bytes[sb])
-      nm_mpi_coll_sched_send(s, k, (r + 1) % p, blk[sb], bytes[sb]);
-    if (bytes[rb])
-      nm_mpi_coll_sched_recv(s, k, (r - 1 + p) % p, blk[rb], bytes[rb]);
-  }
+  /* collectives/allgather.c over the packed blocks, the own one already in place */
+  nm_len_t *lens = nm_mpi_coll_sched_alloc(s, sizeof(nm_len_t) * (size_t)p);
+  struct nm_coll_group_s group = nm_coll_comm_group((struct nm_mpi_comm_s *)c);
+  int next = 0;
+  if (!lens)
+    return;
+  for (int i = 0; i < p; i++)
+    lens[i] = bytes[i];
+  nm_coll_build_error(s, nm_coll_allgatherv_build(nm_mpi_coll_sched_native(s), 0, &group, r, NULL,
+                                                  (void *const *)blk, lens, NM_COLL_ALLGATHER_AUTO, &next));
   if (tmp)
     for (int i = 0; i < p; i++)
       if (i != r || !in_place)
-        nm_mpi_coll_sched_unpack(s, p - 1, rd, blk[i], (MPI_Count)bytes[i], nm_coll_at(recvbuf, displs[i], rd),
+        nm_mpi_coll_sched_unpack(s, next, rd, blk[i], (MPI_Count)bytes[i], nm_coll_at(recvbuf, displs[i], rd),
                                  counts[i]);
 }
 
-static int nm_coll_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                              const int recvcounts[], const int displs[], int recvcount, MPI_Datatype recvtype,
-                              MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+static int nm_mpi_coll_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                  const int recvcounts[], const int displs[], int recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *sd = NULL, *rd = NULL;
@@ -981,7 +914,7 @@ static int nm_coll_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
     displs = dis;
   }
   if (recvcounts && displs)
-    nm_coll_allgather_ring(s, c, sendbuf, sendcount, sd, recvbuf, recvcounts, displs, rd);
+    nm_coll_allgather_blocks(s, c, sendbuf, sendcount, sd, recvbuf, recvcounts, displs, rd);
   return nm_coll_end(s, comm, nb, req, fn);
 }
 
@@ -990,8 +923,8 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    MPI_Datatype recvtype, MPI_Comm comm)
 {
   NM_MPI_LOCKED();
-  return nm_coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm, NULL, 0,
-                            __func__);
+  return nm_mpi_coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm, NULL, 0,
+                                __func__);
 }
 
 NM_MPI_ALIAS(Iallgather)
@@ -999,8 +932,8 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
   NM_MPI_LOCKED();
-  return nm_coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm, request,
-                            1, __func__);
+  return nm_mpi_coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm, request,
+                                1, __func__);
 }
 
 NM_MPI_ALIAS(Allgatherv)
@@ -1010,8 +943,8 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
   NM_MPI_LOCKED();
   if (!recvcounts)
     return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
-  return nm_coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, comm, NULL, 0,
-                            __func__);
+  return nm_mpi_coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, comm, NULL, 0,
+                                __func__);
 }
 
 NM_MPI_ALIAS(Iallgatherv)
@@ -1022,18 +955,46 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
   NM_MPI_LOCKED();
   if (!recvcounts)
     return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
-  return nm_coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, comm, request,
-                            1, __func__);
+  return nm_mpi_coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, comm, request,
+                                1, __func__);
 }
 
 /* ---------------------------------------------------------------- Alltoall, Alltoallv */
 
-/** Pairwise exchange: round k - 1 sends to rank + k and receives from rank - k. With MPI_IN_PLACE, every
- *  outgoing block is first copied (packed) out of recvbuf, since incoming blocks overwrite it. */
-static void nm_coll_alltoall_pairwise(nm_mpi_coll_sched_t *s, const struct nm_mpi_comm_s *c, const void *sendbuf,
-                                      const int *scounts, const int *sdispls, struct nm_mpi_datatype_s *sd,
-                                      void *recvbuf, const int *rcounts, const int *rdispls,
-                                      struct nm_mpi_datatype_s *rd)
+/** An all-to-all's exchange over packed blocks (collectives/alltoall.c): out[i] (sb[i] bytes) to member i, and
+ *  sb-matching rb[i] bytes from member i received at in[i] (the own block is the caller's: sb[r] = rb[r] = 0).
+ *  @p block: every block's size when MPI makes them all equal (MPI_Alltoall), else 0. @return the round after. */
+static int nm_coll_alltoall_native(nm_mpi_coll_sched_t *s, struct nm_mpi_comm_s *c, const void **out,
+                                   nm_len_t *sb, void **in, nm_len_t *rb, nm_len_t block)
+{
+  struct nm_coll_group_s group = nm_coll_comm_group(c);
+  int next = 0;
+  nm_coll_build_error(s, nm_coll_alltoallv_build(nm_mpi_coll_sched_native(s), 0, &group, c->rank,
+                                                 (const void *const *)out, sb, (void *const *)in, rb, block,
+                                                 NM_COLL_ALLTOALL_AUTO, &next));
+  return next;
+}
+
+/** Where block @p src of an all-to-all is received: the user's bytes when contiguous, else scratch (then
+ *  *tmp is set, to be unpacked once the exchange is done). */
+static void *nm_coll_alltoall_dst(nm_mpi_coll_sched_t *s, struct nm_mpi_datatype_s *d, void *buf, size_t bytes,
+                                  void **tmp)
+{
+  *tmp = NULL;
+  if (bytes == 0)
+    return NULL;
+  if (d->contiguous)
+    return (char *)buf + d->true_lb;
+  return *tmp = nm_mpi_coll_sched_alloc(s, bytes);
+}
+
+/** All-to-all of typed blocks (collectives/alltoall.c: pairwise or Bruck). With MPI_IN_PLACE, every outgoing
+ *  block is first copied (packed) out of recvbuf, since incoming blocks overwrite it. @p block as
+ *  nm_coll_alltoall_native(). */
+static void nm_coll_alltoall_blocks(nm_mpi_coll_sched_t *s, const struct nm_mpi_comm_s *c, const void *sendbuf,
+                                    const int *scounts, const int *sdispls, struct nm_mpi_datatype_s *sd,
+                                    void *recvbuf, const int *rcounts, const int *rdispls,
+                                    struct nm_mpi_datatype_s *rd, nm_len_t block)
 {
   int p = c->size, r = c->rank;
   int in_place = (sendbuf == MPI_IN_PLACE);
@@ -1064,21 +1025,26 @@ static void nm_coll_alltoall_pairwise(nm_mpi_coll_sched_t *s, const struct nm_mp
   if (!in_place)
     nm_coll_local_copy(s, 0, nm_coll_at(sendbuf, sdispls[r], sd), scounts[r], sd,
                        nm_coll_at(recvbuf, rdispls[r], rd), rcounts[r], rd);
-  for (int k = 1; k < p; k++) {
-    int dst = (r + k) % p, src = (r - k + p) % p;
-    size_t sb = nm_coll_bytes(sd, scounts[dst]), rb = nm_coll_bytes(rd, rcounts[src]);
-    if (sb)
-      nm_mpi_coll_sched_send(s, k - 1, dst, out[dst], sb);
-    if (rb)
-      nm_mpi_coll_sched_recv(
-          s, k - 1, src, nm_coll_packed_dst(s, k, rd, nm_coll_at(recvbuf, rdispls[src], rd), rcounts[src], rb), rb);
+  nm_len_t *sb = nm_mpi_coll_sched_alloc(s, sizeof(nm_len_t) * 2 * (size_t)p), *rb = sb ? sb + p : NULL;
+  void **in = nm_mpi_coll_sched_alloc(s, sizeof(void *) * 2 * (size_t)p), **tmp = in ? in + p : NULL;
+  if (!sb || !in)
+    return;
+  for (int i = 0; i < p; i++) {
+    sb[i] = i == r ? 0 : nm_coll_bytes(sd, scounts[i]);
+    rb[i] = i == r ? 0 : nm_coll_bytes(rd, rcounts[i]);
+    in[i] = nm_coll_alltoall_dst(s, rd, nm_coll_at(recvbuf, rdispls[i], rd), rb[i], &tmp[i]);
   }
+  int next = nm_coll_alltoall_native(s, (struct nm_mpi_comm_s *)c, out, sb, in, rb, block);
+  for (int i = 0; i < p; i++)
+    if (tmp[i])
+      nm_mpi_coll_sched_unpack(s, next, rd, tmp[i], (MPI_Count)rb[i], nm_coll_at(recvbuf, rdispls[i], rd),
+                               rcounts[i]);
 }
 
-static int nm_coll_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], int sendcount,
-                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
-                             int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req, int nb,
-                             const char *fn)
+static int nm_mpi_coll_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], int sendcount,
+                                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req, int nb,
+                                 const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *sd = NULL, *rd = NULL;
@@ -1124,7 +1090,8 @@ static int nm_coll_alltoallv(const void *sendbuf, const int sendcounts[], const 
     }
   }
   if (recvcounts)
-    nm_coll_alltoall_pairwise(s, c, sendbuf, sendcounts, sdispls, sd, recvbuf, recvcounts, rdispls, rd);
+    nm_coll_alltoall_blocks(s, c, sendbuf, sendcounts, sdispls, sd, recvbuf, recvcounts, rdispls, rd,
+                            vector ? 0 : nm_coll_bytes(rd, recvcount));
   return nm_coll_end(s, comm, nb, req, fn);
 }
 
@@ -1133,8 +1100,8 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Datatype recvtype, MPI_Comm comm)
 {
   NM_MPI_LOCKED();
-  return nm_coll_alltoallv(sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm,
-                           NULL, 0, __func__);
+  return nm_mpi_coll_alltoallv(sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm,
+                               NULL, 0, __func__);
 }
 
 NM_MPI_ALIAS(Ialltoall)
@@ -1142,8 +1109,8 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
   NM_MPI_LOCKED();
-  return nm_coll_alltoallv(sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm,
-                           request, 1, __func__);
+  return nm_mpi_coll_alltoallv(sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm,
+                               request, 1, __func__);
 }
 
 NM_MPI_ALIAS(Alltoallv)
@@ -1153,8 +1120,8 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
   NM_MPI_LOCKED();
   if (!recvcounts)
     return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
-  return nm_coll_alltoallv(sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts, rdispls, 0, recvtype,
-                           comm, NULL, 0, __func__);
+  return nm_mpi_coll_alltoallv(sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts, rdispls, 0, recvtype,
+                               comm, NULL, 0, __func__);
 }
 
 NM_MPI_ALIAS(Ialltoallv)
@@ -1165,19 +1132,19 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
   NM_MPI_LOCKED();
   if (!recvcounts)
     return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
-  return nm_coll_alltoallv(sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts, rdispls, 0, recvtype,
-                           comm, request, 1, __func__);
+  return nm_mpi_coll_alltoallv(sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts, rdispls, 0, recvtype,
+                               comm, request, 1, __func__);
 }
 
 /* ---------------------------------------------------------------- Alltoallw (MPI-3.1 5.8) */
 
-/** Alltoallw: per-peer datatypes and byte displacements, pairwise exchange as in nm_coll_alltoall_pairwise.
+/** Alltoallw: per-peer datatypes and byte displacements, exchanged as in nm_coll_alltoall_blocks().
  *  With MPI_IN_PLACE the data to send is taken from recvbuf (recvcounts, rdispls, recvtypes) and packed out
  *  before anything arrives. */
-static int nm_coll_alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                             const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *req,
-                             int nb, const char *fn)
+static int nm_mpi_coll_alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                 const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                 const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *req,
+                                 int nb, const char *fn)
 {
   struct nm_mpi_comm_s *c;
   nm_mpi_coll_sched_t *s = NULL;
@@ -1233,15 +1200,19 @@ static int nm_coll_alltoallw(const void *sendbuf, const int sendcounts[], const 
   if (out && !in_place)
     nm_coll_local_copy(s, 0, (const char *)sendbuf + sdispls[r], sendcounts[r], sd[r],
                        (char *)recvbuf + rdispls[r], recvcounts[r], rd[r]);
-  for (int k = 1; out && k < p; k++) {
-    int dst = (r + k) % p, src = (r - k + p) % p;
-    size_t sb = nm_coll_bytes(sd[dst], sendcounts[dst]), rb = nm_coll_bytes(rd[src], recvcounts[src]);
-    if (sb)
-      nm_mpi_coll_sched_send(s, k - 1, dst, out[dst], sb);
-    if (rb)
-      nm_mpi_coll_sched_recv(
-          s, k - 1, src,
-          nm_coll_packed_dst(s, k, rd[src], (char *)recvbuf + rdispls[src], recvcounts[src], rb), rb);
+  nm_len_t *sb = nm_mpi_coll_sched_alloc(s, sizeof(nm_len_t) * 2 * (size_t)p), *rb = sb ? sb + p : NULL;
+  void **in = nm_mpi_coll_sched_alloc(s, sizeof(void *) * 2 * (size_t)p), **tmp = in ? in + p : NULL;
+  if (out && sb && in) {
+    for (int i = 0; i < p; i++) {
+      sb[i] = i == r ? 0 : nm_coll_bytes(sd[i], sendcounts[i]);
+      rb[i] = i == r ? 0 : nm_coll_bytes(rd[i], recvcounts[i]);
+      in[i] = nm_coll_alltoall_dst(s, rd[i], (char *)recvbuf + rdispls[i], rb[i], &tmp[i]);
+    }
+    int next = nm_coll_alltoall_native(s, c, out, sb, in, rb, 0);
+    for (int i = 0; i < p; i++)
+      if (tmp[i])
+        nm_mpi_coll_sched_unpack(s, next, rd[i], tmp[i], (MPI_Count)rb[i], (char *)recvbuf + rdispls[i],
+                                 recvcounts[i]);
   }
   free(sd);
   return nm_coll_end(s, comm, nb, req, fn);
@@ -1253,8 +1224,8 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    MPI_Comm comm)
 {
   NM_MPI_LOCKED();
-  return nm_coll_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
-                           NULL, 0, __func__);
+  return nm_mpi_coll_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+                               NULL, 0, __func__);
 }
 
 NM_MPI_ALIAS(Ialltoallw)
@@ -1263,8 +1234,8 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
                     MPI_Comm comm, MPI_Request *request)
 {
   NM_MPI_LOCKED();
-  return nm_coll_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
-                           request, 1, __func__);
+  return nm_mpi_coll_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+                               request, 1, __func__);
 }
 
 /* ---------------------------------------------------------------- reductions */
@@ -1281,8 +1252,8 @@ static int nm_coll_red_begin(MPI_Comm comm, int nb, MPI_Request *req, int count,
   return err;
 }
 
-static int nm_coll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                          int root, MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+static int nm_mpi_coll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                              int root, MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *d = NULL;
@@ -1299,12 +1270,22 @@ static int nm_coll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
     return nm_coll_error(c, comm, err, fn);
   nm_mpi_coll_sched_hold_type(s, datatype);
   if (count > 0 && nm_coll_bytes(d, count) > 0) {
+    /* collectives/reduce.c on packed elements: in the user's buffers when contiguous */
     struct nm_coll_red_s R;
-    const void *result;
+    struct nm_coll_op_s nop;
+    struct nm_coll_group_s group = nm_coll_comm_group(c);
+    int in_place = sendbuf == MPI_IN_PLACE, is_root = c->rank == root, next = 0;
     nm_coll_red_init(&R, s, c, d, datatype, count, op, o);
-    int round = nm_coll_reduce_tree(&R, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, root, o->commute, &result);
-    if (c->rank == root)
-      nm_coll_red_store(&R, round, result, recvbuf);
+    nm_coll_mpi_op(&R, &nop);
+    const void *in = in_place ? recvbuf : sendbuf;
+    char *svec = nm_coll_mpi_vec(&R, in, (void *)in), *rvec = NULL;
+    if (is_root)
+      rvec = in_place ? svec : nm_coll_mpi_vec(&R, NULL, recvbuf);
+    if (svec && (rvec || !is_root))
+      nm_coll_build_error(s, nm_coll_reduce_build(nm_mpi_coll_sched_native(s), 0, &group, c->rank, root, svec,
+                                                  rvec, (nm_len_t)count, &nop, NM_COLL_REDUCE_AUTO, &next));
+    if (is_root)
+      nm_coll_mpi_unvec(&R, next, rvec, recvbuf);
   }
   return nm_coll_end(s, comm, nb, req, fn);
 }
@@ -1314,7 +1295,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
                 MPI_Comm comm)
 {
   NM_MPI_LOCKED();
-  return nm_coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, NULL, 0, __func__);
+  return nm_mpi_coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, NULL, 0, __func__);
 }
 
 NM_MPI_ALIAS(Ireduce)
@@ -1322,11 +1303,11 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
                  MPI_Comm comm, MPI_Request *request)
 {
   NM_MPI_LOCKED();
-  return nm_coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, 1, __func__);
+  return nm_mpi_coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, 1, __func__);
 }
 
-static int nm_coll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                             MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+static int nm_mpi_coll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                                 MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *d = NULL;
@@ -1339,14 +1320,19 @@ static int nm_coll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
     return nm_coll_error(c, comm, err, fn);
   nm_mpi_coll_sched_hold_type(s, datatype);
   if (count > 0 && nm_coll_bytes(d, count) > 0) {
+    /* collectives/allreduce.c on packed elements: in the user's buffers when contiguous */
     struct nm_coll_red_s R;
+    struct nm_coll_op_s nop;
+    struct nm_coll_group_s group = nm_coll_comm_group(c);
+    int in_place = sendbuf == MPI_IN_PLACE, next = 0;
     nm_coll_red_init(&R, s, c, d, datatype, count, op, o);
-    if (sendbuf == MPI_IN_PLACE) {
-      if (c->size > 1)
-        nm_coll_allreduce_rd(&R, recvbuf, recvbuf);
-    } else {
-      nm_coll_allreduce_rd(&R, sendbuf, recvbuf);
-    }
+    nm_coll_mpi_op(&R, &nop);
+    char *vec = nm_coll_mpi_vec(&R, in_place ? recvbuf : sendbuf, recvbuf);
+    char *src = in_place || R.mode != NM_COLL_RED_CONTIG ? NULL : (char *)sendbuf + R.shift;
+    if (vec)
+      nm_coll_build_error(s, nm_coll_allreduce_build(nm_mpi_coll_sched_native(s), 0, &group, c->rank, src, vec,
+                                                     (nm_len_t)count, &nop, NM_COLL_ALLREDUCE_AUTO, &next));
+    nm_coll_mpi_unvec(&R, next, vec, recvbuf);
   }
   return nm_coll_end(s, comm, nb, req, fn);
 }
@@ -1355,7 +1341,7 @@ NM_MPI_ALIAS(Allreduce)
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
   NM_MPI_LOCKED();
-  return nm_coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, NULL, 0, __func__);
+  return nm_mpi_coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, NULL, 0, __func__);
 }
 
 NM_MPI_ALIAS(Iallreduce)
@@ -1363,7 +1349,7 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
                     MPI_Request *request)
 {
   NM_MPI_LOCKED();
-  return nm_coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, request, 1, __func__);
+  return nm_mpi_coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, request, 1, __func__);
 }
 
 int nm_mpi_coll_allreduce_int_max(MPI_Comm comm, int *values, int n)
@@ -1379,16 +1365,20 @@ int nm_mpi_coll_allreduce_int_max(MPI_Comm comm, int *values, int n)
   if (!s)
     return MPI_ERR_NO_MEM;
   if (n > 0 && c->size > 1) {
+    struct nm_coll_op_s nop;
+    struct nm_coll_group_s group = nm_coll_comm_group(c);
     nm_coll_red_init(&R, s, c, NULL, MPI_INT, n, MPI_MAX, NULL);
-    nm_coll_allreduce_rd(&R, values, values);
+    nm_coll_mpi_op(&R, &nop);
+    nm_coll_build_error(s, nm_coll_allreduce_build(nm_mpi_coll_sched_native(s), 0, &group, c->rank, NULL, values,
+                                                   (nm_len_t)n, &nop, NM_COLL_ALLREDUCE_AUTO, NULL));
   }
   return nm_mpi_coll_sched_run(s);
 }
 
 /** Reduce_scatter: reduce the sum of @p counts elements to rank 0, which sends each member its piece. */
-static int nm_coll_reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], int recvcount,
-                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *req, int nb,
-                                  const char *fn)
+static int nm_mpi_coll_reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], int recvcount,
+                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *req, int nb,
+                                      const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *d = NULL;
@@ -1413,29 +1403,26 @@ static int nm_coll_reduce_scatter(const void *sendbuf, void *recvbuf, const int 
   int p = c->size, r = c->rank;
   size_t esize = nm_coll_bytes(d, 1);
   if (total > 0 && esize > 0) {
+    /* collectives/reduce.c (reduce to member 0, then the pieces) on packed elements */
     struct nm_coll_red_s R;
-    const void *result;
+    struct nm_coll_op_s nop;
+    struct nm_coll_group_s group = nm_coll_comm_group(c);
     const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    nm_coll_red_init(&R, s, c, d, datatype, (int)total, op, o);
-    int round = nm_coll_reduce_tree(&R, in, 0, o->commute, &result);
-    int mycount = recvcounts ? recvcounts[r] : recvcount;
+    int mycount = recvcounts ? recvcounts[r] : recvcount, next = 0;
     size_t mybytes = (size_t)mycount * esize;
-    if (r == 0) {
-      const char *packed = nm_coll_red_packed(&R, round, result);
-      size_t off = 0;
-      for (int i = 0; i < p; i++) {
-        int cnt = recvcounts ? recvcounts[i] : recvcount;
-        size_t b = (size_t)cnt * esize;
-        if (i == 0) {
-          if (!(d->contiguous && packed + off == (const char *)recvbuf + d->true_lb))
-            nm_mpi_coll_sched_unpack(s, round, d, packed + off, (MPI_Count)b, recvbuf, cnt);
-        } else if (b) {
-          nm_mpi_coll_sched_send(s, round, i, packed + off, b);
-        }
-        off += b;
-      }
-    } else if (mybytes) {
-      nm_mpi_coll_sched_recv(s, round, 0, nm_coll_packed_dst(s, round + 1, d, recvbuf, mycount, mybytes), mybytes);
+    nm_len_t *cnt = nm_mpi_coll_sched_alloc(s, sizeof(nm_len_t) * (size_t)p);
+    nm_coll_red_init(&R, s, c, d, datatype, (int)total, op, o);
+    nm_coll_mpi_op(&R, &nop);
+    char *svec = nm_coll_mpi_vec(&R, in, (void *)in), *rvec = NULL;
+    if (mybytes)
+      rvec = d->contiguous ? (char *)recvbuf + d->true_lb : nm_mpi_coll_sched_alloc(s, mybytes);
+    if (cnt && svec && (rvec || !mybytes)) {
+      for (int i = 0; i < p; i++)
+        cnt[i] = (nm_len_t)(recvcounts ? recvcounts[i] : recvcount);
+      nm_coll_build_error(s, nm_coll_reduce_scatter_build(nm_mpi_coll_sched_native(s), 0, &group, r, svec, rvec,
+                                                          cnt, &nop, NM_COLL_REDUCE_AUTO, &next));
+      if (mybytes && !d->contiguous)
+        nm_mpi_coll_sched_unpack(s, next, d, rvec, (MPI_Count)mybytes, recvbuf, mycount);
     }
   }
   return nm_coll_end(s, comm, nb, req, fn);
@@ -1448,7 +1435,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
   NM_MPI_LOCKED();
   if (!recvcounts)
     return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
-  return nm_coll_reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, NULL, 0, __func__);
+  return nm_mpi_coll_reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, NULL, 0, __func__);
 }
 
 NM_MPI_ALIAS(Ireduce_scatter)
@@ -1458,7 +1445,7 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
   NM_MPI_LOCKED();
   if (!recvcounts)
     return nm_mpi_error(comm, MPI_ERR_COUNT, __func__);
-  return nm_coll_reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, request, 1, __func__);
+  return nm_mpi_coll_reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, request, 1, __func__);
 }
 
 NM_MPI_ALIAS(Reduce_scatter_block)
@@ -1466,7 +1453,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Comm comm)
 {
   NM_MPI_LOCKED();
-  return nm_coll_reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, NULL, 0, __func__);
+  return nm_mpi_coll_reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, NULL, 0, __func__);
 }
 
 NM_MPI_ALIAS(Ireduce_scatter_block)
@@ -1474,13 +1461,13 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
                                MPI_Comm comm, MPI_Request *request)
 {
   NM_MPI_LOCKED();
-  return nm_coll_reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, request, 1, __func__);
+  return nm_mpi_coll_reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, request, 1, __func__);
 }
 
 /** Scan (inclusive) and Exscan: linear chain, rank r receives x0 op ... op x(r-1) from r - 1, combines it with its
  *  own data and passes the result to r + 1. */
-static int nm_coll_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                        MPI_Comm comm, int exclusive, MPI_Request *req, int nb, const char *fn)
+static int nm_mpi_coll_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                            MPI_Comm comm, int exclusive, MPI_Request *req, int nb, const char *fn)
 {
   struct nm_mpi_comm_s *c;
   struct nm_mpi_datatype_s *d = NULL;
@@ -1526,7 +1513,7 @@ NM_MPI_ALIAS(Scan)
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
   NM_MPI_LOCKED();
-  return nm_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, 0, NULL, 0, __func__);
+  return nm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, 0, NULL, 0, __func__);
 }
 
 NM_MPI_ALIAS(Iscan)
@@ -1534,14 +1521,14 @@ int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
                MPI_Request *request)
 {
   NM_MPI_LOCKED();
-  return nm_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, 0, request, 1, __func__);
+  return nm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, 0, request, 1, __func__);
 }
 
 NM_MPI_ALIAS(Exscan)
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
   NM_MPI_LOCKED();
-  return nm_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, 1, NULL, 0, __func__);
+  return nm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, 1, NULL, 0, __func__);
 }
 
 NM_MPI_ALIAS(Iexscan)
@@ -1549,5 +1536,5 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
                  MPI_Request *request)
 {
   NM_MPI_LOCKED();
-  return nm_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, 1, request, 1, __func__);
+  return nm_mpi_coll_scan(sendbuf, recvbuf, count, datatype, op, comm, 1, request, 1, __func__);
 }

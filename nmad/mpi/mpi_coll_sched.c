@@ -210,6 +210,15 @@ void nm_mpi_coll_sched_reduce(nm_mpi_coll_sched_t *s, int round, MPI_Op mop, con
   nm_coll_sched_local(s->ns, round, nm_mpi_coll_do_reduce, &a);
 }
 
+void nm_mpi_coll_sched_hold_op(nm_mpi_coll_sched_t *s, MPI_Op mop)
+{
+  struct nm_mpi_coll_hold_s *h = nm_mpi_coll_hold(s);
+  if (h) {
+    nm_mpi_op_hold(mop);
+    h->op = mop;
+  }
+}
+
 void nm_mpi_coll_sched_int_max(nm_mpi_coll_sched_t *s, int round, const int *in, int *inout, int count)
 {
   if (count == 0)

@@ -44,6 +44,10 @@ void nm_mpi_coll_sched_set_error(nm_mpi_coll_sched_t *s, int err);
 /** Keep a reference on a datatype until the schedule is released (the user may free it meanwhile). */
 void nm_mpi_coll_sched_hold_type(nm_mpi_coll_sched_t *s, MPI_Datatype dt);
 
+/** Keep a reference on a reduction operator until the schedule is released (MPI-3.1 5.9.5: the user may free
+ *  it meanwhile); for operators handed to collectives/ builders as native combine functions. */
+void nm_mpi_coll_sched_hold_op(nm_mpi_coll_sched_t *s, MPI_Op op);
+
 /* Operations, appended to round @p round (>= 0; rounds are created on demand; empty rounds are skipped).
  * Buffers must stay valid until the schedule completes. */
 void nm_mpi_coll_sched_send(nm_mpi_coll_sched_t *s, int round, int peer, const void *buf, size_t len);

@@ -10,7 +10,8 @@
  * Compiled with T_NONBLOCKING defined (tests/mpi/t_icoll.c), every collective is replaced by its non-blocking
  * version, overlapped with computation that calls MPI_Test on another request, then waited for.
  *
- * Environment: T_ONLY=<text> runs only the sections whose label contains <text> (plus the error checks).
+ * Environment: T_ONLY=<text>[,<text>...] runs only the sections whose label contains one of the texts (plus the
+ * error checks).
  *
  * Output: "PASS <what>" / "FAIL <what>" lines on rank 0 (each rank prints its own failure details on stderr);
  * exit status 1 if anything failed.
@@ -874,6 +875,21 @@ static void t_errors(void)
   free(big);
 }
 
+/* Whether @p label contains one of the comma-separated texts of @p only. */
+static int selected(const char *only, const char *label)
+{
+  char buf[256];
+  snprintf(buf, sizeof(buf), "%s", only);
+  for (char *tok = buf, *end; tok; tok = end ? end + 1 : NULL) {
+    end = strchr(tok, ',');
+    if (end)
+      *end = '\0';
+    if (*tok && strstr(label, tok))
+      return 1;
+  }
+  return 0;
+}
+
 static void suite(MPI_Comm comm, const char *name)
 {
   char what[128];
@@ -882,7 +898,7 @@ static void suite(MPI_Comm comm, const char *name)
   const char *only = getenv("T_ONLY"); /* run only the sections whose label contains this */
 #define SECTION(call, label)                                                                                       \
   do {                                                                                                             \
-    if (only && !strstr(label, only))                                                                              \
+    if (only && !selected(only, label))                                                                            \
       break;                                                                                                       \
     if (comm != MPI_COMM_NULL)                                                                                     \
       call;                                                                                                        \

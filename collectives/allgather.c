@@ -1,0 +1,180 @@
+/**
+ * @file allgather.c
+ * @brief Allgather as native non-blocking collectives (nm_coll_allgather.h): ring, recursive doubling, Bruck,
+ * and the choice between them (MPICH's thresholds; issue 18, deliverable 1).
+ */
+#include <nmad/nm_coll_allgather.h>
+#include <nmad/nm_errno.h>
+#include "nm_coll_algo.h"
+
+static const char *const nm_ag_names[NM_COLL_ALLGATHER_NALGOS] = {"auto", "ring", "recursive_doubling", "bruck"};
+
+/** One build. */
+struct nm_ag_s {
+  nm_coll_sched_t *s;
+  const struct nm_coll_group_s *group;
+  int p, r;
+  void *const *rbufs;
+  const nm_len_t *lens;
+  int round;
+};
+
+static void nm_ag_sendrecv(struct nm_ag_s *a, int to, const void *sbuf, nm_len_t slen, int from, void *rbuf,
+                           nm_len_t rlen)
+{
+  if (slen > 0)
+    nm_coll_sched_send(a->s, a->round, nm_coll_algo_gate(a->group, to), sbuf, slen, 0);
+  if (rlen > 0)
+    nm_coll_sched_recv(a->s, a->round, nm_coll_algo_gate(a->group, from), rbuf, rlen);
+  a->round++;
+}
+
+/* ---- ring: in round k send block r - k to the right, receive block r - k - 1 from the left, in place ---- */
+
+static void nm_ag_ring(struct nm_ag_s *a)
+{
+  int p = a->p, r = a->r;
+  for (int k = 0; k < p - 1; k++) {
+    int sb = (r - k + p) % p, rb = (r - k - 1 + p) % p;
+    nm_ag_sendrecv(a, (r + 1) % p, a->rbufs[sb], a->lens[sb], (r - 1 + p) % p, a->rbufs[rb], a->lens[rb]);
+  }
+}
+
+/* ---- recursive doubling (p a power of two): blocks in member order in one buffer w ---- */
+
+static void nm_ag_rd(struct nm_ag_s *a, char *w, const nm_len_t *off)
+{
+  for (int mask = 1; mask < a->p; mask <<= 1) {
+    int partner = a->r ^ mask, mine = a->r & ~(mask - 1), theirs = partner & ~(mask - 1);
+    nm_ag_sendrecv(a, partner, w + off[mine], off[mine + mask] - off[mine], partner, w + off[theirs],
+                   off[theirs + mask] - off[theirs]);
+  }
+}
+
+/* ---- Bruck: w holds position j = block of member (r + j) % p; in the round of distance d the first
+ * min(d, p - d) positions go to r - d, and those of r + d arrive at positions d, d + 1, ... ---- */
+
+static void nm_ag_bruck(struct nm_ag_s *a, char *w, const nm_len_t *off)
+{
+  int p = a->p, r = a->r;
+  for (int d = 1; d < p; d <<= 1) {
+    int cnt = d < p - d ? d : p - d;
+    nm_ag_sendrecv(a, (r - d + p) % p, w, off[cnt], (r + d) % p, w + off[d], off[d + cnt] - off[d]);
+  }
+}
+
+const char *nm_coll_allgather_algo_name(enum nm_coll_allgather_algo_e algo)
+{
+  return (int)algo >= 0 && algo < NM_COLL_ALLGATHER_NALGOS ? nm_ag_names[algo] : NULL;
+}
+
+int nm_coll_allgather_choose(int p, nm_len_t total, enum nm_coll_allgather_algo_e *algo)
+{
+  int forced, err = nm_coll_algo_env("NMAD_ALLGATHER_ALGO", nm_ag_names, NM_COLL_ALLGATHER_NALGOS, &forced);
+  if (err)
+    return err;
+  if (forced)
+    *algo = (enum nm_coll_allgather_algo_e)forced;
+  else if (total < 524288 && nm_coll_algo_pof2(p) == p)
+    *algo = NM_COLL_ALLGATHER_RD;
+  else if (total < 81920)
+    *algo = NM_COLL_ALLGATHER_BRUCK;
+  else
+    *algo = NM_COLL_ALLGATHER_RING;
+  return 0;
+}
+
+int nm_coll_allgatherv_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self,
+                             const void *sendbuf, void *const rbufs[], const nm_len_t lens[],
+                             enum nm_coll_allgather_algo_e algo, int *next_round)
+{
+  if (next_round)
+    *next_round = round;
+  if (s == NULL || round < 0 || !nm_coll_algo_group_ok(group, self) || rbufs == NULL || lens == NULL ||
+      (int)algo < 0 || algo >= NM_COLL_ALLGATHER_NALGOS)
+    return -NM_EINVAL;
+  int p = group->n;
+  nm_len_t total = 0;
+  for (int i = 0; i < p; i++) {
+    if (lens[i] > 0 && rbufs[i] == NULL)
+      return -NM_EINVAL;
+    total += lens[i];
+  }
+  if (algo == NM_COLL_ALLGATHER_AUTO) {
+    int err = nm_coll_allgather_choose(p, total, &algo);
+    if (err)
+      return err;
+  }
+  if (algo == NM_COLL_ALLGATHER_RD && nm_coll_algo_pof2(p) != p)
+    algo = NM_COLL_ALLGATHER_BRUCK;
+  struct nm_ag_s a = {s, group, p, self, rbufs, lens, round};
+  if (sendbuf && lens[self] > 0)
+    nm_coll_sched_copy(s, round, rbufs[self], sendbuf, lens[self]);
+  if (p > 1 && total > 0) {
+    if (algo == NM_COLL_ALLGATHER_RING) {
+      nm_ag_ring(&a);
+    } else {
+      /* offsets of the blocks in the work buffer: member order (recursive doubling) or rotated (Bruck) */
+      int bruck = algo == NM_COLL_ALLGATHER_BRUCK, adjacent = !bruck;
+      nm_len_t *off = nm_coll_sched_alloc(s, sizeof(nm_len_t) * (size_t)(p + 1));
+      if (off == NULL)
+        return 0; /* recorded: start fails */
+      off[0] = 0;
+      for (int j = 0; j < p; j++) {
+        int m = bruck ? (self + j) % p : j;
+        off[j + 1] = off[j] + lens[m];
+        if (j > 0 && (char *)rbufs[j] != (char *)rbufs[j - 1] + lens[j - 1])
+          adjacent = 0;
+      }
+      char *w = adjacent ? rbufs[0] : nm_coll_sched_alloc(s, total);
+      if (w == NULL)
+        return 0;
+      if (!adjacent) {
+        int pos = bruck ? 0 : self;
+        nm_coll_sched_copy(s, a.round, w + off[pos], rbufs[self], lens[self]);
+      }
+      if (bruck)
+        nm_ag_bruck(&a, w, off);
+      else
+        nm_ag_rd(&a, w, off);
+      if (!adjacent)
+        for (int j = 0; j < p; j++) {
+          int m = bruck ? (self + j) % p : j;
+          if (m != self)
+            nm_coll_sched_copy(s, a.round, rbufs[m], w + off[j], lens[m]);
+        }
+    }
+  }
+  if (next_round)
+    *next_round = a.round;
+  return 0;
+}
+
+int nm_coll_iallgather(nm_session_t session, const struct nm_coll_group_s *group, int self, const void *sendbuf,
+                       void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_allgather_algo_e algo,
+                       nm_coll_sched_t **req)
+{
+  int err;
+  nm_coll_sched_t *s = nm_coll_algo_group_ok(group, self) ? nm_coll_algo_new(session, tag, req, &err) : NULL;
+  if (s == NULL)
+    return nm_coll_algo_group_ok(group, self) ? err : -NM_EINVAL;
+  int p = group->n;
+  void **rbufs = nm_coll_sched_alloc(s, sizeof(void *) * (size_t)p);
+  nm_len_t *lens = nm_coll_sched_alloc(s, sizeof(nm_len_t) * (size_t)p);
+  if (rbufs && lens) {
+    for (int i = 0; i < p; i++) {
+      rbufs[i] = (char *)recvbuf + (nm_len_t)i * len;
+      lens[i] = len;
+    }
+    err = nm_coll_allgatherv_build(s, 0, group, self, sendbuf, rbufs, lens, algo, NULL);
+  }
+  return nm_coll_algo_start(s, err, req);
+}
+
+int nm_coll_allgather(nm_session_t session, const struct nm_coll_group_s *group, int self, const void *sendbuf,
+                      void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_allgather_algo_e algo)
+{
+  nm_coll_sched_t *s;
+  int err = nm_coll_iallgather(session, group, self, sendbuf, recvbuf, len, tag, algo, &s);
+  return err ? err : nm_coll_sched_wait(s);
+}

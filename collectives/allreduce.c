@@ -1,0 +1,306 @@
+/**
+ * @file allreduce.c
+ * @brief Allreduce as native non-blocking collectives (nm_coll_reduce.h): recursive doubling, Rabenseifner's
+ * reduce-scatter + allgather, ring; and the choice between them (issue 18, deliverable 1).
+ *
+ * Every algorithm accumulates into the receive vector itself (one copy of the send vector, none in place) and
+ * receives the partners' data into one work vector, combined at the start of the next round. Recursive doubling
+ * and Rabenseifner pair an aligned group of members with the adjacent one, so combining (lower) op (higher) keeps
+ * MPI's canonical order; the fold of non-power-of-two p pairs 2i with 2i + 1, which keeps the groups contiguous.
+ * Ring combines block b in the order b + 1, ..., p - 1, 0, ..., b: commutative operators only.
+ */
+#include <nmad/nm_coll_reduce.h>
+#include <nmad/nm_errno.h>
+#include "nm_coll_algo.h"
+#include "nm_coll_reduce_private.h"
+
+#include <string.h>
+
+static const char *const nm_ar_names[NM_COLL_ALLREDUCE_NALGOS] = {"auto", "recursive_doubling", "rabenseifner",
+                                                                 "ring"};
+
+static int nm_ar_local(const struct nm_coll_local_s *l)
+{
+  const struct nm_coll_op_s *op = l->p;
+  return op->combine(op->ref, l->src, l->dst, (nm_len_t)l->count);
+}
+
+/** inout = in op inout on @p count elements, when @p round starts. */
+void nm_coll_ar_combine(struct nm_ar_s *a, int round, const void *in, void *inout, nm_len_t count)
+{
+  if (count == 0)
+    return;
+  struct nm_coll_local_s l = {.src = in, .dst = inout, .count = (int64_t)count, .p = (void *)a->op};
+  nm_coll_sched_local(a->s, round, nm_ar_local, &l);
+}
+
+/** acc = (lower) op (higher) with the partner's data in tmp: acc = tmp op acc when the partner is lower (or the
+ *  operator commutes), else tmp = acc op tmp, copied back into acc. */
+void nm_coll_ar_merge(struct nm_ar_s *a, int round, int partner_lower, char *acc, char *tmp, nm_len_t count)
+{
+  if (partner_lower || a->op->commute) {
+    nm_coll_ar_combine(a, round, tmp, acc, count);
+  } else if (count > 0) {
+    nm_coll_ar_combine(a, round, acc, tmp, count);
+    nm_coll_sched_copy(a->s, round, acc, tmp, count * a->esize);
+  }
+}
+
+void nm_coll_ar_send(struct nm_ar_s *a, int round, int member, const char *buf, nm_len_t count)
+{
+  if (count > 0)
+    nm_coll_sched_send(a->s, round, nm_coll_algo_gate(a->group, member), buf, count * a->esize, 0);
+}
+
+void nm_coll_ar_recv(struct nm_ar_s *a, int round, int member, char *buf, nm_len_t count)
+{
+  if (count > 0)
+    nm_coll_sched_recv(a->s, round, nm_coll_algo_gate(a->group, member), buf, count * a->esize);
+}
+
+/* ---- the fold of non-power-of-two p (MPICH): members 2i < 2 rem hand their vector to 2i + 1 ---- */
+
+/** The member of new rank @p nr among the p' that remain. */
+int nm_coll_ar_real(int nr, int rem) { return nr < rem ? nr * 2 + 1 : nr + rem; }
+
+/** Fold; @return this member's new rank, or -1 if it waits for the result. */
+int nm_coll_ar_fold(struct nm_ar_s *a, int rem)
+{
+  if (a->r >= 2 * rem)
+    return a->r - rem;
+  if (a->r % 2 == 0) {
+    nm_coll_ar_send(a, a->round++, a->r + 1, a->acc, a->count);
+    return -1;
+  }
+  nm_coll_ar_recv(a, a->round++, a->r - 1, a->tmp, a->count);
+  nm_coll_ar_merge(a, a->round, 1, a->acc, a->tmp, a->count);
+  return a->r / 2;
+}
+
+void nm_coll_ar_unfold(struct nm_ar_s *a, int rem)
+{
+  if (a->r >= 2 * rem)
+    return;
+  if (a->r % 2)
+    nm_coll_ar_send(a, a->round++, a->r - 1, a->acc, a->count);
+  else
+    nm_coll_ar_recv(a, a->round++, a->r + 1, a->acc, a->count);
+}
+
+/* ---- recursive doubling ---- */
+
+static void nm_ar_rd(struct nm_ar_s *a)
+{
+  int pof2 = nm_coll_algo_pof2(a->p), rem = a->p - pof2;
+  int nr = nm_coll_ar_fold(a, rem);
+  for (int mask = 1; nr >= 0 && mask < pof2; mask <<= 1) {
+    int dst = nm_coll_ar_real(nr ^ mask, rem);
+    nm_coll_ar_send(a, a->round, dst, a->acc, a->count);
+    nm_coll_ar_recv(a, a->round, dst, a->tmp, a->count);
+    a->round++;
+    nm_coll_ar_merge(a, a->round, dst < a->r, a->acc, a->tmp, a->count);
+  }
+  nm_coll_ar_unfold(a, rem);
+}
+
+/* ---- Rabenseifner: recursive halving reduce-scatter, recursive doubling allgather (MPICH's index walk) ---- */
+
+/** Offset (in elements) of block @p i of the p' blocks. */
+static nm_len_t nm_ar_blk(const struct nm_ar_s *a, int pof2, int i) { return nm_coll_algo_block(a->count, pof2, i); }
+
+int nm_coll_ar_halving(struct nm_ar_s *a, int nr, int pof2, int rem, struct nm_ar_walk_s *w)
+{
+  w->send_idx = w->recv_idx = 0;
+  w->last_idx = pof2;
+  for (w->mask = 1; w->mask < pof2; w->mask <<= 1) {
+    int mask = w->mask, nd = nr ^ mask, dst = nm_coll_ar_real(nd, rem);
+    nm_len_t so, sc, ro, rc;
+    if (nr < nd) {
+      w->send_idx = w->recv_idx + pof2 / (mask * 2);
+      so = nm_ar_blk(a, pof2, w->send_idx), sc = nm_ar_blk(a, pof2, w->last_idx) - so;
+      ro = nm_ar_blk(a, pof2, w->recv_idx), rc = nm_ar_blk(a, pof2, w->send_idx) - ro;
+    } else {
+      w->recv_idx = w->send_idx + pof2 / (mask * 2);
+      so = nm_ar_blk(a, pof2, w->send_idx), sc = nm_ar_blk(a, pof2, w->recv_idx) - so;
+      ro = nm_ar_blk(a, pof2, w->recv_idx), rc = nm_ar_blk(a, pof2, w->last_idx) - ro;
+    }
+    nm_coll_ar_send(a, a->round, dst, a->acc + so * a->esize, sc);
+    nm_coll_ar_recv(a, a->round, dst, a->tmp + ro * a->esize, rc);
+    a->round++;
+    nm_coll_ar_merge(a, a->round, dst < a->r, a->acc + ro * a->esize, a->tmp + ro * a->esize, rc);
+    w->send_idx = w->recv_idx;
+    if (mask * 2 < pof2)
+      w->last_idx = w->recv_idx + pof2 / (mask * 2);
+  }
+  return w->recv_idx;
+}
+
+static void nm_ar_rabenseifner(struct nm_ar_s *a)
+{
+  int pof2 = nm_coll_algo_pof2(a->p), rem = a->p - pof2;
+  int nr = nm_coll_ar_fold(a, rem);
+  if (nr >= 0) {
+    struct nm_ar_walk_s w;
+    nm_coll_ar_halving(a, nr, pof2, rem, &w);
+    int send_idx = w.send_idx, recv_idx, last_idx = w.last_idx;
+    for (int mask = w.mask >> 1; mask > 0; mask >>= 1) {
+      int nd = nr ^ mask, dst = nm_coll_ar_real(nd, rem);
+      nm_len_t so, sc, ro, rc;
+      if (nr < nd) {
+        if (mask != pof2 / 2)
+          last_idx = last_idx + pof2 / (mask * 2);
+        recv_idx = send_idx + pof2 / (mask * 2);
+        so = nm_ar_blk(a, pof2, send_idx), sc = nm_ar_blk(a, pof2, recv_idx) - so;
+        ro = nm_ar_blk(a, pof2, recv_idx), rc = nm_ar_blk(a, pof2, last_idx) - ro;
+      } else {
+        recv_idx = send_idx - pof2 / (mask * 2);
+        so = nm_ar_blk(a, pof2, send_idx), sc = nm_ar_blk(a, pof2, last_idx) - so;
+        ro = nm_ar_blk(a, pof2, recv_idx), rc = nm_ar_blk(a, pof2, send_idx) - ro;
+      }
+      nm_coll_ar_send(a, a->round, dst, a->acc + so * a->esize, sc);
+      nm_coll_ar_recv(a, a->round, dst, a->acc + ro * a->esize, rc);
+      a->round++;
+      if (nr > nd)
+        send_idx = recv_idx;
+    }
+  }
+  nm_coll_ar_unfold(a, rem);
+}
+
+/* ---- ring: p - 1 steps of reduce-scatter, p - 1 of allgather, one block each ---- */
+
+static void nm_ar_ring(struct nm_ar_s *a)
+{
+  int p = a->p, r = a->r, right = (r + 1) % p, left = (r - 1 + p) % p;
+#define BLK(i) nm_coll_algo_block(a->count, p, (i))
+  for (int k = 0; k < p - 1; k++) { /* send block r - k (combined last step), receive block r - k - 1 */
+    int sb = ((r - k) % p + p) % p, rb = ((r - k - 1) % p + p) % p;
+    nm_coll_ar_send(a, a->round, right, a->acc + BLK(sb) * a->esize, BLK(sb + 1) - BLK(sb));
+    nm_coll_ar_recv(a, a->round, left, a->tmp, BLK(rb + 1) - BLK(rb));
+    a->round++;
+    nm_coll_ar_combine(a, a->round, a->tmp, a->acc + BLK(rb) * a->esize, BLK(rb + 1) - BLK(rb));
+  }
+  for (int k = 0; k < p - 1; k++) { /* block r + 1 is complete here: pass the complete blocks on */
+    int sb = ((r + 1 - k) % p + p) % p, rb = ((r - k) % p + p) % p;
+    nm_coll_ar_send(a, a->round, right, a->acc + BLK(sb) * a->esize, BLK(sb + 1) - BLK(sb));
+    nm_coll_ar_recv(a, a->round, left, a->acc + BLK(rb) * a->esize, BLK(rb + 1) - BLK(rb));
+    a->round++;
+  }
+#undef BLK
+}
+
+/* ---- choice ---- */
+
+const char *nm_coll_allreduce_algo_name(enum nm_coll_allreduce_algo_e algo)
+{
+  return (int)algo >= 0 && algo < NM_COLL_ALLREDUCE_NALGOS ? nm_ar_names[algo] : NULL;
+}
+
+/** Hockney costs of nm_coll_allreduce_build()'s documentation. */
+static double nm_ar_cost(enum nm_coll_allreduce_algo_e algo, int p, double m, double alpha, double beta)
+{
+  int pof2 = nm_coll_algo_pof2(p), f = pof2 != p, lg = 0;
+  while ((1 << lg) < pof2)
+    lg++;
+  switch (algo) {
+  case NM_COLL_ALLREDUCE_RD:
+    return (lg + 2 * f) * (alpha + m * beta);
+  case NM_COLL_ALLREDUCE_RABENSEIFNER:
+    return 2 * (lg + f) * alpha + (2.0 * (pof2 - 1) / pof2 + 2 * f) * m * beta;
+  default:
+    return 2 * (p - 1) * alpha + 2.0 * (p - 1) / p * m * beta;
+  }
+}
+
+int nm_coll_allreduce_choose(nm_session_t session, int p, nm_len_t count, const struct nm_coll_op_s *op,
+                             enum nm_coll_allreduce_algo_e *algo)
+{
+  int forced, err;
+  if (p < 1 || op == NULL || algo == NULL)
+    return -NM_EINVAL;
+  err = nm_coll_algo_env("NMAD_ALLREDUCE_ALGO", nm_ar_names, NM_COLL_ALLREDUCE_NALGOS, &forced);
+  if (err)
+    return err;
+  if (forced) {
+    *algo = forced == NM_COLL_ALLREDUCE_RING && !op->commute ? NM_COLL_ALLREDUCE_RD
+                                                              : (enum nm_coll_allreduce_algo_e)forced;
+    return 0;
+  }
+  double m = (double)count * (double)op->esize, alpha, beta;
+  *algo = NM_COLL_ALLREDUCE_RD;
+  if (p <= 2 || m <= 2048 || count < (nm_len_t)p)
+    return 0;
+  nm_coll_algo_hockney(session, &alpha, &beta);
+  double best = nm_ar_cost(NM_COLL_ALLREDUCE_RD, p, m, alpha, beta);
+  for (int x = NM_COLL_ALLREDUCE_RABENSEIFNER; x < NM_COLL_ALLREDUCE_NALGOS; x++) {
+    double c = nm_ar_cost((enum nm_coll_allreduce_algo_e)x, p, m, alpha, beta);
+    if ((x != NM_COLL_ALLREDUCE_RING || op->commute) && c < best) {
+      best = c;
+      *algo = (enum nm_coll_allreduce_algo_e)x;
+    }
+  }
+  return 0;
+}
+
+/* ---- entry points ---- */
+
+int nm_coll_allreduce_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self,
+                            const void *sendbuf, void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op,
+                            enum nm_coll_allreduce_algo_e algo, int *next_round)
+{
+  if (next_round)
+    *next_round = round;
+  if (s == NULL || round < 0 || !nm_coll_algo_group_ok(group, self) || op == NULL || op->combine == NULL ||
+      op->esize == 0 || (count > 0 && recvbuf == NULL) || (int)algo < 0 || algo >= NM_COLL_ALLREDUCE_NALGOS)
+    return -NM_EINVAL;
+  if (algo == NM_COLL_ALLREDUCE_AUTO) {
+    int err = nm_coll_allreduce_choose(nm_coll_sched_session(s), group->n, count, op, &algo);
+    if (err)
+      return err;
+  }
+  if (algo == NM_COLL_ALLREDUCE_RING && !op->commute)
+    algo = NM_COLL_ALLREDUCE_RD;
+  if (count == 0)
+    return 0;
+  struct nm_coll_op_s *cop = nm_coll_sched_alloc(s, sizeof(*cop));
+  if (cop == NULL)
+    return 0; /* recorded: start fails with -NM_ENOMEM */
+  *cop = *op;
+  struct nm_ar_s a = {s, group, group->n, self, cop, recvbuf, NULL, count, op->esize, round};
+  if (sendbuf && sendbuf != recvbuf)
+    nm_coll_sched_copy(s, a.round, a.acc, sendbuf, count * a.esize);
+  if (a.p > 1) {
+    nm_len_t work = algo == NM_COLL_ALLREDUCE_RING ? nm_coll_algo_block(count, a.p, 1) : count;
+    a.tmp = nm_coll_sched_alloc(s, work * a.esize);
+    if (algo == NM_COLL_ALLREDUCE_RING)
+      nm_ar_ring(&a);
+    else if (algo == NM_COLL_ALLREDUCE_RABENSEIFNER)
+      nm_ar_rabenseifner(&a);
+    else
+      nm_ar_rd(&a);
+  }
+  if (next_round)
+    *next_round = a.round;
+  return 0;
+}
+
+int nm_coll_iallreduce(nm_session_t session, const struct nm_coll_group_s *group, int self, const void *sendbuf,
+                       void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op, nm_tag_t tag,
+                       enum nm_coll_allreduce_algo_e algo, nm_coll_sched_t **req)
+{
+  int err;
+  nm_coll_sched_t *s = nm_coll_algo_new(session, tag, req, &err);
+  if (s == NULL)
+    return err;
+  err = nm_coll_allreduce_build(s, 0, group, self, sendbuf, recvbuf, count, op, algo, NULL);
+  return nm_coll_algo_start(s, err, req);
+}
+
+int nm_coll_allreduce(nm_session_t session, const struct nm_coll_group_s *group, int self, const void *sendbuf,
+                      void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op, nm_tag_t tag,
+                      enum nm_coll_allreduce_algo_e algo)
+{
+  nm_coll_sched_t *s;
+  int err = nm_coll_iallreduce(session, group, self, sendbuf, recvbuf, count, op, tag, algo, &s);
+  return err ? err : nm_coll_sched_wait(s);
+}

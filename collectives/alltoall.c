@@ -1,0 +1,139 @@
+/**
+ * @file alltoall.c
+ * @brief All-to-all as native non-blocking collectives (nm_coll_alltoall.h): pairwise exchange and Bruck's
+ * algorithm, and the choice between them (MPICH's short-message rule; issue 18, deliverable 1).
+ */
+#include <nmad/nm_coll_alltoall.h>
+#include <nmad/nm_errno.h>
+#include "nm_coll_algo.h"
+
+static const char *const nm_a2a_names[NM_COLL_ALLTOALL_NALGOS] = {"auto", "pairwise", "bruck"};
+
+const char *nm_coll_alltoall_algo_name(enum nm_coll_alltoall_algo_e algo)
+{
+  return (int)algo >= 0 && algo < NM_COLL_ALLTOALL_NALGOS ? nm_a2a_names[algo] : NULL;
+}
+
+int nm_coll_alltoall_choose(int p, nm_len_t block, enum nm_coll_alltoall_algo_e *algo)
+{
+  int forced, err = nm_coll_algo_env("NMAD_ALLTOALL_ALGO", nm_a2a_names, NM_COLL_ALLTOALL_NALGOS, &forced);
+  if (err)
+    return err;
+  if (forced)
+    *algo = (enum nm_coll_alltoall_algo_e)forced;
+  else
+    *algo = block > 0 && block <= 256 && p >= 4 ? NM_COLL_ALLTOALL_BRUCK : NM_COLL_ALLTOALL_PAIRWISE;
+  return 0;
+}
+
+/* Pairwise: round k - 1 sends to self + k and receives from self - k (one partner each way per round). */
+static int nm_a2a_pairwise(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self,
+                           const void *const sbufs[], const nm_len_t slens[], void *const rbufs[],
+                           const nm_len_t rlens[])
+{
+  int p = group->n;
+  for (int k = 1; k < p; k++, round++) {
+    int dst = (self + k) % p, src = (self - k + p) % p;
+    if (slens[dst] > 0)
+      nm_coll_sched_send(s, round, nm_coll_algo_gate(group, dst), sbufs[dst], slens[dst], 0);
+    if (rlens[src] > 0)
+      nm_coll_sched_recv(s, round, nm_coll_algo_gate(group, src), rbufs[src], rlens[src]);
+  }
+  return round;
+}
+
+/* Bruck (blocks of b bytes): position j of a work buffer holds the block for member self + j; in the round of
+ * bit d the positions with that bit go to self + d (packed into one message) and arrive from self - d at the same
+ * positions; at the end position j holds the block from member self - j. */
+static int nm_a2a_bruck(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self,
+                        const void *const sbufs[], void *const rbufs[], nm_len_t b)
+{
+  int p = group->n, half = p / 2 + 1;
+  char *w = nm_coll_sched_alloc(s, (nm_len_t)p * b);
+  char *out = nm_coll_sched_alloc(s, (nm_len_t)half * b), *in = nm_coll_sched_alloc(s, (nm_len_t)half * b);
+  if (!w || !out || !in)
+    return round; /* recorded: start fails */
+  for (int j = 1; j < p; j++)
+    nm_coll_sched_copy(s, round, w + (nm_len_t)j * b, sbufs[(self + j) % p], b);
+  for (int d = 1; d < p; d <<= 1) {
+    nm_len_t n = 0;
+    for (int j = 1; j < p; j++)
+      if (j & d)
+        nm_coll_sched_copy(s, round, out + (n++) * b, w + (nm_len_t)j * b, b);
+    nm_coll_sched_send(s, round, nm_coll_algo_gate(group, (self + d) % p), out, n * b, 0);
+    nm_coll_sched_recv(s, round, nm_coll_algo_gate(group, (self - d + p) % p), in, n * b);
+    round++;
+    n = 0;
+    for (int j = 1; j < p; j++)
+      if (j & d)
+        nm_coll_sched_copy(s, round, w + (nm_len_t)j * b, in + (n++) * b, b);
+  }
+  for (int j = 1; j < p; j++)
+    nm_coll_sched_copy(s, round, rbufs[(self - j + p) % p], w + (nm_len_t)j * b, b);
+  return round;
+}
+
+int nm_coll_alltoallv_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self,
+                            const void *const sbufs[], const nm_len_t slens[], void *const rbufs[],
+                            const nm_len_t rlens[], nm_len_t block, enum nm_coll_alltoall_algo_e algo,
+                            int *next_round)
+{
+  if (next_round)
+    *next_round = round;
+  if (s == NULL || round < 0 || !nm_coll_algo_group_ok(group, self) || !sbufs || !slens || !rbufs || !rlens ||
+      (int)algo < 0 || algo >= NM_COLL_ALLTOALL_NALGOS)
+    return -NM_EINVAL;
+  int p = group->n;
+  for (int i = 0; i < p; i++)
+    if ((slens[i] > 0 && sbufs[i] == NULL) || (rlens[i] > 0 && rbufs[i] == NULL))
+      return -NM_EINVAL;
+  if (algo == NM_COLL_ALLTOALL_AUTO) {
+    int err = nm_coll_alltoall_choose(p, block, &algo);
+    if (err)
+      return err;
+  }
+  if (slens[self] > rlens[self])
+    nm_coll_sched_set_error(s, -NM_ETRUNCATED);
+  else if (slens[self] > 0)
+    nm_coll_sched_copy(s, round, rbufs[self], sbufs[self], slens[self]);
+  if (p > 1) {
+    if (algo == NM_COLL_ALLTOALL_BRUCK && block > 0)
+      round = nm_a2a_bruck(s, round, group, self, sbufs, rbufs, block);
+    else
+      round = nm_a2a_pairwise(s, round, group, self, sbufs, slens, rbufs, rlens);
+  }
+  if (next_round)
+    *next_round = round;
+  return 0;
+}
+
+int nm_coll_ialltoall(nm_session_t session, const struct nm_coll_group_s *group, int self, const void *sendbuf,
+                      void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_alltoall_algo_e algo,
+                      nm_coll_sched_t **req)
+{
+  int err, ok = nm_coll_algo_group_ok(group, self) && (len == 0 || (sendbuf && recvbuf));
+  nm_coll_sched_t *s = ok ? nm_coll_algo_new(session, tag, req, &err) : NULL;
+  if (s == NULL)
+    return ok ? err : -NM_EINVAL;
+  int p = group->n;
+  const void **sbufs = nm_coll_sched_alloc(s, sizeof(void *) * (size_t)p);
+  void **rbufs = nm_coll_sched_alloc(s, sizeof(void *) * (size_t)p);
+  nm_len_t *lens = nm_coll_sched_alloc(s, sizeof(nm_len_t) * (size_t)p);
+  if (sbufs && rbufs && lens) {
+    for (int i = 0; i < p; i++) {
+      sbufs[i] = (const char *)sendbuf + (nm_len_t)i * len;
+      rbufs[i] = (char *)recvbuf + (nm_len_t)i * len;
+      lens[i] = len;
+    }
+    err = nm_coll_alltoallv_build(s, 0, group, self, sbufs, lens, rbufs, lens, len, algo, NULL);
+  }
+  return nm_coll_algo_start(s, err, req);
+}
+
+int nm_coll_alltoall(nm_session_t session, const struct nm_coll_group_s *group, int self, const void *sendbuf,
+                     void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_alltoall_algo_e algo)
+{
+  nm_coll_sched_t *s;
+  int err = nm_coll_ialltoall(session, group, self, sendbuf, recvbuf, len, tag, algo, &s);
+  return err ? err : nm_coll_sched_wait(s);
+}

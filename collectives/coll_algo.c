@@ -1,0 +1,70 @@
+/**
+ * @file coll_algo.c
+ * @brief What the collective families' choosers share (see nm_coll_algo.h): the environment override, the
+ * network's Hockney figures, the start of a built schedule.
+ */
+#include "nm_coll_algo.h"
+#include <nmad/nm_coll_model.h>
+#include <nmad/nm_core.h>
+#include <nmad/nm_errno.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int nm_coll_algo_env(const char *var, const char *const names[], int n, int *algo)
+{
+  const char *v = getenv(var);
+  *algo = 0;
+  if (v == NULL || *v == '\0')
+    return 0;
+  for (int i = 0; i < n; i++)
+    if (strcmp(v, names[i]) == 0) {
+      *algo = i;
+      return 0;
+    }
+  char accepted[256] = "";
+  for (int i = 0; i < n; i++) {
+    strncat(accepted, names[i], sizeof(accepted) - strlen(accepted) - 1);
+    if (i + 1 < n)
+      strncat(accepted, ", ", sizeof(accepted) - strlen(accepted) - 1);
+  }
+  fprintf(stderr, "nmad: %s='%s' is invalid; accepted: %s\n", var, v, accepted);
+  return -NM_EINVAL;
+}
+
+void nm_coll_algo_hockney(nm_session_t session, double *alpha, double *beta)
+{
+  uint32_t lat_ns;
+  uint64_t bw;
+  if (session == NULL || nm_core_network_props(nm_session_get_core(session), &lat_ns, &bw) != 0) {
+    lat_ns = 1000;
+    bw = 1000;
+  }
+  nm_coll_model_hockney(lat_ns, bw > UINT32_MAX ? UINT32_MAX : (uint32_t)bw, alpha, beta);
+}
+
+nm_coll_sched_t *nm_coll_algo_new(nm_session_t session, nm_tag_t tag, nm_coll_sched_t **req, int *err)
+{
+  nm_coll_sched_t *s = NULL;
+  *err = -NM_EINVAL;
+  if (req == NULL || session == NULL)
+    return NULL;
+  *req = NULL;
+  s = nm_coll_sched_new(session, tag);
+  *err = s ? 0 : -NM_ENOMEM;
+  return s;
+}
+
+int nm_coll_algo_start(nm_coll_sched_t *s, int err, nm_coll_sched_t **req)
+{
+  if (err) {
+    nm_coll_sched_destroy(s);
+    return err;
+  }
+  err = nm_coll_sched_start(s); /* frees s on error */
+  if (err == 0)
+    *req = s;
+  return err;
+}

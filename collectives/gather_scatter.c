@@ -1,0 +1,184 @@
+/**
+ * @file gather_scatter.c
+ * @brief Gather and scatter of equal blocks as native non-blocking collectives (nm_coll_gather.h): binomial tree
+ * (small blocks) and flat (large ones), and the choice between them (issue 18, deliverable 1).
+ *
+ * In the binomial tree (root-relative vranks, collectives/nm_coll_tree.h) the subtree of vrank v is [v, hi), so
+ * its blocks are one contiguous run in vrank order: an inner node gathers them in one buffer (its own block first)
+ * and sends them to its parent in one message. The root's buffer is in vrank order; with root 0 it is the user's
+ * buffer itself, otherwise the blocks are rotated into member order by copies.
+ */
+#include <nmad/nm_coll_gather.h>
+#include <nmad/nm_errno.h>
+#include "nm_coll_algo.h"
+#include "nm_coll_tree.h"
+
+static const char *const nm_gs_names[NM_COLL_GATHER_NALGOS] = {"auto", "binomial", "flat"};
+
+int nm_coll_gather_choose(const char *var, int p, nm_len_t len, enum nm_coll_gather_algo_e *algo)
+{
+  int forced, err = nm_coll_algo_env(var, nm_gs_names, NM_COLL_GATHER_NALGOS, &forced);
+  (void)p;
+  if (err)
+    return err;
+  *algo = forced ? (enum nm_coll_gather_algo_e)forced
+                 : len < 16384 ? NM_COLL_GATHER_BINOMIAL : NM_COLL_GATHER_FLAT;
+  return 0;
+}
+
+static int nm_gs_check(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self, int root,
+                       enum nm_coll_gather_algo_e *algo, const char *var, nm_len_t len)
+{
+  if (s == NULL || round < 0 || !nm_coll_algo_group_ok(group, self) || root < 0 || root >= group->n ||
+      (int)*algo < 0 || *algo >= NM_COLL_GATHER_NALGOS)
+    return -NM_EINVAL;
+  return *algo == NM_COLL_GATHER_AUTO ? nm_coll_gather_choose(var, group->n, len, algo) : 0;
+}
+
+/** The node of this member in the root-relative binomial tree. */
+static void nm_gs_node(const struct nm_coll_group_s *group, int self, int root, struct nm_coll_tree_s *t,
+                       struct nm_coll_tree_node_s *node)
+{
+  nm_coll_tree_init(t, NM_COLL_TREE_BINOMIAL, group->n, 0); /* n >= 1: cannot fail */
+  nm_coll_tree_node(t, (self - root + group->n) % group->n, node);
+}
+
+int nm_coll_gather_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self, int root,
+                         const void *sendbuf, void *recvbuf, nm_len_t len, enum nm_coll_gather_algo_e algo,
+                         int *next_round)
+{
+  int err = nm_gs_check(s, round, group, self, root, &algo, "NMAD_GATHER_ALGO", len);
+  if (next_round)
+    *next_round = round;
+  if (err || len == 0)
+    return err;
+  int p = group->n;
+  char *out = recvbuf;
+  if ((self == root && recvbuf == NULL) || (self != root && sendbuf == NULL))
+    return -NM_EINVAL;
+  if (self == root && sendbuf)
+    nm_coll_sched_copy(s, round, out + (nm_len_t)self * len, sendbuf, len);
+  if (algo == NM_COLL_GATHER_FLAT) {
+    if (self == root) {
+      for (int i = 0; i < p; i++)
+        if (i != root)
+          nm_coll_sched_recv(s, round, nm_coll_algo_gate(group, i), out + (nm_len_t)i * len, len);
+    } else {
+      nm_coll_sched_send(s, round, nm_coll_algo_gate(group, root), sendbuf, len, 0);
+    }
+    round++;
+  } else {
+    struct nm_coll_tree_s t;
+    struct nm_coll_tree_node_s node;
+    nm_gs_node(group, self, root, &t, &node);
+    nm_len_t nsub = (nm_len_t)(node.hi - node.vrank);
+    if (nsub == 1 && self != root) {
+      nm_coll_sched_send(s, round++, nm_coll_algo_gate(group, (node.parent + root) % p), sendbuf, len, 0);
+    } else {
+      /* the subtree's blocks in vrank order: the user's buffer at root 0, else scratch */
+      char *w = self == root && root == 0 ? out : nm_coll_sched_alloc(s, nsub * len);
+      if (w == NULL)
+        return 0; /* recorded: start fails */
+      if (w != out)
+        nm_coll_sched_copy(s, round, w, self == root ? out + (nm_len_t)self * len : sendbuf, len);
+      for (int i = 0; i < node.n_children; i++) {
+        int chi, c = nm_coll_tree_child(&t, &node, i, &chi);
+        nm_coll_sched_recv(s, round, nm_coll_algo_gate(group, (c + root) % p), w + (nm_len_t)(c - node.vrank) * len,
+                           (nm_len_t)(chi - c) * len);
+      }
+      round++;
+      if (self != root)
+        nm_coll_sched_send(s, round++, nm_coll_algo_gate(group, (node.parent + root) % p), w, nsub * len, 0);
+      else if (w != out)
+        for (int v = 1; v < p; v++)
+          nm_coll_sched_copy(s, round, out + (nm_len_t)((v + root) % p) * len, w + (nm_len_t)v * len, len);
+    }
+  }
+  if (next_round)
+    *next_round = round + (self == root && algo != NM_COLL_GATHER_FLAT && root != 0);
+  return 0;
+}
+
+int nm_coll_scatter_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self, int root,
+                          const void *sendbuf, void *recvbuf, nm_len_t len, enum nm_coll_gather_algo_e algo,
+                          int *next_round)
+{
+  int err = nm_gs_check(s, round, group, self, root, &algo, "NMAD_SCATTER_ALGO", len);
+  if (next_round)
+    *next_round = round;
+  if (err || len == 0)
+    return err;
+  int p = group->n;
+  const char *in = sendbuf;
+  if ((self == root && sendbuf == NULL) || (self != root && recvbuf == NULL))
+    return -NM_EINVAL;
+  if (self == root && recvbuf)
+    nm_coll_sched_copy(s, round, recvbuf, in + (nm_len_t)self * len, len);
+  if (algo == NM_COLL_GATHER_FLAT) {
+    if (self == root) {
+      for (int i = 0; i < p; i++)
+        if (i != root)
+          nm_coll_sched_send(s, round, nm_coll_algo_gate(group, i), in + (nm_len_t)i * len, len, 0);
+    } else {
+      nm_coll_sched_recv(s, round, nm_coll_algo_gate(group, root), recvbuf, len);
+    }
+    round++;
+  } else {
+    struct nm_coll_tree_s t;
+    struct nm_coll_tree_node_s node;
+    nm_gs_node(group, self, root, &t, &node);
+    nm_len_t nsub = (nm_len_t)(node.hi - node.vrank);
+    if (nsub == 1 && self != root) {
+      nm_coll_sched_recv(s, round++, nm_coll_algo_gate(group, (node.parent + root) % p), recvbuf, len);
+    } else {
+      /* the subtree's blocks in vrank order: the user's buffer at root 0, else scratch */
+      const char *w = in;
+      if (!(self == root && root == 0)) {
+        char *tmp = nm_coll_sched_alloc(s, nsub * len);
+        if (tmp == NULL)
+          return 0; /* recorded: start fails */
+        if (self == root)
+          for (int v = 1; v < p; v++)
+            nm_coll_sched_copy(s, round, tmp + (nm_len_t)v * len, in + (nm_len_t)((v + root) % p) * len, len);
+        else
+          nm_coll_sched_recv(s, round++, nm_coll_algo_gate(group, (node.parent + root) % p), tmp, nsub * len);
+        w = tmp;
+      }
+      for (int i = 0; i < node.n_children; i++) {
+        int chi, c = nm_coll_tree_child(&t, &node, i, &chi);
+        nm_coll_sched_send(s, round, nm_coll_algo_gate(group, (c + root) % p), w + (nm_len_t)(c - node.vrank) * len,
+                           (nm_len_t)(chi - c) * len, 0);
+      }
+      if (self != root)
+        nm_coll_sched_copy(s, round, recvbuf, w, len);
+      round++;
+    }
+  }
+  if (next_round)
+    *next_round = round;
+  return 0;
+}
+
+int nm_coll_igather(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
+                    const void *sendbuf, void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_gather_algo_e algo,
+                    nm_coll_sched_t **req)
+{
+  int err;
+  nm_coll_sched_t *s = nm_coll_algo_new(session, tag, req, &err);
+  if (s == NULL)
+    return err;
+  err = nm_coll_gather_build(s, 0, group, self, root, sendbuf, recvbuf, len, algo, NULL);
+  return nm_coll_algo_start(s, err, req);
+}
+
+int nm_coll_iscatter(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
+                     const void *sendbuf, void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_gather_algo_e algo,
+                     nm_coll_sched_t **req)
+{
+  int err;
+  nm_coll_sched_t *s = nm_coll_algo_new(session, tag, req, &err);
+  if (s == NULL)
+    return err;
+  err = nm_coll_scatter_build(s, 0, group, self, root, sendbuf, recvbuf, len, algo, NULL);
+  return nm_coll_algo_start(s, err, req);
+}

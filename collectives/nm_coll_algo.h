@@ -1,0 +1,63 @@
+/**
+ * @file nm_coll_algo.h
+ * @brief Private: what every collective family's chooser shares (issue 18, deliverable 1): the expert's override
+ * by an environment variable (NMAD_<COLLECTIVE>_ALGO, checked against the family's names, a bad value refused with
+ * a message naming the variable and the accepted values, as NMAD_BCAST_ALGO is), the network's Hockney figures
+ * for the cost models, and the start of a built schedule.
+ *
+ * Every member of a collective must choose alike without talking: a choice may depend only on p, the lengths
+ * (the same everywhere, as MPI requires), the drivers' nominal figures and the environment. Nothing is cached.
+ */
+#ifndef NM_COLL_ALGO_H
+#define NM_COLL_ALGO_H
+
+#include <nmad/nm_coll_sched.h>
+#include <nmad/nm_coll.h>
+
+/** Read @p var: unset, empty or "auto" gives *algo = 0 (the family's automatic choice); a name in
+ *  @p names[1..n-1] gives its index. @p names[0] must be "auto". @return 0, or -NM_EINVAL for any other value
+ *  (after one line on stderr naming the variable, the value and the accepted names). Thread-safe (getenv). */
+int nm_coll_algo_env(const char *var, const char *const names[], int n, int *algo);
+
+/** Hockney latency @p alpha (s) and inverse bandwidth @p beta (s/byte) of @p session's network
+ *  (nm_core_network_props(); shm-like figures without one). */
+void nm_coll_algo_hockney(nm_session_t session, double *alpha, double *beta);
+
+/** Gate of @p member in @p group (NULL is recorded in the schedule by its send/recv). */
+static inline nm_gate_t nm_coll_algo_gate(const struct nm_coll_group_s *group, int member)
+{
+  return group->gate_of(group->ref, member);
+}
+
+/** Whether @p group and @p self are usable (non-NULL gate_of, n >= 1, 0 <= self < n). */
+static inline int nm_coll_algo_group_ok(const struct nm_coll_group_s *group, int self)
+{
+  return group && group->gate_of && group->n >= 1 && self >= 0 && self < group->n;
+}
+
+/** Offset of block @p blk when @p total units are cut into @p nb balanced blocks (floor(total / nb) each, the
+ *  first total % nb one more), in units. */
+static inline nm_len_t nm_coll_algo_block(nm_len_t total, int nb, int blk)
+{
+  nm_len_t q = total / (nm_len_t)nb, r = total % (nm_len_t)nb;
+  return (nm_len_t)blk * q + ((nm_len_t)blk < r ? (nm_len_t)blk : r);
+}
+
+/** Largest power of two <= @p p (p >= 1). */
+static inline int nm_coll_algo_pof2(int p)
+{
+  int pof2 = 1;
+  while (pof2 * 2 <= p)
+    pof2 *= 2;
+  return pof2;
+}
+
+/** The non-blocking entry points' common start: checks @p req and @p session, sets *req to NULL, makes an empty
+ *  schedule with @p tag. @return it, or NULL with *err set (-NM_EINVAL, -NM_ENOMEM). */
+nm_coll_sched_t *nm_coll_algo_new(nm_session_t session, nm_tag_t tag, nm_coll_sched_t **req, int *err);
+
+/** The non-blocking entry points' common end: on @p err destroy @p s, else start it and hand it in *req.
+ *  @return 0 or the error (the schedule is then freed). */
+int nm_coll_algo_start(nm_coll_sched_t *s, int err, nm_coll_sched_t **req);
+
+#endif /* NM_COLL_ALGO_H */

@@ -1,0 +1,49 @@
+/**
+ * @file nm_coll_reduce_private.h
+ * @brief Private to the reduction family (collectives/allreduce.c, reduce.c): one reduction build and the steps
+ * they share (combine, order-keeping merge, the fold of non-power-of-two p, the recursive-halving
+ * reduce-scatter of Rabenseifner's algorithm).
+ */
+#ifndef NM_COLL_REDUCE_PRIVATE_H
+#define NM_COLL_REDUCE_PRIVATE_H
+
+#include <nmad/nm_coll_reduce.h>
+
+/** One build. */
+struct nm_ar_s {
+  nm_coll_sched_t *s;
+  const struct nm_coll_group_s *group;
+  int p, r;                      /* members, own index */
+  const struct nm_coll_op_s *op; /* the schedule's copy */
+  char *acc;                     /* the receive vector: accumulates */
+  char *tmp;                     /* work vector for the partners' data */
+  nm_len_t count, esize;
+  int round;
+};
+
+/** Where the recursive-halving index walk ends (MPICH's send_idx, recv_idx, last_idx, mask). */
+struct nm_ar_walk_s {
+  int send_idx, recv_idx, last_idx, mask;
+};
+
+/** inout = in op inout on @p count elements, when @p round starts. */
+void nm_coll_ar_combine(struct nm_ar_s *a, int round, const void *in, void *inout, nm_len_t count);
+/** acc = (lower) op (higher), the partner's data in @p tmp (copied back into acc when the partner is higher and
+ *  the operator does not commute). */
+void nm_coll_ar_merge(struct nm_ar_s *a, int round, int partner_lower, char *acc, char *tmp, nm_len_t count);
+/** Send / receive @p count elements (nothing for 0). */
+void nm_coll_ar_send(struct nm_ar_s *a, int round, int member, const char *buf, nm_len_t count);
+void nm_coll_ar_recv(struct nm_ar_s *a, int round, int member, char *buf, nm_len_t count);
+/** The member of new rank @p nr after the fold of rem = p - p' members. */
+int nm_coll_ar_real(int nr, int rem);
+/** The fold (MPICH): members 2i < 2 rem hand a->acc to 2i + 1, which combines. @return this member's new rank,
+ *  or -1 if it is folded out. */
+int nm_coll_ar_fold(struct nm_ar_s *a, int rem);
+/** Give the result back to the folded-out members (a->acc). */
+void nm_coll_ar_unfold(struct nm_ar_s *a, int rem);
+/** Rabenseifner's reduce-scatter by recursive halving among the p' members (new rank @p nr): a->acc's block
+ *  nm_coll_algo_block(count, p', i) of the returned index i ends combined over all members, in order.
+ *  @param[out] w where the walk ended (for the allgather that follows). */
+int nm_coll_ar_halving(struct nm_ar_s *a, int nr, int pof2, int rem, struct nm_ar_walk_s *w);
+
+#endif /* NM_COLL_REDUCE_PRIVATE_H */

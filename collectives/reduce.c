@@ -1,0 +1,213 @@
+/**
+ * @file reduce.c
+ * @brief Reduce as native non-blocking collectives (nm_coll_reduce.h): binomial tree (small) and Rabenseifner's
+ * reduce-scatter + gather (large), and the choice between them (MPICH's threshold; issue 18, deliverable 1).
+ * Both keep MPI's canonical order for non-commutative operators.
+ */
+#include <nmad/nm_coll_reduce.h>
+#include <nmad/nm_errno.h>
+#include "nm_coll_algo.h"
+#include "nm_coll_reduce_private.h"
+#include "nm_coll_tree.h"
+
+static const char *const nm_red_names[NM_COLL_REDUCE_NALGOS] = {"auto", "binomial", "reduce_scatter_gather"};
+
+int nm_coll_reduce_choose(int p, nm_len_t count, nm_len_t esize, enum nm_coll_reduce_algo_e *algo)
+{
+  int forced, err = nm_coll_algo_env("NMAD_REDUCE_ALGO", nm_red_names, NM_COLL_REDUCE_NALGOS, &forced);
+  if (err)
+    return err;
+  if (forced)
+    *algo = (enum nm_coll_reduce_algo_e)forced;
+  else
+    *algo = p <= 2 || count * esize <= 2048 || count < (nm_len_t)p ? NM_COLL_REDUCE_BINOMIAL
+                                                                   : NM_COLL_REDUCE_RS_GATHER;
+  return 0;
+}
+
+/* ---- binomial tree: a commutative operator on the tree rooted at the root; a non-commutative one on the tree
+ * rooted at member 0, where subtree [v, hi) is a range of consecutive members and a node combines
+ * (own range) op (child's range), nearest child first; member 0 then sends the result to the root ---- */
+
+static void nm_red_binomial(struct nm_ar_s *a, int root, const char *in, char *result)
+{
+  int p = a->p, commute = a->op->commute, base = commute ? root : 0, v = (a->r - base + p) % p;
+  nm_len_t bytes = a->count * a->esize;
+  struct nm_coll_tree_s t;
+  struct nm_coll_tree_node_s node;
+  nm_coll_tree_init(&t, NM_COLL_TREE_BINOMIAL, p, 0); /* p >= 1: cannot fail */
+  nm_coll_tree_node(&t, v, &node);
+  int holder = v == 0, round = a->round + (node.n_children > 0);
+  const char *acc = in;
+  if (node.n_children > 0) {
+    char *w = holder && a->r == root ? result : nm_coll_sched_alloc(a->s, bytes);
+    if (w != in)
+      nm_coll_sched_copy(a->s, a->round, w, in, bytes);
+    acc = w;
+    /* the tree module lists children farthest first: combine them the other way round */
+    for (int i = node.n_children - 1; i >= 0; i--) {
+      int c = nm_coll_tree_child(&t, &node, i, NULL);
+      char *cw = nm_coll_sched_alloc(a->s, bytes);
+      nm_coll_ar_recv(a, a->round, (c + base) % p, cw, a->count);
+      if (commute) {
+        nm_coll_ar_combine(a, round, cw, (char *)acc, a->count);
+      } else {
+        nm_coll_ar_combine(a, round, acc, cw, a->count); /* cw = (lower range) op (child's range) */
+        acc = cw;
+      }
+    }
+    if (holder && a->r == root && acc != result)
+      nm_coll_sched_copy(a->s, round, result, acc, bytes);
+  }
+  if (node.parent >= 0)
+    nm_coll_ar_send(a, round++, (node.parent + base) % p, acc, a->count);
+  else if (a->r != root)
+    nm_coll_ar_send(a, round++, root, acc, a->count); /* non-commutative: member 0 hands the result over */
+  if (a->r == root && !holder)
+    nm_coll_ar_recv(a, round++, base, result, a->count);
+  a->round = round;
+}
+
+/* ---- reduce-scatter (recursive halving) + gather of the p' blocks at the root ---- */
+
+/** The block new rank @p nr holds after the halving: the walk of nm_coll_ar_halving() without its messages. */
+static int nm_red_block_of(int nr, int pof2)
+{
+  int send_idx = 0, recv_idx = 0;
+  for (int mask = 1; mask < pof2; mask <<= 1) {
+    if (nr < (nr ^ mask))
+      send_idx = recv_idx + pof2 / (mask * 2);
+    else
+      recv_idx = send_idx + pof2 / (mask * 2);
+    send_idx = recv_idx;
+  }
+  return recv_idx;
+}
+
+static void nm_red_rs_gather(struct nm_ar_s *a, int root, const char *in, char *result)
+{
+  int pof2 = nm_coll_algo_pof2(a->p), rem = a->p - pof2;
+  nm_len_t bytes = a->count * a->esize;
+  a->acc = nm_coll_sched_alloc(a->s, bytes);
+  a->tmp = nm_coll_sched_alloc(a->s, bytes);
+  if (!a->acc || !a->tmp)
+    return; /* recorded: start fails */
+  nm_coll_sched_copy(a->s, a->round, a->acc, in, bytes);
+  int nr = nm_coll_ar_fold(a, rem);
+#define OFF(i) (nm_coll_algo_block(a->count, pof2, (i)))
+  if (nr >= 0) {
+    struct nm_ar_walk_s w;
+    int blk = nm_coll_ar_halving(a, nr, pof2, rem, &w);
+    if (a->r != root)
+      nm_coll_ar_send(a, a->round++, root, a->acc + OFF(blk) * a->esize, OFF(blk + 1) - OFF(blk));
+    else
+      nm_coll_sched_copy(a->s, a->round, result + OFF(blk) * a->esize, a->acc + OFF(blk) * a->esize,
+                         (OFF(blk + 1) - OFF(blk)) * a->esize);
+  }
+  if (a->r == root) {
+    for (int q = 0; q < pof2; q++) {
+      int m = nm_coll_ar_real(q, rem), blk = nm_red_block_of(q, pof2);
+      if (m != root)
+        nm_coll_ar_recv(a, a->round, m, result + OFF(blk) * a->esize, OFF(blk + 1) - OFF(blk));
+    }
+    a->round++;
+  }
+#undef OFF
+}
+
+/* ---- entry points ---- */
+
+int nm_coll_reduce_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self, int root,
+                         const void *sendbuf, void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op,
+                         enum nm_coll_reduce_algo_e algo, int *next_round)
+{
+  if (next_round)
+    *next_round = round;
+  if (s == NULL || round < 0 || !nm_coll_algo_group_ok(group, self) || root < 0 || root >= group->n ||
+      op == NULL || op->combine == NULL || op->esize == 0 || (int)algo < 0 || algo >= NM_COLL_REDUCE_NALGOS ||
+      (count > 0 && ((self == root && recvbuf == NULL) || (self != root && sendbuf == NULL))))
+    return -NM_EINVAL;
+  if (algo == NM_COLL_REDUCE_AUTO) {
+    int err = nm_coll_reduce_choose(group->n, count, op->esize, &algo);
+    if (err)
+      return err;
+  }
+  if (count == 0)
+    return 0;
+  struct nm_coll_op_s *cop = nm_coll_sched_alloc(s, sizeof(*cop));
+  if (cop == NULL)
+    return 0; /* recorded: start fails with -NM_ENOMEM */
+  *cop = *op;
+  const char *in = sendbuf ? sendbuf : recvbuf;
+  struct nm_ar_s a = {s, group, group->n, self, cop, NULL, NULL, count, op->esize, round};
+  if (a.p == 1) {
+    if (in != recvbuf)
+      nm_coll_sched_copy(s, a.round, recvbuf, in, count * a.esize);
+  } else if (algo == NM_COLL_REDUCE_RS_GATHER) {
+    nm_red_rs_gather(&a, root, in, recvbuf);
+  } else {
+    nm_red_binomial(&a, root, in, recvbuf);
+  }
+  if (next_round)
+    *next_round = a.round;
+  return 0;
+}
+
+int nm_coll_reduce_scatter_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self,
+                                 const void *sendbuf, void *recvbuf, const nm_len_t counts[],
+                                 const struct nm_coll_op_s *op, enum nm_coll_reduce_algo_e algo, int *next_round)
+{
+  if (next_round)
+    *next_round = round;
+  if (s == NULL || !nm_coll_algo_group_ok(group, self) || counts == NULL || op == NULL || op->esize == 0)
+    return -NM_EINVAL;
+  nm_len_t total = 0, off = 0;
+  for (int i = 0; i < group->n; i++)
+    total += counts[i];
+  if (total == 0)
+    return 0;
+  const void *in = sendbuf ? sendbuf : recvbuf;
+  char *result = self == 0 ? nm_coll_sched_alloc(s, total * op->esize) : NULL;
+  if (self == 0 && result == NULL)
+    return 0; /* recorded: start fails */
+  int err = nm_coll_reduce_build(s, round, group, self, 0, in, result, total, op, algo, &round);
+  if (err)
+    return err;
+  if (self == 0) {
+    for (int i = 0; i < group->n; off += counts[i], i++) {
+      if (counts[i] == 0)
+        continue;
+      if (i == 0)
+        nm_coll_sched_copy(s, round, recvbuf, result, counts[0] * op->esize);
+      else
+        nm_coll_sched_send(s, round, nm_coll_algo_gate(group, i), result + off * op->esize, counts[i] * op->esize, 0);
+    }
+    round++;
+  } else if (counts[self] > 0) {
+    nm_coll_sched_recv(s, round++, nm_coll_algo_gate(group, 0), recvbuf, counts[self] * op->esize);
+  }
+  if (next_round)
+    *next_round = round;
+  return 0;
+}
+
+int nm_coll_ireduce(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
+                    const void *sendbuf, void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op, nm_tag_t tag,
+                    enum nm_coll_reduce_algo_e algo, nm_coll_sched_t **req)
+{
+  int err;
+  nm_coll_sched_t *s = nm_coll_algo_new(session, tag, req, &err);
+  if (s == NULL)
+    return err;
+  err = nm_coll_reduce_build(s, 0, group, self, root, sendbuf, recvbuf, count, op, algo, NULL);
+  return nm_coll_algo_start(s, err, req);
+}
+
+int nm_coll_reduce(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
+                   const void *sendbuf, void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op, nm_tag_t tag,
+                   enum nm_coll_reduce_algo_e algo)
+{
+  nm_coll_sched_t *s;
+  int err = nm_coll_ireduce(session, group, self, root, sendbuf, recvbuf, count, op, tag, algo, &s);
+  return err ? err : nm_coll_sched_wait(s);
+}

@@ -1,0 +1,66 @@
+/**
+ * @file nm_coll_alltoall.h
+ * @brief All-to-all as native non-blocking collectives over a group of gates (issue 17 deliverable 1, issue 18
+ * deliverable 1); the MPI shim's MPI_Alltoall(v, w) and their I- versions run these builders on packed bytes
+ * (nmad/mpi/mpi_coll.c keeps the datatypes and MPI_IN_PLACE).
+ *
+ * Blocks are given as arrays of p pointers and p lengths in bytes (member order), read while building only: any
+ * placement works. What member i sends to j must be what j expects from i (as MPI requires).
+ * Thread-safety: like the core (nm_coll_sched.h).
+ */
+#ifndef NM_COLL_ALLTOALL_H
+#define NM_COLL_ALLTOALL_H
+
+#include <nmad/nm_coll.h>
+#include <nmad/nm_coll_sched.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** All-to-all algorithms (names for NMAD_ALLTOALL_ALGO in comments). */
+enum nm_coll_alltoall_algo_e {
+  NM_COLL_ALLTOALL_AUTO = 0, /**< "auto": NMAD_ALLTOALL_ALGO, else nm_coll_alltoall_choose() */
+  NM_COLL_ALLTOALL_PAIRWISE, /**< "pairwise": round k sends to self + k and receives from self - k, p - 1 rounds;
+                                  (p - 1)(alpha + b beta) for blocks of b bytes */
+  NM_COLL_ALLTOALL_BRUCK,    /**< "bruck": Bruck et al. 1997, ceil(log2 p) rounds of p / 2 blocks each, equal
+                                  blocks only (otherwise pairwise runs); ceil(log2 p)(alpha + (p / 2) b beta) plus
+                                  local copies */
+  NM_COLL_ALLTOALL_NALGOS
+};
+
+/**
+ * @brief Append this member's part of an all-to-all to @p s from round @p round on: slens[i] bytes at sbufs[i]
+ * go to member i, which receives them at its rbufs[self] (rlens[self] bytes: a longer message is
+ * -NM_ETRUNCATED). The own block is copied (min of the two lengths); send and receive places must not overlap.
+ * @param block nonzero when every block of every member is @p block bytes (MPI_Alltoall): Bruck is allowed only
+ * then (the members must agree on the algorithm without seeing each other's lengths); 0 for varying blocks.
+ * @return 0 or -NM_EINVAL (bad argument, invalid NMAD_ALLTOALL_ALGO).
+ */
+int nm_coll_alltoallv_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self,
+                            const void *const sbufs[], const nm_len_t slens[], void *const rbufs[],
+                            const nm_len_t rlens[], nm_len_t block, enum nm_coll_alltoall_algo_e algo,
+                            int *next_round);
+
+/** @brief Non-blocking all-to-all of @p len bytes per pair: block i of @p sendbuf goes to member i, block i of
+ *  @p recvbuf comes from member i. Complete with nm_coll_sched_wait(*req). @return 0, -NM_EINVAL or -NM_ENOMEM. */
+int nm_coll_ialltoall(nm_session_t session, const struct nm_coll_group_s *group, int self, const void *sendbuf,
+                      void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_alltoall_algo_e algo,
+                      nm_coll_sched_t **req);
+
+/** @brief Blocking nm_coll_ialltoall(). @return 0 or the first error. */
+int nm_coll_alltoall(nm_session_t session, const struct nm_coll_group_s *group, int self, const void *sendbuf,
+                     void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_alltoall_algo_e algo);
+
+/** @brief The all-to-all algorithm for p members and blocks of @p block bytes (0: varying): NMAD_ALLTOALL_ALGO
+ *  when set; else Bruck for equal blocks of at most 256 bytes with p >= 4 (MPICH's short-message rule: log2 p
+ *  rounds instead of p - 1), pairwise otherwise. @return 0 or -NM_EINVAL (invalid NMAD_ALLTOALL_ALGO). */
+int nm_coll_alltoall_choose(int p, nm_len_t block, enum nm_coll_alltoall_algo_e *algo);
+
+/** @brief Name of an all-to-all algorithm as NMAD_ALLTOALL_ALGO spells it, or NULL out of range. */
+const char *nm_coll_alltoall_algo_name(enum nm_coll_alltoall_algo_e algo);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NM_COLL_ALLTOALL_H */

@@ -1,0 +1,158 @@
+/**
+ * @file nm_coll_reduce.h
+ * @brief Reductions as native non-blocking collectives over a group of gates (issue 17 deliverable 1, issue 18
+ * deliverable 1): the MPI shim's MPI_Allreduce / MPI_Iallreduce run these builders, with MPI's datatypes and
+ * operators turned into a combine function (nmad/mpi/mpi_coll.c); the native API needs no MPI type.
+ *
+ * Data are contiguous arrays of @c count elements of @c op->esize bytes. A reduction operator is a caller's
+ * function combining two such arrays element-wise, in MPI's convention: inout[i] = in[i] op inout[i], @p in being
+ * the operand of the lower-ranked members. Every algorithm combines contiguous blocks of whole elements.
+ *
+ * Order: with a non-commutative operator (op->commute == 0) the result is x0 op x1 op ... op x(p-1) (members in
+ * group order), the canonical order of MPI-3.1 section 5.9.1; recursive doubling and Rabenseifner's algorithm
+ * always combine (lower members) op (higher members), ring needs a commutative operator (a non-commutative one
+ * runs recursive doubling instead). Every member ends with bitwise the same result.
+ *
+ * Thread-safety: like the core (nm_coll_sched.h); the combine function runs inside the core's progress, under the
+ * core lock: it must not call nmad.
+ */
+#ifndef NM_COLL_REDUCE_H
+#define NM_COLL_REDUCE_H
+
+#include <nmad/nm_coll.h>
+#include <nmad/nm_coll_sched.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Combine @p count elements: inout[i] = in[i] op inout[i] (in: the lower-ranked operand).
+ *  @return 0, or an error kept as the collective's error (the caller's convention, see nm_coll_sched_error()). */
+typedef int (*nm_coll_combine_fn_t)(void *ref, const void *in, void *inout, nm_len_t count);
+
+/** A reduction operator on elements of @c esize bytes. Copied by the builders: it need not outlive the call, but
+ *  @c ref must live until the collective completes. */
+struct nm_coll_op_s {
+  nm_coll_combine_fn_t combine;
+  void *ref;      /**< passed to combine */
+  nm_len_t esize; /**< bytes per element, >= 1 */
+  int commute;    /**< nonzero: operands may be combined in either order */
+};
+
+/** Allreduce algorithms (names for NMAD_ALLREDUCE_ALGO in comments). */
+enum nm_coll_allreduce_algo_e {
+  NM_COLL_ALLREDUCE_AUTO = 0,     /**< "auto": NMAD_ALLREDUCE_ALGO, else nm_coll_allreduce_choose() */
+  NM_COLL_ALLREDUCE_RD,           /**< "recursive_doubling": log2(p) exchanges of the whole vector (MPICH's
+                                       small-message algorithm; p not a power of two: the first 2 (p - p') members
+                                       fold pairwise first, p' = 2^floor(log2 p)) */
+  NM_COLL_ALLREDUCE_RABENSEIFNER, /**< "rabenseifner": reduce-scatter by recursive halving, then allgather by
+                                       recursive doubling (Rabenseifner 2004; MPICH's large-message algorithm),
+                                       the same fold for p not a power of two */
+  NM_COLL_ALLREDUCE_RING,         /**< "ring": ring reduce-scatter then ring allgather of p blocks (commutative
+                                       operators only) */
+  NM_COLL_ALLREDUCE_NALGOS
+};
+
+/**
+ * @brief Append this member's part of an allreduce to schedule @p s from round @p round on.
+ * Costs (p members, m bytes, Hockney alpha and beta, combining not counted; p' = 2^floor(log2 p), f = 1 when p is
+ * not a power of two, else 0):
+ *  - recursive doubling: (log2 p' + 2f)(alpha + m beta);
+ *  - Rabenseifner: 2 (log2 p' + f) alpha + (2 (p' - 1) / p' + 2f) m beta;
+ *  - ring: 2 (p - 1) alpha + 2 ((p - 1) / p) m beta.
+ * @param group p >= 1 members (nm_coll.h); @param self this member's index; @param sendbuf @p count elements of
+ * this member, or NULL (or == @p recvbuf) for in place: the data are then in @p recvbuf; @param recvbuf @p count
+ * elements: the result on every member; @param op the operator (copied into @p s); @param algo an algorithm or
+ * NM_COLL_ALLREDUCE_AUTO; @param next_round out (may be NULL): the first round after this member's operations.
+ * @return 0, or -NM_EINVAL (bad argument, invalid NMAD_ALLREDUCE_ALGO) before anything is appended.
+ * Memory: one work vector of m bytes (Rabenseifner, recursive doubling) or of m / p bytes (ring), freed with @p s.
+ */
+int nm_coll_allreduce_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self,
+                            const void *sendbuf, void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op,
+                            enum nm_coll_allreduce_algo_e algo, int *next_round);
+
+/** @brief Non-blocking allreduce: builds and starts a schedule with tag @p tag on @p session (every member
+ *  calls it with the same count, operator, algorithm and tag). Complete it with nm_coll_sched_wait(*req).
+ *  @return 0, -NM_EINVAL, -NM_ENOMEM; communication errors come from the wait. */
+int nm_coll_iallreduce(nm_session_t session, const struct nm_coll_group_s *group, int self, const void *sendbuf,
+                       void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op, nm_tag_t tag,
+                       enum nm_coll_allreduce_algo_e algo, nm_coll_sched_t **req);
+
+/** @brief Blocking allreduce: nm_coll_iallreduce() then nm_coll_sched_wait(). @return 0 or the first error. */
+int nm_coll_allreduce(nm_session_t session, const struct nm_coll_group_s *group, int self, const void *sendbuf,
+                      void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op, nm_tag_t tag,
+                      enum nm_coll_allreduce_algo_e algo);
+
+/**
+ * @brief The allreduce algorithm for (p, m = count x esize bytes): NMAD_ALLREDUCE_ALGO when set, else the
+ * cheapest of the three costs above with the network's alpha and beta (recursive doubling below 2 KiB or when
+ * count < p, as MPICH); ring is only considered for a commutative operator. A forced ring with a non-commutative
+ * operator runs recursive doubling. The same on every member for the same arguments.
+ * @param[out] algo never NM_COLL_ALLREDUCE_AUTO. @return 0 or -NM_EINVAL (invalid NMAD_ALLREDUCE_ALGO, message on
+ * stderr naming it and the accepted values). Thread-safety: any thread.
+ */
+int nm_coll_allreduce_choose(nm_session_t session, int p, nm_len_t count, const struct nm_coll_op_s *op,
+                             enum nm_coll_allreduce_algo_e *algo);
+
+/** @brief Name of an allreduce algorithm as NMAD_ALLREDUCE_ALGO spells it, or NULL out of range. */
+const char *nm_coll_allreduce_algo_name(enum nm_coll_allreduce_algo_e algo);
+
+/** Reduce algorithms (names for NMAD_REDUCE_ALGO in comments). */
+enum nm_coll_reduce_algo_e {
+  NM_COLL_REDUCE_AUTO = 0,       /**< "auto": NMAD_REDUCE_ALGO, else nm_coll_reduce_choose() */
+  NM_COLL_REDUCE_BINOMIAL,       /**< "binomial": binomial tree, a node combines its children nearest first;
+                                      ceil(log2 p)(alpha + m beta). A commutative operator uses the tree rooted at
+                                      the root; a non-commutative one the tree rooted at member 0 (each subtree a
+                                      range of consecutive members), whose result member 0 sends to the root */
+  NM_COLL_REDUCE_RS_GATHER,      /**< "reduce_scatter_gather": Rabenseifner's reduce-scatter by recursive halving
+                                      (order-keeping, with the fold of non-power-of-two p), then every member sends
+                                      its block to the root: (log2 p' + p' - 1 + f) alpha +
+                                      (2 (p' - 1) / p' + f) m beta (the root receives p' - 1 blocks) */
+  NM_COLL_REDUCE_NALGOS
+};
+
+/**
+ * @brief Append this member's part of a reduce to @p root to schedule @p s from round @p round on.
+ * @param sendbuf @p count elements of this member, or NULL (or == @p recvbuf) at the root for in place;
+ * @param recvbuf at the root: the result (@p count elements); ignored elsewhere; other parameters as
+ * nm_coll_allreduce_build(). The result is x0 op x1 op ... op x(p-1) in member order for any operator.
+ * @return 0 or -NM_EINVAL (bad argument, invalid NMAD_REDUCE_ALGO). Memory: binomial: one vector per child
+ * (O(m log p) at the root), reduce-scatter-gather: two vectors of m bytes.
+ */
+int nm_coll_reduce_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self, int root,
+                         const void *sendbuf, void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op,
+                         enum nm_coll_reduce_algo_e algo, int *next_round);
+
+/** @brief Non-blocking reduce (build and start; complete with nm_coll_sched_wait(*req)).
+ *  @return 0, -NM_EINVAL or -NM_ENOMEM. */
+int nm_coll_ireduce(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
+                    const void *sendbuf, void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op, nm_tag_t tag,
+                    enum nm_coll_reduce_algo_e algo, nm_coll_sched_t **req);
+
+/** @brief Blocking reduce: nm_coll_ireduce() then nm_coll_sched_wait(). @return 0 or the first error. */
+int nm_coll_reduce(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
+                   const void *sendbuf, void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op, nm_tag_t tag,
+                   enum nm_coll_reduce_algo_e algo);
+
+/** @brief The reduce algorithm for (p, m = count x esize bytes): NMAD_REDUCE_ALGO when set, else binomial for
+ *  m <= 2 KiB, p <= 2 or count < p (MPICH), reduce-scatter + gather otherwise.
+ *  @return 0 or -NM_EINVAL (invalid NMAD_REDUCE_ALGO, message on stderr). */
+int nm_coll_reduce_choose(int p, nm_len_t count, nm_len_t esize, enum nm_coll_reduce_algo_e *algo);
+
+/**
+ * @brief Append this member's part of a reduce-scatter to @p s from round @p round on: the vectors of sum(counts)
+ * elements are combined (in member order, as nm_coll_reduce_build()), and member i gets elements
+ * [counts[0] + ... + counts[i - 1], + counts[i]) of the result in its @p recvbuf. Schedule: a reduce to member 0
+ * (algorithm @p algo or its automatic choice), then member 0 sends each member its piece.
+ * @param sendbuf the whole vector of this member, or NULL for in place (the whole vector is then in @p recvbuf,
+ * and the piece ends at its start); @param counts p element counts, the same on every member.
+ * @return 0 or -NM_EINVAL. Memory: one result vector at member 0, plus the reduce's.
+ */
+int nm_coll_reduce_scatter_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self,
+                                 const void *sendbuf, void *recvbuf, const nm_len_t counts[],
+                                 const struct nm_coll_op_s *op, enum nm_coll_reduce_algo_e algo, int *next_round);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NM_COLL_REDUCE_H */
