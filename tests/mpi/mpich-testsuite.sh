@@ -16,7 +16,7 @@
 # Environment: MPICH_SRC (sources, see above), MPICH_TESTS_DIR (work directory, default
 # ${TMPDIR:-/tmp}/nmad-mpich-tests/run-<checksum of the build tree's path>; emptied first), MPITEST_TIMEOUT (seconds per run, default 60; tests that
 # ask for more in their testlist keep theirs), MPICH_TESTS_TOTAL_TIMEOUT (the whole run, default 2400 s),
-# MPICH_TESTS_DIRS (directories to run, default below), NMAD_DRIVER etc. (passed to the ranks as usual),
+# MPICH_TESTS_DIRS (directories to run, default below), MPICH_TESTS_CFLAGS (the programs' CFLAGS, default -O0), NMAD_DRIVER etc. (passed to the ranks as usual),
 # MPICH_TESTS_PHASE: "build" (steps i-iii up to the built programs, then exit 0 and leave a stamp in the work
 # directory) or "run" (the default: all steps, but i-iii are skipped when a stamp shows that the programs were built
 # for this nmad build, the same exclusions and directories). make check runs the build phase first
@@ -58,7 +58,7 @@ case $phase in build|run) ;; *) die "MPICH_TESTS_PHASE=$phase: expected build or
 # The stamp: which nmad build the programs were linked against (path and libnmad_mpi's time), the exclusion list
 # they were curated with and the directories; the programs are reused only when all are unchanged.
 stamp="$work/built.stamp"
-build_id="$b $(stat -c %Y "$b/libnmad_mpi.la") $(cksum <"$exclude_file") $dirs"
+build_id="$b $(stat -c %Y "$b/libnmad_mpi.la") $(cksum <"$exclude_file") $dirs ${MPICH_TESTS_CFLAGS:--O0}"
 reuse=no
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$build_id" ]; then
   reuse=yes
@@ -105,8 +105,9 @@ if [ "$reuse" = no ]; then
   # ---------------------------------------------------------------- (ii) configure with nmad's wrappers
   # Only what MPI-3.1's C bindings define (--enable-strictmpi), single-threaded (the shim provides at most
   # MPI_THREAD_SERIALIZED), no Fortran / C++ bindings, no spawn, one-sided, I/O or partitioned communication.
+  # CFLAGS=-O0: ~400 conformance programs, compiled in CI beside the other tests; their speed does not matter.
   say "configuring (log: $t/configure.out)"
-  (cd "$t" && ./configure MPICC="$mpicc" MPIEXEC="$mpiexec" \
+  (cd "$t" && ./configure MPICC="$mpicc" MPIEXEC="$mpiexec" CFLAGS="${MPICH_TESTS_CFLAGS:--O0}" \
     --disable-fortran --disable-cxx --disable-romio --disable-spawn --disable-rma --disable-part \
     --disable-ft-tests --enable-strictmpi --enable-threads=single) >"$t/configure.out" 2>&1 ||
     die "the suite's configure failed, see $t/configure.out"
