@@ -74,6 +74,63 @@ static int nm_mpi_dbcast_tree(enum nm_mcast_tree_e *tree)
   return -1;
 }
 
+int nm_mpi_dbcast_post(MPI_Comm comm, struct nm_mpi_comm_s *c, const void *buf, int count, MPI_Datatype datatype,
+                       const int dests[], const int prios[], int ndests, int tag, enum nm_mcast_tree_e tree,
+                       nm_len_t seg, int einval, const char *func, MPI_Request *request)
+{
+  /* Destinations are ranks of comm; the broadcast engine speaks world ranks. */
+  int *world = malloc(sizeof(int) * (size_t)(ndests ? ndests : 1));
+  struct nm_mpi_dbcast_s *b = calloc(1, sizeof(*b));
+  if (!world || !b) {
+    free(world);
+    free(b);
+    return nm_mpi_error(comm, MPI_ERR_NO_MEM, func);
+  }
+  for (int i = 0; i < ndests; i++) {
+    if (dests[i] < 0 || dests[i] >= c->size || dests[i] == c->rank) {
+      free(world);
+      free(b);
+      return nm_mpi_error(comm, MPI_ERR_RANK, func);
+    }
+    world[i] = c->world[dests[i]];
+  }
+  struct nm_mpi_datatype_s *d = nm_mpi_datatype_get(datatype);
+  nm_len_t len = (nm_len_t)nm_mpi_datatype_packed_size(d, count);
+  const void *data = len ? nm_mpi_datatype_contig_ptr(d, buf) : NULL;
+  if (len && !d->contiguous) {
+    /* Receivers unpack with their own datatype, exactly as for a point-to-point message. */
+    if (!(b->packed = malloc(len))) {
+      free(world);
+      free(b);
+      return nm_mpi_error(comm, MPI_ERR_NO_MEM, func);
+    }
+    nm_mpi_datatype_pack(d, buf, count, b->packed);
+    data = b->packed;
+  }
+  struct nm_mpi_request_s *r;
+  MPI_Request h = nm_mpi_request_new(NM_MPI_REQ_COLL, &r);
+  if (h == MPI_REQUEST_NULL) {
+    free(world);
+    free(b->packed);
+    free(b);
+    return nm_mpi_error(comm, MPI_ERR_NO_MEM, func);
+  }
+  r->comm = comm;
+  r->state = b;
+  r->progress = nm_mpi_dbcast_progress;
+  r->release = nm_mpi_dbcast_release;
+  int nerr = seg ? nm_mcast_isend_seg(nm_mpi.mcast, world, prios, ndests, nm_mpi_p2p_tag(c, tag), data, len, tree,
+                                      seg, &b->req)
+                 : nm_mcast_isend(nm_mpi.mcast, world, prios, ndests, nm_mpi_p2p_tag(c, tag), data, len, tree, &b->req);
+  free(world);
+  if (nerr) {
+    nm_mpi_request_release(&h);
+    return nm_mpi_error(comm, nerr == -NM_EINVAL ? einval : nm_mpi_from_nm_err(nerr), func);
+  }
+  *request = h;
+  return MPI_SUCCESS;
+}
+
 NM_MPIX_ALIAS(Dynamic_bcast)
 int PMPIX_Dynamic_bcast(const void *buf, int count, MPI_Datatype datatype, const int dests[], const int prios[],
                          int ndests, int tag, MPI_Comm comm, MPI_Request *request)
@@ -90,54 +147,6 @@ int PMPIX_Dynamic_bcast(const void *buf, int count, MPI_Datatype datatype, const
     err = MPI_ERR_ARG;
   if (err)
     return nm_mpi_error(comm, err, __func__);
-  /* Destinations are ranks of comm; the broadcast engine speaks world ranks. */
-  int *world = malloc(sizeof(int) * (size_t)(ndests ? ndests : 1));
-  struct nm_mpi_dbcast_s *b = calloc(1, sizeof(*b));
-  if (!world || !b) {
-    free(world);
-    free(b);
-    return nm_mpi_error(comm, MPI_ERR_NO_MEM, __func__);
-  }
-  for (int i = 0; i < ndests; i++) {
-    if (dests[i] < 0 || dests[i] >= c->size || dests[i] == c->rank) {
-      free(world);
-      free(b);
-      return nm_mpi_error(comm, MPI_ERR_RANK, __func__);
-    }
-    world[i] = c->world[dests[i]];
-  }
-  struct nm_mpi_datatype_s *d = nm_mpi_datatype_get(datatype);
-  nm_len_t len = (nm_len_t)nm_mpi_datatype_packed_size(d, count);
-  const void *data = len ? nm_mpi_datatype_contig_ptr(d, buf) : NULL;
-  if (len && !d->contiguous) {
-    /* Receivers unpack with their own datatype, exactly as for a point-to-point message. */
-    if (!(b->packed = malloc(len))) {
-      free(world);
-      free(b);
-      return nm_mpi_error(comm, MPI_ERR_NO_MEM, __func__);
-    }
-    nm_mpi_datatype_pack(d, buf, count, b->packed);
-    data = b->packed;
-  }
-  struct nm_mpi_request_s *r;
-  MPI_Request h = nm_mpi_request_new(NM_MPI_REQ_COLL, &r);
-  if (h == MPI_REQUEST_NULL) {
-    free(world);
-    free(b->packed);
-    free(b);
-    return nm_mpi_error(comm, MPI_ERR_NO_MEM, __func__);
-  }
-  r->comm = comm;
-  r->state = b;
-  r->progress = nm_mpi_dbcast_progress;
-  r->release = nm_mpi_dbcast_release;
-  int nerr = nm_mcast_isend(nm_mpi.mcast, world, prios, ndests, nm_mpi_p2p_tag(c, tag), data, len,
-                            tree, &b->req);
-  free(world);
-  if (nerr) {
-    nm_mpi_request_release(&h);
-    return nm_mpi_error(comm, nerr == -NM_EINVAL ? MPI_ERR_RANK : nm_mpi_from_nm_err(nerr), __func__);
-  }
-  *request = h;
-  return MPI_SUCCESS;
+  return nm_mpi_dbcast_post(comm, c, buf, count, datatype, dests, prios, ndests, tag, tree, 0, MPI_ERR_RANK,
+                            __func__, request);
 }

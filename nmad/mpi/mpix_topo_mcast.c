@@ -18,30 +18,6 @@
 /* Song 2009, section 9.1: 8 KiB segments were best between 512 KiB and 1 MiB, 4 to 128 processes. */
 #define NM_MPIX_TOPO_SEG_DEFAULT ((nm_len_t)8192)
 
-struct nm_mpix_topo_s {
-  nm_mcast_req_t req;
-  void *packed; /* non-contiguous data packed once, or NULL */
-};
-
-static int nm_mpix_topo_progress(struct nm_mpi_request_s *r)
-{
-  struct nm_mpix_topo_s *b = r->state;
-  int err = nm_mcast_test(nm_mpi.mcast, &b->req);
-  if (err == -NM_EAGAIN)
-    return 0;
-  return err ? -nm_mpi_from_nm_err(err) : 1;
-}
-
-static void nm_mpix_topo_release(struct nm_mpi_request_s *r)
-{
-  struct nm_mpix_topo_s *b = r->state;
-  if (b) {
-    free(b->packed);
-    free(b);
-  }
-  r->state = NULL;
-}
-
 /* Segment size from NMAD_MCAST_TOPO_SEG (bytes, 0 = whole message). @return 0, or -1 for a bad value. */
 static int nm_mpix_topo_seg(nm_len_t *seg)
 {
@@ -75,52 +51,6 @@ int PMPIX_Mcast_topo(const void *buf, int count, MPI_Datatype datatype, const in
     err = MPI_ERR_ARG;
   if (err)
     return nm_mpi_error(comm, err, __func__);
-  int *world = malloc(sizeof(int) * (size_t)(ndests ? ndests : 1));
-  struct nm_mpix_topo_s *b = calloc(1, sizeof(*b));
-  if (!world || !b) {
-    free(world);
-    free(b);
-    return nm_mpi_error(comm, MPI_ERR_NO_MEM, __func__);
-  }
-  for (int i = 0; i < ndests; i++) {
-    if (dests[i] < 0 || dests[i] >= c->size || dests[i] == c->rank) {
-      free(world);
-      free(b);
-      return nm_mpi_error(comm, MPI_ERR_RANK, __func__);
-    }
-    world[i] = c->world[dests[i]];
-  }
-  struct nm_mpi_datatype_s *d = nm_mpi_datatype_get(datatype);
-  nm_len_t len = (nm_len_t)nm_mpi_datatype_packed_size(d, count);
-  const void *data = len ? nm_mpi_datatype_contig_ptr(d, buf) : NULL;
-  if (len && !d->contiguous) { /* receivers unpack with their own datatype, as for a point-to-point message */
-    if (!(b->packed = malloc(len))) {
-      free(world);
-      free(b);
-      return nm_mpi_error(comm, MPI_ERR_NO_MEM, __func__);
-    }
-    nm_mpi_datatype_pack(d, buf, count, b->packed);
-    data = b->packed;
-  }
-  struct nm_mpi_request_s *r;
-  MPI_Request h = nm_mpi_request_new(NM_MPI_REQ_COLL, &r);
-  if (h == MPI_REQUEST_NULL) {
-    free(world);
-    free(b->packed);
-    free(b);
-    return nm_mpi_error(comm, MPI_ERR_NO_MEM, __func__);
-  }
-  r->comm = comm;
-  r->state = b;
-  r->progress = nm_mpix_topo_progress;
-  r->release = nm_mpix_topo_release;
-  int nerr = nm_mcast_isend_seg(nm_mpi.mcast, world, NULL, ndests, nm_mpi_p2p_tag(c, tag), data, len,
-                                NM_MCAST_TREE_TOPO_ID, seg, &b->req);
-  free(world);
-  if (nerr) {
-    nm_mpi_request_release(&h);
-    return nm_mpi_error(comm, nerr == -NM_EINVAL ? MPI_ERR_ARG : nm_mpi_from_nm_err(nerr), __func__);
-  }
-  *request = h;
-  return MPI_SUCCESS;
+  return nm_mpi_dbcast_post(comm, c, buf, count, datatype, dests, NULL, ndests, tag, NM_MCAST_TREE_TOPO_ID, seg,
+                            MPI_ERR_ARG, __func__, request);
 }

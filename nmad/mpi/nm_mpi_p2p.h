@@ -299,4 +299,13 @@ static inline __attribute__((always_inline)) int nm_mpi_p2p_post(int kind, const
 
 #pragma GCC visibility pop
 
+/** The root's side of a dynamic broadcast from an MPI program (MPIX_Dynamic_bcast, MPIX_Mcast_topo;
+ *  mpi_ext_p2p.c): @p dests are ranks of @p comm (@p c its object, arguments already checked), translated to world
+ *  ranks; non-contiguous data is packed once; the request completes with the broadcast (nm_mcast_test). @p seg
+ *  segment size in bytes (0: whole message); @p einval the MPI error class for the engine's -NM_EINVAL; @p func
+ *  the MPI function named in errors. @return MPI_SUCCESS or the error handler's result. Under the MPI lock. */
+int nm_mpi_dbcast_post(MPI_Comm comm, struct nm_mpi_comm_s *c, const void *buf, int count, MPI_Datatype datatype,
+                       const int dests[], const int prios[], int ndests, int tag, enum nm_mcast_tree_e tree,
+                       nm_len_t seg, int einval, const char *func, MPI_Request *request);
+
 #endif /* NM_MPI_P2P_H */
