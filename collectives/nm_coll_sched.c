@@ -292,8 +292,13 @@ int nm_coll_sched_start(nm_coll_sched_t *s)
     nm_coll_sched_free(s);
     return err;
   }
+  /* The core lock (recursive): with a progress thread, the requests of the first round may complete, and their
+   * monitors advance this schedule, while it is still posting them. */
+  nm_core_t core = nm_session_get_core(s->session);
+  nm_core_lock(core);
   s->started = 1;
   nm_coll_sched_advance(s);
+  nm_core_unlock(core);
   return 0;
 }
 
@@ -303,10 +308,13 @@ int nm_coll_sched_error(const nm_coll_sched_t *s) { return s->err; }
 
 void nm_coll_sched_release(nm_coll_sched_t *s)
 {
+  nm_core_t core = nm_session_get_core(s->session);
+  nm_core_lock(core); /* the last monitor reads the schedule after setting done (progress thread) */
   if (s->done)
     nm_coll_sched_free(s);
   else
     s->orphan = 1; /* the core still holds its requests: it frees itself when done */
+  nm_core_unlock(core);
 }
 
 int nm_coll_sched_wait(nm_coll_sched_t *s)
@@ -320,7 +328,9 @@ int nm_coll_sched_wait(nm_coll_sched_t *s)
   nm_core_t core = nm_session_get_core(s->session);
   while (!s->done)
     nm_core_wait_flag(core, &s->done, 0);
+  nm_core_lock(core); /* the last monitor may still be reading the schedule after setting done */
   err = s->err;
   nm_coll_sched_free(s);
+  nm_core_unlock(core);
   return err;
 }
