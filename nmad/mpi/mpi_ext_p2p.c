@@ -52,7 +52,8 @@ static void nm_mpi_dbcast_release(struct nm_mpi_request_s *r)
   r->state = NULL;
 }
 
-/* Tree kind from NMAD_MPI_DBCAST_TREE (binomial, flat, chain, binary), binomial by default (paper, fig. 1).
+/* Tree kind from NMAD_MPI_DBCAST_TREE (binomial, flat, chain, binary, topo), binomial by default (paper, fig. 1);
+ * topo is the topology-ID tree (Song 2009, sections 4-6), its hierarchy from NMAD_MCAST_TOPO or hwloc.
  * @return 0, or -1 for a bad value (a message names the variable and the accepted values). */
 static int nm_mpi_dbcast_tree(enum nm_mcast_tree_e *tree)
 {
@@ -60,7 +61,7 @@ static int nm_mpi_dbcast_tree(enum nm_mcast_tree_e *tree)
     const char *name;
     enum nm_mcast_tree_e tree;
   } trees[] = {{"binomial", NM_MCAST_TREE_BINOMIAL}, {"flat", NM_MCAST_TREE_FLAT}, {"chain", NM_MCAST_TREE_CHAIN},
-               {"binary", NM_MCAST_TREE_BINARY}};
+               {"binary", NM_MCAST_TREE_BINARY}, {"topo", NM_MCAST_TREE_TOPO_ID}};
   const char *s = getenv("NMAD_MPI_DBCAST_TREE");
   *tree = NM_MCAST_TREE_BINOMIAL;
   if (!s || !*s)
@@ -70,7 +71,7 @@ static int nm_mpi_dbcast_tree(enum nm_mcast_tree_e *tree)
       *tree = trees[i].tree;
       return 0;
     }
-  fprintf(stderr, "nmad: NMAD_MPI_DBCAST_TREE='%s' is not one of binomial, flat, chain, binary\n", s);
+  fprintf(stderr, "nmad: NMAD_MPI_DBCAST_TREE='%s' is not one of binomial, flat, chain, binary, topo\n", s);
   return -1;
 }
 
