@@ -133,7 +133,7 @@ static void phase_rootless(nm_anycast_t ac, struct seen_s *s)
 
 static void phase_count(nm_anycast_t ac_rx, nm_anycast_t ac_h, struct seen_s *s)
 {
-  /* the barrier makes no progress: finish forwarding first (nm_anycast_flush) */
+  /* finish forwarding before the barrier (nm_anycast_flush): the barrier progresses too, but not under nmad-sim */
   CHECK_RC(nm_anycast_flush(ac_rx, nm_core_time_ns(core) + DEADLINE_NS), "nm_anycast_flush");
   CHECK_RC(nm_anycast_flush(ac_h, nm_core_time_ns(core) + DEADLINE_NS), "nm_anycast_flush");
   CHECK_RC(nm_launcher_barrier(launcher), "barrier");

@@ -37,8 +37,8 @@ static void make_plan(struct plan *p)
 
 /* All messages of the plan from rank 0 to rank 1, the receives posted before the sends (@p posted: rank 1 then
  * says "ready" on tag 99) or only once each message is there (nm_sr_probe: unexpected). @p sync: synchronous
- * sends. No launcher barrier while sends are pending: it does not progress the core, and a packet above the
- * inject size completes only once the peer has read it. */
+ * sends. No launcher barrier while sends are pending: a packet above the inject size completes only once the peer
+ * has read it, and the launcher barrier progresses the core only under nmad-run and PMIx. */
 static void phase(nm_launcher_t l, nm_session_t sess, nm_gate_t peer, const struct plan *p, int posted, int sync)
 {
   static uint8_t bufs[MAX_MSGS][MAX_LEN];

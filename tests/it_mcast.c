@@ -684,7 +684,7 @@ static void phase_busy(void)
     CHECK_RC(nm_launcher_barrier(launcher), "barrier");
     rr_wait_check(&r, deadline);
   } else if (rank == 2) {
-    CHECK_RC(nm_launcher_barrier(launcher), "barrier"); /* no progress: rank 1 cannot finish forwarding */
+    CHECK_RC(nm_launcher_barrier_noprogress(launcher), "barrier"); /* rank 1 cannot finish forwarding */
     struct rrec r;
     rr_post_bc(&r, &b, "busy (end of chain)");
     rr_wait_check(&r, deadline);

@@ -239,6 +239,39 @@ static void phase_ssend_probe_cancel(void)
   }
 }
 
+/* nm_launcher_barrier() progresses the core while it waits: rank 1 posts the receive of a rendezvous message and
+ * goes straight into the barrier; rank 0 waits for its send before it enters. The send needs rank 1's answer (RTR),
+ * which only rank 1's progress gives: a barrier that blocked without progress would hang here. */
+static void phase_barrier_progress(void)
+{
+  enum { LEN = 1 << 20 };
+  if (size < 2)
+    return;
+  uint8_t *buf = rank < 2 ? malloc(LEN) : NULL;
+  CHECK(rank >= 2 || buf, "malloc");
+  nm_sr_request_t req;
+  nm_gate_t g = NULL;
+  if (rank < 2)
+    nm_launcher_get_gate(launcher, 1 - rank, &g);
+  if (rank == 0) {
+    for (size_t i = 0; i < LEN; i++)
+      buf[i] = (uint8_t)(i * 7 + 1);
+    CHECK_RC(nm_sr_isend(sess, g, 91, buf, LEN, &req), "isend");
+    CHECK_RC(nm_sr_swait(sess, &req), "swait before the barrier");
+  } else if (rank == 1) {
+    memset(buf, 0, LEN);
+    CHECK_RC(nm_sr_irecv(sess, g, 91, buf, LEN, &req), "irecv");
+  }
+  CHECK_RC(nm_launcher_barrier(launcher), "barrier");
+  if (rank == 1) {
+    CHECK_RC(nm_sr_rwait(sess, &req), "rwait");
+    for (size_t i = 0; i < LEN; i++)
+      CHECK(buf[i] == (uint8_t)(i * 7 + 1), "byte %zu", i);
+  }
+  free(buf);
+  printf("PASS rank %d barrier progresses\n", rank);
+}
+
 int main(int argc, char **argv)
 {
   int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
@@ -251,6 +284,7 @@ int main(int argc, char **argv)
   phase_any_source();
   phase_truncation();
   phase_ssend_probe_cancel();
+  phase_barrier_progress();
   CHECK_RC(nm_launcher_barrier(launcher), "barrier");
   CHECK_RC(nm_session_close(sess), "session close");
   const char *bootstrap = nm_launcher_get_bootstrap(launcher); /* a static string */

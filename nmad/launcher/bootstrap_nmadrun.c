@@ -130,8 +130,10 @@ static int nmadrun_init(struct nm_bootstrap_s *bs)
   return 0;
 }
 
-/* Send a collective request and wait for its reply; a FAULT before the reply fails it. */
-static int collective(struct nm_bootstrap_s *bs, uint32_t type, const void *mine, size_t len, void *all)
+/* Send a collective request and wait for its reply; a FAULT before the reply fails it. With @p progress, the wait
+ * calls it between polls of the socket (nm_bootstrap_idle()) instead of blocking in the read. */
+static int collective(struct nm_bootstrap_s *bs, uint32_t type, const void *mine, size_t len, void *all,
+                      int (*progress)(void *), void *arg)
 {
   struct nmadrun_priv_s *p = bs->priv;
   if (p->eof)
@@ -144,6 +146,9 @@ static int collective(struct nm_bootstrap_s *bs, uint32_t type, const void *mine
       p->eof = 1;
     return rc;
   }
+  unsigned backoff_us = 0;
+  while (progress && !nm_bootstrap_idle(p->fd, progress, arg, &backoff_us))
+    ;
   for (;;) {
     struct nmad_run_hdr_s h;
     void *payload;
@@ -174,12 +179,17 @@ static int nmadrun_allgather(struct nm_bootstrap_s *bs, const void *mine, size_t
     return -NM_EINVAL;
   if ((uint64_t)len * (uint64_t)bs->size > NMAD_RUN_PROTO_MAX_PAYLOAD)
     return -NM_EINVAL;
-  return collective(bs, NMAD_RUN_MSG_ALLGATHER, mine, len, all);
+  return collective(bs, NMAD_RUN_MSG_ALLGATHER, mine, len, all, NULL, NULL);
 }
 
 static int nmadrun_barrier(struct nm_bootstrap_s *bs)
 {
-  return collective(bs, NMAD_RUN_MSG_BARRIER, NULL, 0, NULL);
+  return collective(bs, NMAD_RUN_MSG_BARRIER, NULL, 0, NULL, NULL, NULL);
+}
+
+static int nmadrun_barrier_progress(struct nm_bootstrap_s *bs, int (*progress)(void *), void *arg)
+{
+  return collective(bs, NMAD_RUN_MSG_BARRIER, NULL, 0, NULL, progress, arg);
 }
 
 static int nmadrun_poll_fault(struct nm_bootstrap_s *bs, int *rank)
@@ -279,6 +289,7 @@ const struct nm_bootstrap_ops_s nm_bootstrap_nmadrun_ops = {
   .init = nmadrun_init,
   .allgather = nmadrun_allgather,
   .barrier = nmadrun_barrier,
+  .barrier_progress = nmadrun_barrier_progress,
   .poll_fault = nmadrun_poll_fault,
   .fault_fd = nmadrun_fault_fd,
   .abort = nmadrun_abort,

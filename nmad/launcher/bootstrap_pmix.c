@@ -422,6 +422,35 @@ static int pmix_boot_barrier(struct nm_bootstrap_s *bs)
   return fence(p, false);
 }
 
+/* PMIx_Fence_nb's completion, called on PMIx's progress thread. */
+struct pmix_fence_done_s {
+  int done;
+  pmix_status_t status;
+};
+
+static void pmix_fence_done(pmix_status_t status, void *cbdata)
+{
+  struct pmix_fence_done_s *d = cbdata;
+  d->status = status;
+  __atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
+}
+
+static int pmix_boot_barrier_progress(struct nm_bootstrap_s *bs, int (*progress)(void *), void *arg)
+{
+  struct pmix_priv_s *p = bs->priv;
+  int rc = check_alive(p);
+  if (rc)
+    return rc;
+  struct pmix_fence_done_s d = { 0, PMIX_SUCCESS };
+  pmix_status_t st = PMIx_Fence_nb(&p->all, 1, NULL, 0, pmix_fence_done, &d);
+  if (st != PMIX_SUCCESS)
+    return pmix_to_nm(st);
+  unsigned backoff_us = 0;
+  while (!__atomic_load_n(&d.done, __ATOMIC_ACQUIRE))
+    (void)nm_bootstrap_idle(-1, progress, arg, &backoff_us);
+  return pmix_to_nm(d.status);
+}
+
 static int pmix_boot_poll_fault(struct nm_bootstrap_s *bs, int *rank)
 {
   struct pmix_priv_s *p = bs->priv;
@@ -469,6 +498,7 @@ const struct nm_bootstrap_ops_s nm_bootstrap_pmix_ops = {
   .init = pmix_boot_init,
   .allgather = pmix_boot_allgather,
   .barrier = pmix_boot_barrier,
+  .barrier_progress = pmix_boot_barrier_progress,
   .poll_fault = pmix_boot_poll_fault,
   .fault_fd = pmix_boot_fault_fd,
   .abort = pmix_boot_abort,

@@ -28,6 +28,11 @@ struct nm_bootstrap_ops_s {
   int (*allgather)(struct nm_bootstrap_s *bs, const void *mine, size_t len, void *all);
   /** Collective barrier. @return 0 or -NM_ECLOSED. */
   int (*barrier)(struct nm_bootstrap_s *bs);
+  /** Collective barrier that calls @p progress(@p arg) while it waits for the other ranks (nm_bootstrap_idle()'s
+   *  back-off between calls), so that what a rank forwards or answers from inside progress (a broadcast's
+   *  forwarding, a rendezvous) does not stall behind a rank sitting in the barrier. NULL where the bootstrap
+   *  cannot (then barrier()). @return as barrier(). */
+  int (*barrier_progress)(struct nm_bootstrap_s *bs, int (*progress)(void *arg), void *arg);
   /** Non-blocking: has the launcher reported a dead rank? @return 1 and *rank set, 0 if nothing new,
    *  -NM_ECLOSED if the launcher itself is gone. Each dead rank is reported once. */
   int (*poll_fault)(struct nm_bootstrap_s *bs, int *rank);
@@ -54,6 +59,12 @@ struct nm_bootstrap_s {
   /** The only driver this job may use, imposed by the bootstrap (the simulation driver), or NULL: NMAD_DRIVER. */
   const struct nm_drv_ops_s *drv_ops;
 };
+
+/** @brief One wait step of barrier_progress(): call @p progress(@p arg), then wait for @p fd to be readable (or,
+ *  with @p fd < 0, just sleep) for *@p backoff_us, which starts at 0 and doubles up to 1 ms while progress finds
+ *  nothing (reset to 0 when it does). An idle waiting rank costs one progress pass per ms and no processor
+ *  otherwise, as the blocking barrier did. @return 1 when @p fd is readable, 0 otherwise. */
+int nm_bootstrap_idle(int fd, int (*progress)(void *arg), void *arg, unsigned *backoff_us);
 
 extern const struct nm_bootstrap_ops_s nm_bootstrap_nmadrun_ops;
 extern const struct nm_bootstrap_ops_s nm_bootstrap_pmix_ops; /* only when HAVE_PMIX */

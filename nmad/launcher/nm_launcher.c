@@ -329,10 +329,26 @@ const char *nm_launcher_get_bootstrap(nm_launcher_t l)
   return l->bs.ops->name;
 }
 
+static int nm_launcher_progress(void *core)
+{
+  return nm_core_progress(core);
+}
+
 int nm_launcher_barrier(nm_launcher_t l)
 {
-  /* Queued packets go to the drivers before we stop progressing. Completions are not waited for: they may need
-   * the peer's progress (which stops in the barrier too), or receives posted after the barrier. */
+  /* Queued packets go to the drivers first. Completions are not waited for: they may need receives posted after
+   * the barrier. Where the bootstrap can, the core progresses while we wait, so that a rank in the barrier still
+   * forwards (broadcasts, anycasts) and answers rendezvous for ranks that have not reached it yet. */
+  int err = nm_core_flush(l->core, 0, 0);
+  if (err)
+    return err;
+  if (l->bs.ops->barrier_progress)
+    return l->bs.ops->barrier_progress(&l->bs, nm_launcher_progress, l->core);
+  return l->bs.ops->barrier(&l->bs);
+}
+
+int nm_launcher_barrier_noprogress(nm_launcher_t l)
+{
   int err = nm_core_flush(l->core, 0, 0);
   return err ? err : l->bs.ops->barrier(&l->bs);
 }

@@ -80,9 +80,16 @@ nm_core_t nm_launcher_get_core(nm_launcher_t l);
 /** @brief Name of the bootstrap in use: "nmad-run", "pmix", "singleton" or "sim" (a rank of nmad-sim). */
 const char *nm_launcher_get_bootstrap(nm_launcher_t l);
 /** @brief Barrier over all ranks through the bootstrap channel (slow path; for setup and tests). Queued packets
- *  are flushed first; the core does not progress during the barrier, so rendezvous sends still waiting for
- *  their receiver simply continue afterwards. @return 0 or -NM_ECLOSED if a rank died. */
+ *  are flushed first. Under nmad-run and PMIx the core progresses while the rank waits (one pass per ms at
+ *  most when idle, no processor otherwise), so forwarding done inside progress (dynamic broadcasts, anycasts,
+ *  rendezvous answers) goes on for ranks that have not reached the barrier; under nmad-sim and for a singleton
+ *  it does not (the simulated barrier blocks the actor). @return 0 or -NM_ECLOSED if a rank died.
+ *  Thread-safety: one thread of the job's ranks at a time (a collective of the bootstrap). */
 int nm_launcher_barrier(nm_launcher_t l);
+/** @brief nm_launcher_barrier() during which the core never progresses, under every bootstrap: for tests that
+ *  need a rank that does not answer its peers for a while (a rendezvous sender that stays silent). Queued packets
+ *  are flushed first. @return 0 or -NM_ECLOSED if a rank died. Thread-safety: as nm_launcher_barrier(). */
+int nm_launcher_barrier_noprogress(nm_launcher_t l);
 
 #ifdef __cplusplus
 }
