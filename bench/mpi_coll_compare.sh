@@ -104,8 +104,9 @@ NMAD_MPICC=${NMAD_MPICC:-$(find_tool "$NMAD_BUILD_DIR/nmad/mpi/mpicc" mpicc)}
 NMAD_MPIRUN=${NMAD_MPIRUN:-$(find_tool "$NMAD_BUILD_DIR/nmad/mpi/mpirun" mpirun)}
 MPICC=${MPICC:-$(command -v mpicc.openmpi || true)}
 MPIRUN=${MPIRUN:-$(command -v mpirun.openmpi || true)}
-[[ -n "$NMAD_MPICC" ]] && "$NMAD_MPICC" -show 2>/dev/null | grep -q -- -lnmad_mpi ||
+if [[ -z "$NMAD_MPICC" ]] || ! "$NMAD_MPICC" -show 2>/dev/null | grep -q -- -lnmad_mpi; then
   die "nmad's mpicc not found (build nmad, or set NMAD_BUILD_DIR / NMAD_MPICC)"
+fi
 [[ -n "$NMAD_MPIRUN" && -n "$MPICC" && -n "$MPIRUN" ]] ||
   die "need nmad's mpirun and Open MPI's mpicc.openmpi / mpirun.openmpi (apt-get install libopenmpi-dev openmpi-bin)"
 
