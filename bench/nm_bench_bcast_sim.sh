@@ -13,7 +13,7 @@
 #   graphene   hierarchical chain and pipelined chain on graphene-gige-128.xml, p = 128, 16 KiB and 16 MiB, G = 1
 #              and the powers of two 2..64 (figs. 13-16), and the speedup vs size at p = 128 (fig. 18)
 #   nogain     binomial and scatter-recursive-doubling, flat vs hierarchical (the paper: no gain, sections 3.3, 3.5)
-# Torus runs: NMAD_RDV_THRESHOLD=1536 (TORUS_RDV), see below. Every run: --cfg=network/model:CM02 (a message costs exactly latency + size / bandwidth). The torus runs add
+# Torus runs: NMAD_RDV_THRESHOLD=$TORUS_RDV when set (empty by default), see below. Every run: --cfg=network/model:CM02 (a message costs exactly latency + size / bandwidth). The torus runs add
 # --send-overhead 3000: BG/P MPI's ~3 us of software per message, which the torus file cannot hold
 # (doc/platforms/README.md); the model is priced with alpha = 3 us, beta = 1/425e6 s/B. Graphene: alpha = 48 us,
 # beta = 1/117.7e6 s/B. Large transfers move only their size (--fake-payload 64K): the data is checked by the tests
@@ -47,9 +47,11 @@ SPEEDUP_SIZES=${SPEEDUP_SIZES:-16K,64K,256K,512K,1M,2M,4M}
 TORUS=(--platform "$TOP/doc/platforms/bgp-torus-6144.xml" --cfg=network/model:CM02 --send-overhead 3000
        --fake-payload 64K)
 TORUS_MODEL=(--alpha-ns 3000 --beta 425e6)
-# Eager blocks of a few KiB in a ring step run 2-3x slower than their model under nmad-sim (doc/performance.md,
-# issue 17 benchmark 7b, "An eager artefact"); blocks above this go by rendezvous on the torus runs.
-TORUS_RDV=${TORUS_RDV:-1536}
+# Eager blocks of a few KiB in a ring step ran 2-3x slower than their model under nmad-sim until its send queue
+# per peer (doc/performance.md, issue 17 benchmark 7b, "An eager artefact", and "the simulator's send queue per
+# peer"); the torus runs then set NMAD_RDV_THRESHOLD=1536. Now empty (the library's default threshold); set
+# TORUS_RDV=1536 to reproduce those runs.
+TORUS_RDV=${TORUS_RDV:-}
 GRAPHENE=(--platform "$TOP/doc/platforms/graphene-gige-128.xml" --cfg=network/model:CM02 --fake-payload 64K)
 GRAPHENE_MODEL=(--alpha-ns 48000 --beta 117.7e6)
 mkdir -p "$OUT"
@@ -142,17 +144,17 @@ if [ "$PLOT_ONLY" = 0 ]; then
     case "$part" in
       torus2048)
         for m in $T2048_SIZES; do
-          RUN_ENV="NMAD_RDV_THRESHOLD=$TORUS_RDV" run "$OUT/torus2048.csv" 2048 "${TORUS[@]}" -- --algo scatter_ring --groups "$T2048_GROUPS" --sizes "$m" \
+          RUN_ENV="${TORUS_RDV:+NMAD_RDV_THRESHOLD=$TORUS_RDV}" run "$OUT/torus2048.csv" 2048 "${TORUS[@]}" -- --algo scatter_ring --groups "$T2048_GROUPS" --sizes "$m" \
             "${TORUS_MODEL[@]}"
         done ;;
       torus6142)
         for m in $T6142_SIZES; do
-          RUN_ENV="NMAD_RDV_THRESHOLD=$TORUS_RDV" run "$OUT/torus6142.csv" 6142 "${TORUS[@]}" -- --algo scatter_ring --groups "$T6142_GROUPS" --sizes "$m" \
+          RUN_ENV="${TORUS_RDV:+NMAD_RDV_THRESHOLD=$TORUS_RDV}" run "$OUT/torus6142.csv" 6142 "${TORUS[@]}" -- --algo scatter_ring --groups "$T6142_GROUPS" --sizes "$m" \
             "${TORUS_MODEL[@]}"
         done ;;
       speedup)
         g=$(awk -v p="$SPEEDUP_P" 'BEGIN {printf "%d", sqrt(p) + 0.5}')
-        RUN_ENV="NMAD_RDV_THRESHOLD=$TORUS_RDV" run "$OUT/speedup.csv" "$SPEEDUP_P" "${TORUS[@]}" -- --algo scatter_ring --groups "1,$g" \
+        RUN_ENV="${TORUS_RDV:+NMAD_RDV_THRESHOLD=$TORUS_RDV}" run "$OUT/speedup.csv" "$SPEEDUP_P" "${TORUS[@]}" -- --algo scatter_ring --groups "1,$g" \
           --sizes "$SPEEDUP_SIZES" "${TORUS_MODEL[@]}" ;;
       graphene)
         for m in 16K 16M; do
@@ -174,7 +176,7 @@ if [ "$PLOT_ONLY" = 0 ]; then
         done ;;
       nogain)
         for a in binomial scatter_rd; do
-          RUN_ENV="NMAD_RDV_THRESHOLD=$TORUS_RDV" run "$OUT/nogain.csv" 2048 "${TORUS[@]}" -- --algo "$a" --groups 1,8,45,256 --sizes 512K,2M \
+          RUN_ENV="${TORUS_RDV:+NMAD_RDV_THRESHOLD=$TORUS_RDV}" run "$OUT/nogain.csv" 2048 "${TORUS[@]}" -- --algo "$a" --groups 1,8,45,256 --sizes 512K,2M \
             "${TORUS_MODEL[@]}"
           run "$OUT/nogain.csv" 128 "${GRAPHENE[@]}" -- --algo "$a" --groups 1,4,11,32 --sizes 16K,16M \
             "${GRAPHENE_MODEL[@]}"

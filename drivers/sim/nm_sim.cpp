@@ -6,7 +6,11 @@
  * Every rank is a SimGrid actor; rank r receives everything in its mailbox, of which it is the permanent receiver,
  * so that a transfer flows as soon as it is posted and several flows to one rank share its links as the platform
  * says. A packet is a detached communication of its real size whose payload is a copy of its bytes: it is complete
- * at post (as a libfabric inject). A large transfer (rendezvous data) is a communication of its real size whose
+ * at post (as a libfabric inject). The packets to one peer leave as from a NIC's send queue: one after the other,
+ * each when the previous one's injection ends (its start + bytes / bandwidth of the route's narrowest link), so
+ * that they do not share the link among themselves and the first, often critical, one arrives at alpha + m/beta;
+ * their latencies overlap. A packet whose turn has not come yet is handed to the rank's NIC actor, which posts it
+ * at that date (see nm_sim_nic_s). A large transfer (rendezvous data) is a communication of its real size whose
  * completion the sender waits for; its bytes are copied at post and delivered into the receive posted for its
  * rendezvous tag, or, above the job's fake-payload size, not moved at all. The core blocks in block(): a
  * wait_any over the pending receive and the large sends, until one completes or the deadline passes; that wait is
@@ -23,6 +27,8 @@ extern "C" {
 }
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <memory>
 #include <string>
 #include <cstdlib>
 #include <cstring>
@@ -65,6 +71,41 @@ struct nm_sim_large_send_s {
   uint64_t peer;
 };
 
+/** The send queue to one peer: when the last packet posted to it ends its injection, and the bandwidth that
+ *  injection runs at (the narrowest link of the route to the peer, bytes/s), read from the platform once. */
+struct nm_sim_peer_queue_s {
+  double free_at = 0;
+  double bw = 0;
+};
+
+/** A packet waiting for its turn in its peer's send queue: posted at `at` (simulated s); seq keeps the order of
+ *  packets posted at the same date (those of one peer have strictly increasing dates anyway). */
+struct nm_sim_queued_s {
+  double at;
+  uint64_t seq;
+  sg4::Mailbox *mbox;
+  struct nm_sim_msg_s *m;
+  bool operator>(const nm_sim_queued_s &o) const { return at > o.at || (at == o.at && seq > o.seq); }
+};
+
+/** A rank's NIC on one rail: the packets whose turn is in the future, in a min-heap by date, and the actor that
+ *  posts each at its date. Shared by the driver and the actor (shared_ptr): the actor outlives the driver's close
+ *  until its heap is empty (the packets still leave), and is a daemon, so it never keeps the simulation alive.
+ *  Why an actor: a packet is complete at post for the core, which may then block, compute or leave the job's
+ *  barrier; the NIC sends on its own, whatever the rank does. Made on the first packet that has to wait. */
+struct nm_sim_nic_s {
+  std::vector<nm_sim_queued_s> heap; /* capacity kept: no allocation per packet once grown */
+  uint64_t seq = 0;
+  bool closing = false;
+  sg4::MutexPtr mutex = sg4::Mutex::create();
+  sg4::ConditionVariablePtr cv = sg4::ConditionVariable::create();
+  ~nm_sim_nic_s()
+  {
+    for (auto &q : heap)
+      std::free(q.m); /* the simulation ended with packets queued (their receivers had all finished) */
+  }
+};
+
 /** A completion found outside progress (an early large message, a cancel), reported by the next progress. */
 struct nm_sim_done_s {
   void *ctx;
@@ -87,6 +128,8 @@ struct nm_sim_drv_s {
   std::vector<nm_sim_done_s> done, reporting; /* reporting: the batch progress is reporting (capacity kept) */
   std::vector<nm_sim_large_send_s> finished;  /* large sends progress found complete (capacity kept) */
   std::vector<sg4::CommPtr> wait_set;         /* block()'s activities (capacity kept: no allocation per wait) */
+  std::unordered_map<uint64_t, nm_sim_peer_queue_s> queues; /* send queues by peer, made on first send */
+  std::shared_ptr<nm_sim_nic_s> nic_q;        /* the queued packets and their actor, made on first need */
   unsigned idle_polls;
 };
 
@@ -273,6 +316,11 @@ void sim_close(nm_drv_s *drv)
   }
   for (auto &s : p->sends)
     std::free(s.deliver);
+  if (p->nic_q) { /* the queued packets still leave; the actor ends after the last one */
+    std::unique_lock<sg4::Mutex> lock(*p->nic_q->mutex);
+    p->nic_q->closing = true;
+    p->nic_q->cv->notify_one();
+  }
   p->mbox->set_receiver(nullptr);
   for (void **link = &p->self->drvs; *link; link = reinterpret_cast<void **>(&static_cast<nm_sim_drv_s *>(*link)->next_rail))
     if (*link == p) {
@@ -283,6 +331,78 @@ void sim_close(nm_drv_s *drv)
     std::free(e.second);
   delete p;
   drv->priv = nullptr;
+}
+
+/* The NIC actor: posts each queued packet at its date, sleeping on the condition variable until the earliest one
+ * (a new, earlier packet wakes it). Ends when closed and empty. */
+void nic_loop(std::shared_ptr<nm_sim_nic_s> nic)
+{
+  std::unique_lock<sg4::Mutex> lock(*nic->mutex);
+  for (;;) {
+    if (nic->heap.empty()) {
+      if (nic->closing)
+        return;
+      nic->cv->wait(lock);
+      continue;
+    }
+    double at = nic->heap.front().at;
+    if (sg4::Engine::get_clock() < at - 1e-12) { /* 1 ps: a wake-up computed in floating point may fall short */
+      nic->cv->wait_until(lock, at);
+      continue;
+    }
+    std::pop_heap(nic->heap.begin(), nic->heap.end(), std::greater<nm_sim_queued_s>());
+    nm_sim_queued_s q = nic->heap.back();
+    nic->heap.pop_back();
+    q.mbox->put_init(q.m, q.m->len)->detach(msg_free);
+  }
+}
+
+/* The bandwidth packets to @p peer are injected at: the narrowest link from this rank's host to the peer's (the
+ * route a mailbox communication takes, whatever the rail), or the rail's probed figure while the peer has not
+ * opened its mailbox yet. bytes/s. */
+double route_bandwidth(nm_sim_drv_s *p, uint64_t peer)
+{
+  sg4::ActorPtr dst = peer_mbox(p, peer)->get_receiver();
+  double bw = 0;
+  if (dst) {
+    std::vector<sg4::Link *> links;
+    double lat = 0;
+    sg4::this_actor::get_host()->route_to(dst->get_host(), links, &lat);
+    for (sg4::Link *l : links)
+      if (bw == 0 || l->get_bandwidth() < bw)
+        bw = l->get_bandwidth();
+  }
+  if (bw <= 0)
+    bw = static_cast<double>(p->job->rails[static_cast<size_t>(p->rail)].bandwidth_MBps) * 1e6;
+  return bw;
+}
+
+/* Posts packet @p m to @p peer through the peer's send queue: at once when the queue is idle, else by the NIC
+ * actor when the previous packet's injection ends. */
+void queue_packet(nm_sim_drv_s *p, uint64_t peer, nm_sim_msg_s *m)
+{
+  nm_sim_peer_queue_s &q = p->queues[peer];
+  if (q.bw == 0)
+    q.bw = route_bandwidth(p, peer);
+  double now = sg4::Engine::get_clock(), start = std::max(now, q.free_at);
+  q.free_at = start + static_cast<double>(m->len) / q.bw;
+  if (start <= now) {
+    peer_mbox(p, peer)->put_init(m, m->len)->detach(msg_free);
+    return;
+  }
+  if (!p->nic_q) {
+    p->nic_q = std::make_shared<nm_sim_nic_s>();
+    sg4::Actor::create("nmad-nic-" + std::to_string(p->self->rank) + "." + std::to_string(p->rail),
+                       sg4::this_actor::get_host(), nic_loop, p->nic_q)
+        ->daemonize();
+  }
+  nm_sim_nic_s &nic = *p->nic_q;
+  std::unique_lock<sg4::Mutex> lock(*nic.mutex);
+  bool earliest = nic.heap.empty() || start < nic.heap.front().at;
+  nic.heap.push_back({start, nic.seq++, peer_mbox(p, peer), m});
+  std::push_heap(nic.heap.begin(), nic.heap.end(), std::greater<nm_sim_queued_s>());
+  if (earliest)
+    nic.cv->notify_one();
 }
 
 int sim_get_address(nm_drv_s *drv, void *addr, size_t *len)
@@ -303,7 +423,10 @@ int sim_send(nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, void *ct
     return -NM_ENOMEM;
   if (p->job->send_overhead_ns) /* the software latency of a packet (--send-overhead), paid by the sender */
     sg4::this_actor::sleep_for(static_cast<double>(p->job->send_overhead_ns) * 1e-9);
-  peer_mbox(p, peer)->put_init(m, len)->detach(msg_free);
+  if (p->job->send_queue)
+    queue_packet(p, peer, m);
+  else
+    peer_mbox(p, peer)->put_init(m, len)->detach(msg_free);
   return 1; /* complete at post: the bytes are copied */
 }
 

@@ -57,6 +57,7 @@ struct options {
   uint64_t fake_above = UINT64_MAX;
   uint64_t poll_cost_ns = 1000;
   uint64_t send_overhead_ns = 0;
+  bool send_queue = true;
   std::vector<std::string> cfg; /* --cfg=... passed to SimGrid */
   std::vector<std::string> prog;
 };
@@ -65,12 +66,14 @@ void usage(FILE *out)
 {
   std::fprintf(out,
                "usage: nmad-sim -n N --platform FILE [--ranks-per-host K] [--fake-payload BYTES] [--poll-cost NS]\n"
-               "                [--send-overhead NS] [--cfg=NAME:VALUE ...] PROG [ARGS...]\n"
+               "                [--send-overhead NS] [--send-queue inject|none] [--cfg=NAME:VALUE ...] PROG [ARGS...]\n"
                "Runs N ranks of PROG as SimGrid actors on the platform FILE and prints the simulated duration.\n"
                "  --ranks-per-host K   ranks r, r+1, ... share a host, K per host (default 1)\n"
                "  --fake-payload B     large transfers of more than B bytes move only their size (K, M, G suffixes)\n"
                "  --poll-cost NS       simulated cost of an idle poll after 16 in a row (default 1000)\n"
                "  --send-overhead NS   simulated CPU time of each packet sent, LogP's o (default 0)\n"
+               "  --send-queue Q       inject: a rank's packets to one peer leave one after the other, each at the\n"
+               "                       previous one's injection end (default); none: all at once, sharing the link\n"
                "  --cfg=NAME:VALUE     a SimGrid configuration item (e.g. --cfg=network/model:CM02)\n"
                "See doc/nmad-sim.md.\n");
 }
@@ -143,6 +146,12 @@ int parse(int argc, char **argv, options &o)
         return -1;
       }
       i++;
+    } else if (a == "--send-queue") {
+      if (std::strcmp(v, "inject") && std::strcmp(v, "none")) {
+        std::fprintf(stderr, "nmad-sim: --send-queue wants inject or none, not '%s'\n", v);
+        return -1;
+      }
+      o.send_queue = !std::strcmp(v, "inject"), i++;
     } else {
       std::fprintf(stderr, "nmad-sim: unknown option '%s'\n", a.c_str());
       usage(stderr);
@@ -307,6 +316,7 @@ int main(int argc, char **argv)
   job.fake_above = o.fake_above;
   job.poll_cost_ns = o.poll_cost_ns;
   job.send_overhead_ns = o.send_overhead_ns;
+  job.send_queue = o.send_queue;
   job.barrier = sg4::Barrier::create(static_cast<unsigned>(o.n));
   job.mbox.resize(static_cast<size_t>(o.n));
   job.ranks.resize(static_cast<size_t>(o.n));
