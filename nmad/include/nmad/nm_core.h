@@ -7,7 +7,10 @@
  * spinning when a core is free, fair when ranks outnumber cores; also kept while a large transfer is in
  * flight, since libfabric's manual progress needs calls to move it), then block in the drivers (libfabric wait
  * object + poll(), or a sleeping back-off of 1..500 us where the provider has no usable wait object).
- * Thread-safety: one application thread uses a core at a time (the caller serializes). With NMAD_PROGRESS=thread a
+ * Thread-safety: one application thread uses a core at a time (the caller serializes), unless
+ * nm_core_threads_enable() was called: then any number of application threads may call the interfaces (sendrecv,
+ * rpc, mcast, coll, sessions, waits) at once, each call holding the core lock, each wait releasing it while it
+ * yields or sleeps (issue 16 deliverable 3; tests/it_threads.c). With NMAD_PROGRESS=thread a
  * progress thread (nm_core_progress_thread_start()) also runs the core, so that transfers and the collectives
  * built on monitors advance while the application computes; every function of the interfaces then takes the core
  * lock (nm_core_lock()) for its duration, and every driver wait releases it (DESIGN.md rule 3).
