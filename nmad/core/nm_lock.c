@@ -83,6 +83,12 @@ int nm_core_threads_enable(nm_core_t core)
 {
   if (core->block_drv)
     return -NM_ENOTSUP; /* the simulator's ranks are coroutines of one OS thread */
+  if (core->lock.threaded) { /* the progress thread runs and reads both fields: under the lock (ThreadSanitizer) */
+    nm_core_lock(core);
+    core->lock.multi = 1;
+    nm_core_unlock(core);
+    return NM_ESUCCESS;
+  }
   core->lock.multi = 1;
   core->lock.threaded = 1; /* no other thread uses the core yet (the caller's contract) */
   return NM_ESUCCESS;
