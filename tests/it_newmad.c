@@ -472,6 +472,67 @@ static void test_mcast(nm_mcast_service_t svc, nm_comm_t world)
   }
 }
 
+/* ---- the pattern suspected in StarPU's mpi_data_cpy hang (doc/starpu.md): several broadcasts and point-to-point
+ * messages from one root on ONE tag, interleaved, trees and destination orders varying; every other rank posts
+ * its receives (root's gate, that tag) in the root's send order, one at a time (eager messages the root sent ahead
+ * arrive before their receive: unexpected, or held back for their turn). ---- */
+#define MIX_ROUNDS 6
+
+static void test_mcast_p2p_mix(nm_mcast_service_t svc, nm_comm_t world)
+{
+  const nm_tag_t tag = 0x7800;
+  nm_session_t s;
+  nm_gate_t g0;
+  nm_mpi_nmad_dest(&s, &g0, MPI_COMM_WORLD, 0);
+  for (int k = 0; k < MIX_ROUNDS; k++) {
+    const size_t len = k % 3 == 2 ? BIG : (size_t)(100 + k);
+    const int bcast = k % 2 == 0;
+    if (rank == 0) {
+      uint8_t *body = malloc(len);
+      fill(body, len, tag + (nm_tag_t)k);
+      struct nm_data_s d;
+      nm_data_contiguous_build(&d, body, len);
+      if (bcast) {
+        int n = size - 1, *dests = malloc(sizeof(int) * (size_t)n);
+        for (int i = 0; i < n; i++)
+          dests[i] = k % 4 ? size - 1 - i : i + 1;
+        struct root_s r = {.calls = 0};
+        piom_cond_init(&r.done, 0);
+        nm_mcast_t m;
+        nm_mcast_send_init(svc, &m);
+        nm_mcast_send_set_notifier(&m, root_notified, &r);
+        CHECK_RC(nm_mcast_isend(&m, world, dests, NULL, n, tag, &d, 0,
+                                k % 4 ? NM_COLL_TREE_CHAIN : NM_COLL_TREE_DEFAULT), "mcast");
+        piom_cond_wait(&r.done, 1);
+        nm_mcast_send_destroy(&m);
+        piom_cond_destroy(&r.done);
+        free(dests);
+      } else {
+        for (int dst = 1; dst < size; dst++) {
+          nm_gate_t g;
+          nm_mpi_nmad_dest(&s, &g, MPI_COMM_WORLD, dst);
+          send_data(s, g, tag, &d, 0, 0, 0);
+        }
+      }
+      free(body);
+    } else {
+      if (k == MIX_ROUNDS / 2)
+        MPI_Barrier(MPI_COMM_WORLD); /* one barrier in the middle: the root's MPI session beside the broadcasts */
+      uint8_t *in = malloc(len);
+      struct nm_data_s d;
+      nm_data_contiguous_build(&d, in, len);
+      nm_len_t got = 0;
+      CHECK_RC(recv_data(s, g0, tag, &d, &got), "mix recv");
+      CHECK(got == len, "mix round %d: %lu bytes, %zu sent", k, (unsigned long)got, len);
+      CHECK(verify(in, len, tag + (nm_tag_t)k) < 0, "mix round %d (%s): data", k, bcast ? "broadcast" : "p2p");
+      free(in);
+    }
+    if (rank == 0 && k == MIX_ROUNDS / 2 - 1)
+      MPI_Barrier(MPI_COMM_WORLD);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* ---- several threads post at once while the progress thread runs ---- */
 
 #define THREADS 4
@@ -570,6 +631,7 @@ int main(int argc, char **argv)
   if (size % 2 == 0)
     test_comm();
   test_mcast(svc, world);
+  test_mcast_p2p_mix(svc, world);
   if (paired)
     test_threads(s, g);
   MPI_Barrier(MPI_COMM_WORLD);

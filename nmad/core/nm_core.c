@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <errno.h>
+#include <unistd.h>
 
 #define NM_FAULT_CHECK_EVERY 1024          /* progress passes between two looks at the fault source */
 #define NM_BLOCK_MAX_NS (100ULL * 1000000) /* never block longer than this without re-checking */
@@ -219,6 +220,8 @@ int nm_core_progress_drivers(struct nm_core_s *core)
     n += h->fn(h->ref);
   }
   core->progress_events += (unsigned long)n;
+  if (n > 0 && core->lock.sleepers)
+    nm_core_wake_sleepers(core);
   return n;
 }
 
@@ -284,11 +287,27 @@ static void nm_core_block(nm_core_t core, uint64_t deadline_ns, uint64_t *backof
     nm_core_lock_reacquire(core, held);
     return;
   }
-  struct pollfd fds[NM_CORE_MAX_FDS];
+  struct pollfd fds[NM_CORE_MAX_FDS + 1];
   int have_fd_less;
   int nfds = nm_core_block_fds(core, fds, 1, &have_fd_less);
   if (nfds < 0)
     return;
+  /* Another thread (the progress thread, or another application thread) may handle the event this one waits for
+   * while it sleeps: its pass writes the wake fd (nm_core_wake_sleepers()). The fault fd, if any, stays last
+   * (read below). */
+  int wake = -1;
+  if (core->lock.threaded && core->lock.wake_fd >= 0) {
+    wake = nfds;
+    if (nfds > 0 && core->fault.fd >= 0) { /* keep the fault fd last */
+      fds[nfds] = fds[nfds - 1];
+      wake = nfds - 1;
+    }
+    fds[wake].fd = core->lock.wake_fd;
+    fds[wake].events = POLLIN;
+    fds[wake].revents = 0;
+    nfds++;
+    core->lock.sleepers++;
+  }
   uint64_t now = nm_core_time_ns(core);
   uint64_t wait_ns = NM_BLOCK_MAX_NS;
   if (have_fd_less) {
@@ -307,6 +326,13 @@ static void nm_core_block(nm_core_t core, uint64_t deadline_ns, uint64_t *backof
   else
     rc = ppoll(fds, (nfds_t)nfds, &ts, NULL);
   nm_core_lock_reacquire(core, held);
+  if (wake >= 0) {
+    core->lock.sleepers--;
+    uint64_t one;
+    if (rc > 0 && (fds[wake].revents & POLLIN) && read(core->lock.wake_fd, &one, sizeof(one)) < 0) {
+      /* another sleeper took the count */
+    }
+  }
   if (rc > 0 && core->fault.fd >= 0 && (fds[nfds - 1].revents & (POLLIN | POLLHUP | POLLERR)))
     nm_core_check_faults(core);
 }
@@ -321,7 +347,8 @@ int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
   unsigned idle_passes = 0;
   /* No spin phase (ranks outnumber cores): yield from the first idle pass, not after NM_CLOCK_EVERY passes
    * of spinning, which would hold the core for ~10 us while the peer that shares it has the message to send. */
-  const int yield_at_once = core->cfg.spin_ns == 0 || core->block_drv;
+  /* Several application threads: no spin with the lock held either (the others could not post meanwhile). */
+  const int yield_at_once = core->cfg.spin_ns == 0 || core->block_drv || core->lock.multi;
   int yielding = yield_at_once;
   while (!*flag) {
     int n = nm_core_progress(core);
@@ -335,7 +362,7 @@ int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
       continue;
     }
     if (yielding)
-      sched_yield(); /* every idle pass: other ranks sharing this core run meanwhile */
+      nm_core_yield(core); /* every idle pass: other ranks sharing this core (other threads: the lock) run */
     /* Reading the clock costs as much as a progress pass: look at it only now and then. */
     if (++idle_passes % NM_CLOCK_EVERY != 0 && !(yielding && idle_passes % 4 == 0))
       continue;

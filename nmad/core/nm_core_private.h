@@ -250,6 +250,9 @@ struct nm_core_lock_s {
   pthread_mutex_t mutex;  /* PTHREAD_MUTEX_RECURSIVE */
   unsigned depth;         /* how many times the holder took it (read and written by the holder only) */
   int threaded;           /* changes only while no second thread exists (progress thread start/stop) */
+  int multi;              /* several application threads (nm_core_threads_enable()): `threaded` for good */
+  int wake_fd;            /* eventfd (semaphore): wakes the threads asleep in nm_core_block() (threaded only) */
+  unsigned sleepers;      /* threads asleep in nm_core_block() without the lock (written under the lock) */
 };
 
 /** The progress thread (nm_progress_thread.c). */
@@ -315,6 +318,9 @@ void nm_core_lock_destroy(struct nm_core_s *core);
 int nm_core_trylock(struct nm_core_s *core);
 /** Release every level the calling thread holds, before a driver wait. @return the levels to take back. */
 unsigned nm_core_lock_release_all(struct nm_core_s *core);
+/** After a progress pass that handled events: wake the threads asleep in nm_core_block(), whose request this pass
+ *  may have completed (nm_lock.c). Under the lock. */
+void nm_core_wake_sleepers(struct nm_core_s *core);
 /** Take back the levels nm_core_lock_release_all() released. */
 void nm_core_lock_reacquire(struct nm_core_s *core, unsigned depth);
 /* The test of `threaded` inline: without a progress thread the interfaces' hot path makes no call for the lock. */

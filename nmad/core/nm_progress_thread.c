@@ -100,7 +100,7 @@ int nm_core_progress_thread_start(nm_core_t core, const int *cpus, int n_cpus)
   int rc = pthread_create(&pt->thread, &attr, nm_pt_main, core);
   pthread_attr_destroy(&attr);
   if (rc != 0) {
-    core->lock.threaded = 0;
+    core->lock.threaded = core->lock.multi;
     close(pt->wake_fd);
     pt->wake_fd = -1;
     return rc == EINVAL ? -NM_EINVAL : -NM_ENOMEM; /* EINVAL: processors outside the allowed set */
@@ -120,7 +120,7 @@ void nm_core_progress_thread_stop(nm_core_t core)
     /* the counter is full: the thread is awake already */
   }
   pthread_join(pt->thread, NULL);
-  core->lock.threaded = 0; /* no second thread any more */
+  core->lock.threaded = core->lock.multi; /* no progress thread any more; application threads may remain */
   close(pt->wake_fd);
   pt->wake_fd = -1;
   pt->running = 0;

@@ -10,7 +10,7 @@
  * new to every member, so two communicators that share a process never share a context on that process: tags
  * (context << 32 | tag) of different communicators never match (the isolation MPI requires).
  *
- * MPI_Comm_idup needs no agreement: the members compute its context alike, from the parent's context and the
+ * MPI_Comm_idup, and MPI_Comm_dup likewise, need no agreement: the members compute its context alike, from the parent's context and the
  * number of idups already made of the parent (every member calls them in the same order, MPI-3.1 5.12): idup
  * number s of a communicator of context p gets NM_MPI_IDUP_SPACE + 2 (p / 2 * NM_MPI_IDUP_PER_COMM + s). The
  * agreed contexts stay below NM_MPI_IDUP_SPACE, and different (p, s) give different contexts, so this context too
@@ -256,6 +256,101 @@ static int nm_mpi_comm_bcast(const int *world, int n, int self, int root, nm_tag
   return nm_mpi_comm_nm_err(rc);
 }
 
+/* ---- Context agreement with several threads (MPI_THREAD_MULTIPLE, doc/mpi.md "Threads").
+ * Two threads of a process may agree on contexts at once, for communicators with different members, and each
+ * agreement releases the lock while it waits for the others: a context taken as "the maximum of the proposals"
+ * could then be the same for both on this process, or differ between members (next_context moved meanwhile).
+ * So each proposal is reserved until its agreement ends (nm_mpi.ctx_resv), and a context is taken only when
+ * every member proposed it, that is when it was free and reserved on each of them; otherwise the members propose
+ * again, from the maximum up (round 2 gives it at once unless a member has it reserved or used). Without threads
+ * the proposals only differ after creations that left some ranks out (MPI_Comm_split, MPI_Comm_create), and then
+ * cost one more exchange of one int. The rounds are MPICH's idea for its multi-threaded context allocation
+ * (mask allreduce, retried). */
+
+/** Propose the smallest context >= @p cand that this process has neither used nor reserved, and reserve it. */
+static int nm_mpi_ctx_propose(struct nm_mpi_ctx_resv_s *r, uint32_t cand)
+{
+  uint32_t c = (cand + 1) & ~1u;
+  if (c < nm_mpi.next_context)
+    c = nm_mpi.next_context;
+  for (int again = 1; again;) {
+    again = 0;
+    for (struct nm_mpi_ctx_resv_s *o = nm_mpi.ctx_resv; o; o = o->next)
+      if (o->ctx == c) {
+        c += 2;
+        again = 1;
+      }
+  }
+  r->ctx = c;
+  r->next = nm_mpi.ctx_resv;
+  nm_mpi.ctx_resv = r;
+  return (int)c;
+}
+
+static void nm_mpi_ctx_unreserve(struct nm_mpi_ctx_resv_s *r)
+{
+  for (struct nm_mpi_ctx_resv_s **p = &nm_mpi.ctx_resv; *p; p = &(*p)->next)
+    if (*p == r) {
+      *p = r->next;
+      return;
+    }
+}
+
+/** Exchange of one more round: @p mine from this process, the n proposals out in @p all (n ints). */
+typedef int (*nm_mpi_ctx_exchange_t)(void *arg, int mine, int *all);
+
+struct nm_mpi_ctx_members_s { /* the members of an agreement by nm_mpi_comm_allgather() */
+  const int *world;
+  int n, self;
+  nm_tag_t tag;
+};
+static int nm_mpi_ctx_exchange_members(void *arg, int mine, int *all)
+{
+  struct nm_mpi_ctx_members_s *m = arg;
+  return nm_mpi_comm_allgather(m->world, m->n, m->self, m->tag, &mine, 1, all);
+}
+
+/**
+ * Settle an agreement whose first proposals (reserved by @p r) are at @p all[i * stride + off], i < n: the context
+ * every member proposed, after further rounds through @p exch when they differ. Ends @p r's reservation and moves
+ * next_context past the result. @return MPI code; the context in *ctx.
+ */
+static int nm_mpi_ctx_settle(struct nm_mpi_ctx_resv_s *r, const int *all, int n, int stride, int off,
+                             nm_mpi_ctx_exchange_t exch, void *arg, uint32_t *ctx)
+{
+  int *round = NULL, rc = MPI_SUCCESS;
+  for (;;) {
+    uint32_t m = 0;
+    int same = 1;
+    for (int i = 0; i < n; i++) {
+      uint32_t v = (uint32_t)all[(size_t)i * (size_t)stride + (size_t)off];
+      same &= i == 0 || v == m;
+      m = v > m ? v : m;
+    }
+    nm_mpi_ctx_unreserve(r);
+    if (same) {
+      *ctx = m;
+      if (m + 2 > nm_mpi.next_context)
+        nm_mpi.next_context = m + 2;
+      break;
+    }
+    if (!round && !(round = malloc(sizeof(int) * (size_t)n))) {
+      rc = MPI_ERR_NO_MEM; /* every member leaves here alike only if all fail: report it */
+      break;
+    }
+    int mine = nm_mpi_ctx_propose(r, m);
+    if ((rc = exch(arg, mine, round)) != MPI_SUCCESS) {
+      nm_mpi_ctx_unreserve(r);
+      break;
+    }
+    all = round;
+    stride = 1;
+    off = 0;
+  }
+  free(round);
+  return rc;
+}
+
 /** Maximum of the context proposals at @p all[i * stride + off], i < n; moves next_context past it. */
 static uint32_t nm_mpi_comm_agree(const int *all, int n, int stride, int off)
 {
@@ -318,6 +413,18 @@ static int nm_mpi_comm_allgather_all(const struct nm_mpi_comm_s *c, const int *m
     free(*all);
     *all = NULL;
   }
+  return rc;
+}
+
+/** One more round of a context agreement among the members of @p arg (a struct nm_mpi_comm_s *), as
+ *  nm_mpi_comm_allgather_all() exchanged the first. */
+static int nm_mpi_ctx_exchange_comm(void *arg, int mine, int *all)
+{
+  int *got = NULL, n, loff, roff;
+  int rc = nm_mpi_comm_allgather_all(arg, &mine, 1, &got, &n, &loff, &roff);
+  if (rc == MPI_SUCCESS)
+    memcpy(all, got, sizeof(int) * (size_t)n);
+  free(got);
   return rc;
 }
 
@@ -800,22 +907,6 @@ static int nm_mpi_comm_dup_ctx(MPI_Comm comm, struct nm_mpi_comm_s *c, uint32_t 
   return nm_mpi_comm_finish(comm, c, nc, newcomm, fn);
 }
 
-NM_MPI_ALIAS(Comm_dup)
-int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
-{
-  NM_MPI_LOCKED();
-  NM_MPI_COMM_GET_OR_FAIL(c, comm);
-  if (!newcomm)
-    return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
-  int mine = (int)nm_mpi.next_context, *all = NULL, n, loff, roff;
-  int rc = nm_mpi_comm_allgather_all(c, &mine, 1, &all, &n, &loff, &roff);
-  if (rc != MPI_SUCCESS)
-    return nm_mpi_error(comm, rc, __func__);
-  uint32_t ctx = nm_mpi_comm_agree(all, n, 1, 0);
-  free(all);
-  return nm_mpi_comm_dup_ctx(comm, c, ctx, newcomm, __func__);
-}
-
 /** The context of the next MPI_Comm_idup of @p c, the same on every member (see the top of this file), or 0 when
  *  @p c has none left. Counts the idup either way, as every member does. */
 static uint32_t nm_mpi_comm_idup_context(struct nm_mpi_comm_s *c)
@@ -825,6 +916,40 @@ static uint32_t nm_mpi_comm_idup_context(struct nm_mpi_comm_s *c)
   if (c->context >= NM_MPI_IDUP_SPACE || seq >= NM_MPI_IDUP_PER_COMM || slot >= NM_MPI_IDUP_SPACE / 2)
     return 0;
   return NM_MPI_IDUP_SPACE + 2 * (uint32_t)slot;
+}
+
+/** The agreement of MPI_Comm_dup (and of an idup without a computed context left): every member waits. */
+static int nm_mpi_comm_dup_agreed(MPI_Comm comm, struct nm_mpi_comm_s *c, MPI_Comm *newcomm)
+{
+  struct nm_mpi_ctx_resv_s resv;
+  int mine = nm_mpi_ctx_propose(&resv, 0), *all = NULL, n, loff, roff;
+  uint32_t ctx = 0;
+  int rc = nm_mpi_comm_allgather_all(c, &mine, 1, &all, &n, &loff, &roff);
+  if (rc == MPI_SUCCESS)
+    rc = nm_mpi_ctx_settle(&resv, all, n, 1, 0, nm_mpi_ctx_exchange_comm, c, &ctx);
+  else
+    nm_mpi_ctx_unreserve(&resv);
+  free(all);
+  if (rc != MPI_SUCCESS)
+    return nm_mpi_error(comm, rc, "MPI_Comm_dup");
+  return nm_mpi_comm_dup_ctx(comm, c, ctx, newcomm, "MPI_Comm_dup");
+}
+
+/* MPI_Comm_dup takes the context an idup would (computed alike by every member, no exchange) while the parent has
+ * one left: so concurrent dups of different communicators by different threads (MPI_THREAD_MULTIPLE) never
+ * interleave two agreements on next_context, which could give two communicators one context on a process
+ * (doc/mpi.md, "Threads"). Dups and idups of one communicator are ordered alike on every member (MPI-3.1 5.12). */
+NM_MPI_ALIAS(Comm_dup)
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+  NM_MPI_LOCKED();
+  NM_MPI_COMM_GET_OR_FAIL(c, comm);
+  if (!newcomm)
+    return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
+  uint32_t ctx = nm_mpi_comm_idup_context(c);
+  if (ctx)
+    return nm_mpi_comm_dup_ctx(comm, c, ctx, newcomm, __func__);
+  return nm_mpi_comm_dup_agreed(comm, c, newcomm);
 }
 
 NM_MPI_ALIAS(Comm_idup)
@@ -837,7 +962,7 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
   /* No exchange with the other members (a context computed alike by all), so the duplicate exists at once and
    * the request is complete at creation; without such a context left, the agreement of MPI_Comm_dup. */
   uint32_t ctx = nm_mpi_comm_idup_context(c);
-  int rc = ctx ? nm_mpi_comm_dup_ctx(comm, c, ctx, newcomm, __func__) : PMPI_Comm_dup(comm, newcomm);
+  int rc = ctx ? nm_mpi_comm_dup_ctx(comm, c, ctx, newcomm, __func__) : nm_mpi_comm_dup_agreed(comm, c, newcomm);
   if (rc != MPI_SUCCESS)
     return rc;
   struct nm_mpi_request_s *r = NULL;
@@ -858,11 +983,18 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
   if (color < 0 && color != MPI_UNDEFINED)
     return nm_mpi_error(comm, MPI_ERR_ARG, __func__);
-  int mine[3] = { color, key, (int)nm_mpi.next_context }, *all = NULL, n, loff, roff;
+  struct nm_mpi_ctx_resv_s resv;
+  int mine[3] = { color, key, nm_mpi_ctx_propose(&resv, 0) }, *all = NULL, n, loff, roff;
+  uint32_t ctx = 0;
   int rc = nm_mpi_comm_allgather_all(c, mine, 3, &all, &n, &loff, &roff);
-  if (rc != MPI_SUCCESS)
+  if (rc == MPI_SUCCESS)
+    rc = nm_mpi_ctx_settle(&resv, all, n, 3, 2, nm_mpi_ctx_exchange_comm, c, &ctx);
+  else
+    nm_mpi_ctx_unreserve(&resv);
+  if (rc != MPI_SUCCESS) {
+    free(all);
     return nm_mpi_error(comm, rc, __func__);
-  uint32_t ctx = nm_mpi_comm_agree(all, n, 3, 2);
+  }
   *newcomm = MPI_COMM_NULL;
   if (color == MPI_UNDEFINED) {
     free(all);
@@ -948,11 +1080,18 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
   }
   /* Each process gives its position in its side's group (intercommunicators: each side passes a subgroup
    * of its own group, and learns the other side's from the exchange). */
-  int mine[2] = { pos, (int)nm_mpi.next_context }, *all = NULL, n, loff, roff;
+  struct nm_mpi_ctx_resv_s resv;
+  int mine[2] = { pos, nm_mpi_ctx_propose(&resv, 0) }, *all = NULL, n, loff, roff;
+  uint32_t ctx = 0;
   int rc = nm_mpi_comm_allgather_all(c, mine, 2, &all, &n, &loff, &roff);
-  if (rc != MPI_SUCCESS)
+  if (rc == MPI_SUCCESS)
+    rc = nm_mpi_ctx_settle(&resv, all, n, 2, 1, nm_mpi_ctx_exchange_comm, c, &ctx);
+  else
+    nm_mpi_ctx_unreserve(&resv);
+  if (rc != MPI_SUCCESS) {
+    free(all);
     return nm_mpi_error(comm, rc, __func__);
-  uint32_t ctx = nm_mpi_comm_agree(all, n, 2, 1);
+  }
   *newcomm = MPI_COMM_NULL;
   rc = MPI_SUCCESS;
   if (pos >= 0 && !c->is_inter) {
@@ -1007,18 +1146,21 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
   if (pos < 0) /* not a member: nothing to agree on */
     return MPI_SUCCESS;
   /* Only the members call: they agree among themselves, on comm's collective context. */
-  int mine = (int)nm_mpi.next_context;
   int *all = malloc(sizeof(int) * (size_t)g->size);
   if (!all)
     return nm_mpi_error(comm, MPI_ERR_NO_MEM, __func__);
-  int rc = nm_mpi_comm_allgather(g->world, g->size, pos, nm_mpi_coll_tag(c, NM_MPI_COMM_GROUP_TAG(tag)), &mine,
-                                 1, all);
-  if (rc != MPI_SUCCESS) {
-    free(all);
-    return nm_mpi_error(comm, rc, __func__);
-  }
-  uint32_t ctx = nm_mpi_comm_agree(all, g->size, 1, 0);
+  struct nm_mpi_ctx_resv_s resv;
+  struct nm_mpi_ctx_members_s members = { g->world, g->size, pos, nm_mpi_coll_tag(c, NM_MPI_COMM_GROUP_TAG(tag)) };
+  int mine = nm_mpi_ctx_propose(&resv, 0);
+  uint32_t ctx = 0;
+  int rc = nm_mpi_ctx_exchange_members(&members, mine, all);
+  if (rc == MPI_SUCCESS)
+    rc = nm_mpi_ctx_settle(&resv, all, g->size, 1, 0, nm_mpi_ctx_exchange_members, &members, &ctx);
+  else
+    nm_mpi_ctx_unreserve(&resv);
   free(all);
+  if (rc != MPI_SUCCESS)
+    return nm_mpi_error(comm, rc, __func__);
   return nm_mpi_comm_build(comm, c, ctx, g->size, g->world, pos, 0, NULL, newcomm, __func__);
 }
 
@@ -1155,11 +1297,18 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     return nm_mpi_error(intercomm, MPI_ERR_COMM, __func__);
   if (!newintracomm)
     return nm_mpi_error(intercomm, MPI_ERR_ARG, __func__);
-  int mine[2] = { high ? 1 : 0, (int)nm_mpi.next_context }, *all = NULL, n, loff, roff;
+  struct nm_mpi_ctx_resv_s resv;
+  int mine[2] = { high ? 1 : 0, nm_mpi_ctx_propose(&resv, 0) }, *all = NULL, n, loff, roff;
+  uint32_t ctx = 0;
   int rc = nm_mpi_comm_allgather_all(c, mine, 2, &all, &n, &loff, &roff);
-  if (rc != MPI_SUCCESS)
+  if (rc == MPI_SUCCESS)
+    rc = nm_mpi_ctx_settle(&resv, all, n, 2, 1, nm_mpi_ctx_exchange_comm, c, &ctx);
+  else
+    nm_mpi_ctx_unreserve(&resv);
+  if (rc != MPI_SUCCESS) {
+    free(all);
     return nm_mpi_error(intercomm, rc, __func__);
-  uint32_t ctx = nm_mpi_comm_agree(all, n, 2, 1);
+  }
   /* The "low" group comes first; when both sides pass the same value, the canonical union order decides
    * (MPI-3.1 6.6.2 leaves that order arbitrary). Each group's value is its first member's. */
   int lhigh = all[(size_t)loff * 2], rhigh = all[(size_t)roff * 2];

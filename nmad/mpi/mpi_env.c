@@ -496,11 +496,19 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     fflush(NULL);
     _exit(1);
   }
-  /* The lock layer (DESIGN.md rule 3) serves the progress thread; several application threads inside MPI at once
-   * are not supported: the application serializes its calls at most. */
+  /* MPI_THREAD_MULTIPLE (doc/mpi.md, "Threads"): the core lock becomes the shim's global critical section, for
+   * good, with or without a progress thread; every public function holds it, every wait lets it go while it
+   * yields or sleeps. Not under the simulator (its ranks are coroutines of one OS thread): SERIALIZED there. */
   int level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE : required;
-  if (level > MPI_THREAD_SERIALIZED)
-    level = MPI_THREAD_SERIALIZED;
+  if (level > MPI_THREAD_MULTIPLE)
+    level = MPI_THREAD_MULTIPLE;
+  if (level == MPI_THREAD_MULTIPLE) {
+    if (nm_core_threads_enable(nm_mpi.core) == NM_ESUCCESS)
+      nm_mpi.threaded = 1;
+    else
+      level = MPI_THREAD_SERIALIZED;
+  }
+  nm_mpi.main_thread = pthread_self();
   nm_mpi.thread_level = level;
   if (provided)
     *provided = level;
@@ -539,7 +547,7 @@ int PMPI_Finalize(void)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_OTHER, __func__);
   /* Finalizing runs on the application thread alone (the launcher's barrier and exit are not the core's to lock) */
   nm_core_progress_thread_stop(nm_mpi.core);
-  nm_mpi.threaded = 0;
+  nm_mpi.threaded = nm_core_threads_enabled(nm_mpi.core); /* MPI_THREAD_MULTIPLE: the lock stays (harmless) */
   /* Requests the application freed while active and buffered sends still in flight must reach their peers
    * first: nm_mpi_request_finalize() waits for them. It runs before the barrier so that every rank has
    * delivered its messages before any rank closes its session. */
@@ -565,6 +573,7 @@ int PMPI_Finalize(void)
   int xerr = nm_launcher_exit(nm_mpi.launcher);
   nm_mpi.launcher = NULL;
   nm_mpi.core = NULL;
+  nm_mpi.threaded = 0; /* no core left to lock */
   nm_mpi_scratch_finalize(); /* after the launcher: no schedule is left to give a buffer back */
   nm_mpi_errhandler_finalize();
   nm_mpi.finalized = 1;
@@ -601,9 +610,8 @@ int PMPI_Is_thread_main(int *flag)
 {
   if (!flag)
     return nm_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
-  /* The shim records no thread identity (nm_mpi has no field for it): on Linux the thread that started the
-   * process has tid == pid, and that is the thread that calls MPI_Init in practice. */
-  *flag = (pid_t)syscall(SYS_gettid) == getpid();
+  /* The thread that called MPI_Init(_thread) (MPI-3.1 12.4.3), recorded there. */
+  *flag = nm_mpi.initialized ? pthread_equal(nm_mpi.main_thread, pthread_self()) != 0 : 0;
   return MPI_SUCCESS;
 }
 

@@ -418,10 +418,11 @@ void nm_mpi_wait_event(struct nm_mpi_waiter_s *w)
     return;
   }
   uint64_t idle = now - w->idle_since;
-  if (idle < NM_MPI_SPIN_NS)
+  /* MPI_THREAD_MULTIPLE: no spin with the lock held (the other threads could not post meanwhile) */
+  if (idle < NM_MPI_SPIN_NS && nm_mpi.thread_level < MPI_THREAD_MULTIPLE)
     return;
   if (idle < NM_MPI_YIELD_NS) {
-    sched_yield(); /* ranks sharing this core run meanwhile */
+    nm_core_yield(nm_mpi.core); /* ranks sharing this core run meanwhile; other threads too (it lets the lock go) */
     return;
   }
   nm_core_wait(nm_mpi.core, now + NM_MPI_COLL_POLL_NS);

@@ -28,6 +28,7 @@
 #include <nmad/nm_sendrecv.h>
 #include <nmad/nm_mcast.h>
 #include <nmad/nm_coll.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -198,6 +199,12 @@ static inline nm_tag_t nm_mpi_coll_tag(const struct nm_mpi_comm_s *c, uint32_t t
 {
   return ((nm_tag_t)(c->context + 1) << 32) | tag;
 }
+/** A context an agreement of this process proposed and holds until it ends (mpi_comm.c): with
+ *  MPI_THREAD_MULTIPLE, agreements of several threads run at once, and none may propose another's value. */
+struct nm_mpi_ctx_resv_s {
+  struct nm_mpi_ctx_resv_s *next;
+  uint32_t ctx;
+};
 /** Create a communicator object from world ranks (copied), with a context agreed beforehand. @return handle or
  *  MPI_COMM_NULL. */
 MPI_Comm nm_mpi_comm_new(uint32_t context, int size, const int *world, int rank);
@@ -305,7 +312,10 @@ struct nm_mpi_s {
   int next_keyval;
   int n_coll_reqs;              /* NM_MPI_REQ_COLL objects in the request table (0: no table scan per wait) */
   struct nm_mpi_request_s *request_free; /* free request objects, last freed first (cache-warm, O(1) claim) */
-  int threaded;                 /* a progress thread runs (NMAD_PROGRESS=thread): public functions hold the lock */
+  int threaded;                 /* a progress thread runs (NMAD_PROGRESS=thread) or MPI_THREAD_MULTIPLE: public
+                                   functions hold the lock */
+  pthread_t main_thread;        /* the thread that called MPI_Init (MPI_Is_thread_main) */
+  struct nm_mpi_ctx_resv_s *ctx_resv; /* contexts proposed by agreements in progress on this process (mpi_comm.c) */
   struct nm_mpi_scratch_s scratch;
 };
 extern struct nm_mpi_s nm_mpi;

@@ -103,8 +103,8 @@ say "MPICH test suite version: ${version:-unknown}"
 
 if [ "$reuse" = no ]; then
   # ---------------------------------------------------------------- (ii) configure with nmad's wrappers
-  # Only what MPI-3.1's C bindings define (--enable-strictmpi), single-threaded (the shim provides at most
-  # MPI_THREAD_SERIALIZED), no Fortran / C++ bindings, no spawn, one-sided, I/O or partitioned communication.
+  # Only what MPI-3.1's C bindings define (--enable-strictmpi), single-threaded (the suite's threads tests are not
+  # built), no Fortran / C++ bindings, no spawn, one-sided, I/O or partitioned communication.
   # CFLAGS=-O0: ~400 conformance programs, compiled in CI beside the other tests; their speed does not matter.
   say "configuring (log: $t/configure.out)"
   (cd "$t" && ./configure MPICC="$mpicc" MPIEXEC="$mpiexec" CFLAGS="${MPICH_TESTS_CFLAGS:--O0}" \

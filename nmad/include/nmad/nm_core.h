@@ -7,7 +7,10 @@
  * spinning when a core is free, fair when ranks outnumber cores; also kept while a large transfer is in
  * flight, since libfabric's manual progress needs calls to move it), then block in the drivers (libfabric wait
  * object + poll(), or a sleeping back-off of 1..500 us where the provider has no usable wait object).
- * Thread-safety: one application thread uses a core at a time (the caller serializes). With NMAD_PROGRESS=thread a
+ * Thread-safety: one application thread uses a core at a time (the caller serializes), unless
+ * nm_core_threads_enable() was called: then any number of application threads may call the interfaces (sendrecv,
+ * rpc, mcast, coll, sessions, waits) at once, each call holding the core lock, each wait releasing it while it
+ * yields or sleeps (issue 16 deliverable 3; tests/it_threads.c). With NMAD_PROGRESS=thread a
  * progress thread (nm_core_progress_thread_start()) also runs the core, so that transfers and the collectives
  * built on monitors advance while the application computes; every function of the interfaces then takes the core
  * lock (nm_core_lock()) for its duration, and every driver wait releases it (DESIGN.md rule 3).
@@ -173,6 +176,27 @@ void nm_core_progress_thread_stop(nm_core_t core);
 
 /** @brief 1 when a progress thread runs on @p core (the lock layer is active), 0 otherwise. */
 int nm_core_progress_thread_running(nm_core_t core);
+
+/**
+ * @brief Let several application threads call nmad at once (MPI_THREAD_MULTIPLE; issue 16 deliverable 3): turns
+ *        the core lock on for good, with or without a progress thread. Every function of the interfaces then
+ *        takes it for its duration; waits release it while they yield the processor or sleep in the drivers, and a
+ *        thread whose request another thread's progress pass completed is woken at once (an eventfd beside the
+ *        drivers' fds), not at its sleep's timeout.
+ * @param core the core; no other thread may use it during this call (call it before starting the threads).
+ * @return 0, or -NM_ENOTSUP on a core whose driver blocks by itself (the simulator: its ranks are coroutines of one
+ *         OS thread, so a rank cannot have threads of its own). Calling it twice is harmless.
+ */
+int nm_core_threads_enable(nm_core_t core);
+
+/** @brief 1 when several application threads may use @p core (nm_core_threads_enable() was called), else 0. */
+int nm_core_threads_enabled(nm_core_t core);
+
+/** @brief Give the processor away once (sched_yield()) from inside a wait loop. With several application threads
+ *  (nm_core_threads_enable()) the core lock is released meanwhile, so that the other threads can post and progress;
+ *  otherwise the lock, if any, is kept (the progress thread progresses by itself when the lock is free only).
+ *  @param core the core. Thread-safety: any thread, holding the core lock or not. */
+void nm_core_yield(nm_core_t core);
 
 /** Packets the core refused at its doors (doc/reliability.md, "Authenticated sources and closed doors"). None of
  *  them failed a gate: their sender is not known to be one of the job's ranks. */
