@@ -156,44 +156,6 @@ int nm_coll_reduce_build(nm_coll_sched_t *s, int round, const struct nm_coll_gro
   return 0;
 }
 
-int nm_coll_reduce_scatter_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self,
-                                 const void *sendbuf, void *recvbuf, const nm_len_t counts[],
-                                 const struct nm_coll_op_s *op, enum nm_coll_reduce_algo_e algo, int *next_round)
-{
-  if (next_round)
-    *next_round = round;
-  if (s == NULL || !nm_coll_algo_group_ok(group, self) || counts == NULL || op == NULL || op->esize == 0)
-    return -NM_EINVAL;
-  nm_len_t total = 0, off = 0;
-  for (int i = 0; i < group->n; i++)
-    total += counts[i];
-  if (total == 0)
-    return 0;
-  const void *in = sendbuf ? sendbuf : recvbuf;
-  char *result = self == 0 ? nm_coll_sched_alloc(s, total * op->esize) : NULL;
-  if (self == 0 && result == NULL)
-    return 0; /* recorded: start fails */
-  int err = nm_coll_reduce_build(s, round, group, self, 0, in, result, total, op, algo, &round);
-  if (err)
-    return err;
-  if (self == 0) {
-    for (int i = 0; i < group->n; off += counts[i], i++) {
-      if (counts[i] == 0)
-        continue;
-      if (i == 0)
-        nm_coll_sched_copy(s, round, recvbuf, result, counts[0] * op->esize);
-      else
-        nm_coll_sched_send(s, round, nm_coll_algo_gate(group, i), result + off * op->esize, counts[i] * op->esize, 0);
-    }
-    round++;
-  } else if (counts[self] > 0) {
-    nm_coll_sched_recv(s, round++, nm_coll_algo_gate(group, 0), recvbuf, counts[self] * op->esize);
-  }
-  if (next_round)
-    *next_round = round;
-  return 0;
-}
-
 int nm_coll_ireduce(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
                     const void *sendbuf, void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op, nm_tag_t tag,
                     enum nm_coll_reduce_algo_e algo, nm_coll_sched_t **req)

@@ -5,6 +5,8 @@
  *  - allreduce (recursive doubling, Rabenseifner, ring) and reduce (binomial, reduce-scatter + gather; roots 0
  *    and p / 2 + 1) with a commutative sum of uint64 (1 element, eager; 40,000, rendezvous) and a
  *    non-commutative operator (composition of affine maps x -> a x + b mod 2^32, 300 elements), in place or not;
+ *  - reduce-scatter (recursive halving, pairwise, reduce then scatter) with the same operators, unequal pieces
+ *    (some empty), in place or not (a non-commutative operator runs reduce-then-scatter whatever is forced);
  *  - allgather (ring, recursive doubling, Bruck), alltoall (pairwise, Bruck), gather and scatter (binomial,
  *    flat; two roots): every block's bytes;
  *  - barrier (dissemination): no member leaves before ceil(log2 p) latencies have passed;
@@ -143,6 +145,39 @@ static void st_reduce(struct st_ctx *c, const struct nm_coll_group_s *g, int alg
   free(rb);
 }
 
+/** Reduce-scatter with unequal pieces (some empty): member i gets (i % 3) x @p unit elements. */
+static void st_reduce_scatter(struct st_ctx *c, const struct nm_coll_group_s *g, int algo, int nc, nm_len_t unit,
+                              int in_place, int *seq)
+{
+  struct nm_coll_op_s op = st_op(nc);
+  int p = c->size;
+  nm_len_t *counts = malloc(sizeof(nm_len_t) * (size_t)p), total = 0, first = 0;
+  for (int i = 0; i < p; i++) {
+    counts[i] = (nm_len_t)(i % 3) * unit;
+    if (i < c->rank)
+      first += counts[i];
+    total += counts[i];
+  }
+  char *sb = malloc(total * op.esize), *rb = malloc(total * op.esize);
+  st_input(nc, c->rank, in_place ? rb : sb, 0, total);
+  nm_coll_sched_t *s = nm_coll_sched_new(c->session, ST_TAG + (nm_tag_t)(*seq)++);
+  int rc = s ? nm_coll_reduce_scatter_build(s, 0, g, c->rank, in_place ? NULL : sb, rb, counts, &op,
+                                            (enum nm_coll_reduce_scatter_algo_e)algo, NULL)
+             : -NM_ENOMEM;
+  if (rc == 0)
+    rc = nm_coll_sched_wait(s); /* starts it (freed on a start error) */
+  else
+    nm_coll_sched_destroy(s);
+  const char *name = nm_coll_reduce_scatter_algo_name((enum nm_coll_reduce_scatter_algo_e)algo);
+  ST_CHECK(c, rc == 0, "reduce_scatter %s: %s", name, nm_strerror(rc));
+  long bad = st_check_result(nc, p, rb, first, counts[c->rank]);
+  ST_CHECK(c, bad < 0, "reduce_scatter %s %s unit %lu%s: element %ld of the piece wrong", name,
+           nc ? "compose" : "sum", (unsigned long)unit, in_place ? " in place" : "", bad);
+  free(counts);
+  free(sb);
+  free(rb);
+}
+
 /* ---- data movement ---- */
 
 static void st_allgather(struct st_ctx *c, const struct nm_coll_group_s *g, int algo, size_t len, int *seq)
@@ -272,6 +307,12 @@ int main(int argc, char **argv)
           st_reduce(&c, &world, a, 0, counts[k], roots[r], ip, &seq);
         st_reduce(&c, &world, a, 1, 300, roots[r], ip, &seq);
       }
+  for (int a = 1; a < NM_COLL_REDUCE_SCATTER_NALGOS; a++)
+    for (int ip = 0; ip < 2; ip++) {
+      st_reduce_scatter(&c, &world, a, 0, 1, ip, &seq);
+      st_reduce_scatter(&c, &world, a, 0, 700, ip, &seq);
+      st_reduce_scatter(&c, &world, a, 1, 5, ip, &seq);
+    }
   for (int a = 1; a < NM_COLL_ALLGATHER_NALGOS; a++) {
     st_allgather(&c, &world, a, 24, &seq);
     st_allgather(&c, &world, a, 20000, &seq);
