@@ -65,7 +65,9 @@ enum nm_coll_allreduce_algo_e {
  * elements: the result on every member; @param op the operator (copied into @p s); @param algo an algorithm or
  * NM_COLL_ALLREDUCE_AUTO; @param next_round out (may be NULL): the first round after this member's operations.
  * @return 0, or -NM_EINVAL (bad argument, invalid NMAD_ALLREDUCE_ALGO) before anything is appended.
- * Memory: one work vector of m bytes (Rabenseifner, recursive doubling) or of m / p bytes (ring), freed with @p s.
+ * Memory: one work vector of m bytes (Rabenseifner, recursive doubling) or of m / p bytes (ring in place; none
+ * with a separate send vector), freed with @p s. The send vector is read where it is, never copied (issue 18
+ * deliverable 2): the first exchange combines it into @p recvbuf.
  */
 int nm_coll_allreduce_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self,
                             const void *sendbuf, void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op,
@@ -117,7 +119,8 @@ enum nm_coll_reduce_algo_e {
  * @param recvbuf at the root: the result (@p count elements); ignored elsewhere; other parameters as
  * nm_coll_allreduce_build(). The result is x0 op x1 op ... op x(p-1) in member order for any operator.
  * @return 0 or -NM_EINVAL (bad argument, invalid NMAD_REDUCE_ALGO). Memory: binomial: one vector per child
- * (O(m log p) at the root), reduce-scatter-gather: two vectors of m bytes.
+ * (O(m log p) at the root), reduce-scatter-gather: two vectors of m bytes (one at the root, which accumulates in
+ * @p recvbuf). Neither copies the send vector (issue 18 deliverable 2).
  */
 int nm_coll_reduce_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self, int root,
                          const void *sendbuf, void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op,
