@@ -3,8 +3,10 @@
  * @brief Allreduce as native non-blocking collectives (nm_coll_reduce.h): recursive doubling, Rabenseifner's
  * reduce-scatter + allgather, ring; and the choice between them (issue 18, deliverable 1).
  *
- * Every algorithm accumulates into the receive vector itself (one copy of the send vector, none in place) and
- * receives the partners' data into one work vector, combined at the start of the next round. Recursive doubling
+ * Every algorithm accumulates into the receive vector itself and never copies the send vector (issue 18
+ * deliverable 2): the first exchange receives the partner's data straight into the receive vector and combines
+ * the send vector into it (nm_coll_ar_recv_merge()); later exchanges receive into one work vector, combined at
+ * the start of the next round. Recursive doubling
  * and Rabenseifner pair an aligned group of members with the adjacent one, so combining (lower) op (higher) keeps
  * MPI's canonical order; the fold of non-power-of-two p pairs 2i with 2i + 1, which keeps the groups contiguous.
  * Ring combines block b in the order b + 1, ..., p - 1, 0, ..., b: commutative operators only.
@@ -46,6 +48,28 @@ void nm_coll_ar_merge(struct nm_ar_s *a, int round, int partner_lower, char *acc
   }
 }
 
+const char *nm_coll_ar_own(const struct nm_ar_s *a, nm_len_t off)
+{
+  return (a->src ? a->src : a->acc) + off * a->esize;
+}
+
+void nm_coll_ar_recv_merge(struct nm_ar_s *a, int member, nm_len_t off, nm_len_t count)
+{
+  int lower = member < a->r;
+  char *acc = a->acc + off * a->esize;
+  if (a->src && (a->op->commute || !lower)) {
+    /* acc = own op partner's: for a higher partner this is the canonical order, for a commutative op any is */
+    nm_coll_ar_recv(a, a->round++, member, acc, count);
+    nm_coll_ar_combine(a, a->round, a->src + off * a->esize, acc, count);
+  } else {
+    if (a->src) /* a lower partner and a non-commutative operator: acc must hold our operand */
+      nm_coll_sched_copy(a->s, a->round, a->acc, a->src, a->count * a->esize);
+    nm_coll_ar_recv(a, a->round++, member, a->tmp + off * a->esize, count);
+    nm_coll_ar_merge(a, a->round, lower, acc, a->tmp + off * a->esize, count);
+  }
+  a->src = NULL;
+}
+
 void nm_coll_ar_send(struct nm_ar_s *a, int round, int member, const char *buf, nm_len_t count)
 {
   if (count > 0)
@@ -69,11 +93,11 @@ int nm_coll_ar_fold(struct nm_ar_s *a, int rem)
   if (a->r >= 2 * rem)
     return a->r - rem;
   if (a->r % 2 == 0) {
-    nm_coll_ar_send(a, a->round++, a->r + 1, a->acc, a->count);
+    nm_coll_ar_send(a, a->round++, a->r + 1, nm_coll_ar_own(a, 0), a->count);
+    a->src = NULL; /* the result comes back into acc (unfold) */
     return -1;
   }
-  nm_coll_ar_recv(a, a->round++, a->r - 1, a->tmp, a->count);
-  nm_coll_ar_merge(a, a->round, 1, a->acc, a->tmp, a->count);
+  nm_coll_ar_recv_merge(a, a->r - 1, 0, a->count);
   return a->r / 2;
 }
 
@@ -95,10 +119,8 @@ static void nm_ar_rd(struct nm_ar_s *a)
   int nr = nm_coll_ar_fold(a, rem);
   for (int mask = 1; nr >= 0 && mask < pof2; mask <<= 1) {
     int dst = nm_coll_ar_real(nr ^ mask, rem);
-    nm_coll_ar_send(a, a->round, dst, a->acc, a->count);
-    nm_coll_ar_recv(a, a->round, dst, a->tmp, a->count);
-    a->round++;
-    nm_coll_ar_merge(a, a->round, dst < a->r, a->acc, a->tmp, a->count);
+    nm_coll_ar_send(a, a->round, dst, nm_coll_ar_own(a, 0), a->count);
+    nm_coll_ar_recv_merge(a, dst, 0, a->count);
   }
   nm_coll_ar_unfold(a, rem);
 }
@@ -124,10 +146,8 @@ int nm_coll_ar_halving(struct nm_ar_s *a, int nr, int pof2, int rem, struct nm_a
       so = nm_ar_blk(a, pof2, w->send_idx), sc = nm_ar_blk(a, pof2, w->recv_idx) - so;
       ro = nm_ar_blk(a, pof2, w->recv_idx), rc = nm_ar_blk(a, pof2, w->last_idx) - ro;
     }
-    nm_coll_ar_send(a, a->round, dst, a->acc + so * a->esize, sc);
-    nm_coll_ar_recv(a, a->round, dst, a->tmp + ro * a->esize, rc);
-    a->round++;
-    nm_coll_ar_merge(a, a->round, dst < a->r, a->acc + ro * a->esize, a->tmp + ro * a->esize, rc);
+    nm_coll_ar_send(a, a->round, dst, nm_coll_ar_own(a, so), sc);
+    nm_coll_ar_recv_merge(a, dst, ro, rc); /* acc's other part is never read again: the allgather fills it */
     w->send_idx = w->recv_idx;
     if (mask * 2 < pof2)
       w->last_idx = w->recv_idx + pof2 / (mask * 2);
@@ -173,13 +193,16 @@ static void nm_ar_ring(struct nm_ar_s *a)
 {
   int p = a->p, r = a->r, right = (r + 1) % p, left = (r - 1 + p) % p;
 #define BLK(i) nm_coll_algo_block(a->count, p, (i))
+  const char *own = a->src; /* each block gets the own contribution once: where it is, no copy of it */
   for (int k = 0; k < p - 1; k++) { /* send block r - k (combined last step), receive block r - k - 1 */
     int sb = ((r - k) % p + p) % p, rb = ((r - k - 1) % p + p) % p;
-    nm_coll_ar_send(a, a->round, right, a->acc + BLK(sb) * a->esize, BLK(sb + 1) - BLK(sb));
-    nm_coll_ar_recv(a, a->round, left, a->tmp, BLK(rb + 1) - BLK(rb));
-    a->round++;
-    nm_coll_ar_combine(a, a->round, a->tmp, a->acc + BLK(rb) * a->esize, BLK(rb + 1) - BLK(rb));
+    char *blk = a->acc + BLK(rb) * a->esize;
+    nm_coll_ar_send(a, a->round, right, nm_coll_ar_own(a, BLK(sb)), BLK(sb + 1) - BLK(sb));
+    a->src = NULL; /* from step 1 on, the block sent is the one combined in acc */
+    nm_coll_ar_recv(a, a->round++, left, own ? blk : a->tmp, BLK(rb + 1) - BLK(rb));
+    nm_coll_ar_combine(a, a->round, own ? own + BLK(rb) * a->esize : a->tmp, blk, BLK(rb + 1) - BLK(rb));
   }
+  /* with a separate send vector, acc's block r is first written by the allgather's first step */
   for (int k = 0; k < p - 1; k++) { /* block r + 1 is complete here: pass the complete blocks on */
     int sb = ((r + 1 - k) % p + p) % p, rb = ((r - k) % p + p) % p;
     nm_coll_ar_send(a, a->round, right, a->acc + BLK(sb) * a->esize, BLK(sb + 1) - BLK(sb));
@@ -266,11 +289,14 @@ int nm_coll_allreduce_build(nm_coll_sched_t *s, int round, const struct nm_coll_
   if (cop == NULL)
     return 0; /* recorded: start fails with -NM_ENOMEM */
   *cop = *op;
-  struct nm_ar_s a = {s, group, group->n, self, cop, recvbuf, NULL, count, op->esize, round};
+  struct nm_ar_s a = {s, group, group->n, self, cop, recvbuf, NULL, count, op->esize, round, NULL};
+  /* the send vector is read where it is: the first exchange combines it into recvbuf (no copy of it) */
   if (sendbuf && sendbuf != recvbuf)
-    nm_coll_sched_copy(s, a.round, a.acc, sendbuf, count * a.esize);
+    a.src = sendbuf;
+  if (a.p == 1 && a.src)
+    nm_coll_sched_copy(s, a.round, a.acc, a.src, count * a.esize);
   if (a.p > 1) {
-    nm_len_t work = algo == NM_COLL_ALLREDUCE_RING ? nm_coll_algo_block(count, a.p, 1) : count;
+    nm_len_t work = algo != NM_COLL_ALLREDUCE_RING ? count : a.src ? 0 : nm_coll_algo_block(count, a.p, 1);
     a.tmp = nm_coll_sched_alloc(s, work * a.esize);
     if (algo == NM_COLL_ALLREDUCE_RING)
       nm_ar_ring(&a);

@@ -19,6 +19,8 @@ struct nm_ar_s {
   char *tmp;                     /* work vector for the partners' data */
   nm_len_t count, esize;
   int round;
+  const char *src; /* this member's own vector while it is not yet in acc (no copy: issue 18 deliverable 2),
+                      else NULL; the first exchange combines it with the partner's data straight into acc */
 };
 
 /** Where the recursive-halving index walk ends (MPICH's send_idx, recv_idx, last_idx, mask). */
@@ -31,6 +33,15 @@ void nm_coll_ar_combine(struct nm_ar_s *a, int round, const void *in, void *inou
 /** acc = (lower) op (higher), the partner's data in @p tmp (copied back into acc when the partner is higher and
  *  the operator does not commute). */
 void nm_coll_ar_merge(struct nm_ar_s *a, int round, int partner_lower, char *acc, char *tmp, nm_len_t count);
+/** Where this member's current data at element @p off is read from: a->src before the first exchange, a->acc
+ *  after. */
+const char *nm_coll_ar_own(const struct nm_ar_s *a, nm_len_t off);
+/** The receive half of an exchange in a->round with @p member (its send already appended): the partner's
+ *  @p count elements at element @p off are combined with this member's into a->acc + off, (lower) op (higher),
+ *  from a->round + 1 on (a->round is advanced). Before the first exchange (a->src set) they are received straight
+ *  into acc and a->src is combined into them, when the order allows it (commutative operator or higher partner);
+ *  otherwise a->src is first copied into acc. Afterwards a->src is NULL. */
+void nm_coll_ar_recv_merge(struct nm_ar_s *a, int member, nm_len_t off, nm_len_t count);
 /** Send / receive @p count elements (nothing for 0). */
 void nm_coll_ar_send(struct nm_ar_s *a, int round, int member, const char *buf, nm_len_t count);
 void nm_coll_ar_recv(struct nm_ar_s *a, int round, int member, char *buf, nm_len_t count);

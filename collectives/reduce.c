@@ -37,27 +37,28 @@ static void nm_red_binomial(struct nm_ar_s *a, int root, const char *in, char *r
   struct nm_coll_tree_node_s node;
   nm_coll_tree_init(&t, NM_COLL_TREE_BINOMIAL, p, 0); /* p >= 1: cannot fail */
   nm_coll_tree_node(&t, v, &node);
-  int holder = v == 0, round = a->round + (node.n_children > 0);
+  int holder = v == 0, round = a->round + (node.n_children > 0), at_root = holder && a->r == root;
   const char *acc = in;
-  if (node.n_children > 0) {
-    char *w = holder && a->r == root ? result : nm_coll_sched_alloc(a->s, bytes);
-    if (w != in)
-      nm_coll_sched_copy(a->s, a->round, w, in, bytes);
-    acc = w;
-    /* the tree module lists children farthest first: combine them the other way round */
+  if (at_root && commute && in == result) {
+    /* in place at the root: every child's vector is combined straight into the result */
+    for (int i = node.n_children - 1; i >= 0; i--) {
+      char *cw = nm_coll_sched_alloc(a->s, bytes);
+      nm_coll_ar_recv(a, a->round, (nm_coll_tree_child(&t, &node, i, NULL) + base) % p, cw, a->count);
+      nm_coll_ar_combine(a, round, cw, result, a->count);
+    }
+  } else {
+    /* a chain over the children, nearest first (the tree module lists them farthest first): each child's vector
+     * becomes (own range) op (child's range), so no copy of the own vector is needed, and the root receives the
+     * farthest child straight into the result (issue 18 deliverable 2) */
     for (int i = node.n_children - 1; i >= 0; i--) {
       int c = nm_coll_tree_child(&t, &node, i, NULL);
-      char *cw = nm_coll_sched_alloc(a->s, bytes);
+      char *cw = i == 0 && at_root && in != result ? result : nm_coll_sched_alloc(a->s, bytes);
       nm_coll_ar_recv(a, a->round, (c + base) % p, cw, a->count);
-      if (commute) {
-        nm_coll_ar_combine(a, round, cw, (char *)acc, a->count);
-      } else {
-        nm_coll_ar_combine(a, round, acc, cw, a->count); /* cw = (lower range) op (child's range) */
-        acc = cw;
-      }
+      nm_coll_ar_combine(a, round, acc, cw, a->count);
+      acc = cw;
     }
-    if (holder && a->r == root && acc != result)
-      nm_coll_sched_copy(a->s, round, result, acc, bytes);
+    if (at_root && acc != result)
+      nm_coll_sched_copy(a->s, round, result, acc, bytes); /* a leaf root, or in place non-commutative */
   }
   if (node.parent >= 0)
     nm_coll_ar_send(a, round++, (node.parent + base) % p, acc, a->count);
@@ -88,20 +89,22 @@ static void nm_red_rs_gather(struct nm_ar_s *a, int root, const char *in, char *
 {
   int pof2 = nm_coll_algo_pof2(a->p), rem = a->p - pof2;
   nm_len_t bytes = a->count * a->esize;
-  a->acc = nm_coll_sched_alloc(a->s, bytes);
+  /* the root accumulates in the result itself (its block then needs no copy, the others arrive in place); the
+   * own vector is read where it is until the first exchange combines it into acc (no copy) */
+  a->acc = a->r == root ? result : nm_coll_sched_alloc(a->s, bytes);
   a->tmp = nm_coll_sched_alloc(a->s, bytes);
   if (!a->acc || !a->tmp)
     return; /* recorded: start fails */
-  nm_coll_sched_copy(a->s, a->round, a->acc, in, bytes);
+  a->src = in == a->acc ? NULL : in;
   int nr = nm_coll_ar_fold(a, rem);
 #define OFF(i) (nm_coll_algo_block(a->count, pof2, (i)))
   if (nr >= 0) {
     struct nm_ar_walk_s w;
     int blk = nm_coll_ar_halving(a, nr, pof2, rem, &w);
     if (a->r != root)
-      nm_coll_ar_send(a, a->round++, root, a->acc + OFF(blk) * a->esize, OFF(blk + 1) - OFF(blk));
-    else
-      nm_coll_sched_copy(a->s, a->round, result + OFF(blk) * a->esize, a->acc + OFF(blk) * a->esize,
+      nm_coll_ar_send(a, a->round++, root, nm_coll_ar_own(a, OFF(blk)), OFF(blk + 1) - OFF(blk));
+    else if (a->src) /* p' = 1 only: no exchange took place */
+      nm_coll_sched_copy(a->s, a->round, result + OFF(blk) * a->esize, a->src + OFF(blk) * a->esize,
                          (OFF(blk + 1) - OFF(blk)) * a->esize);
   }
   if (a->r == root) {
@@ -139,7 +142,7 @@ int nm_coll_reduce_build(nm_coll_sched_t *s, int round, const struct nm_coll_gro
     return 0; /* recorded: start fails with -NM_ENOMEM */
   *cop = *op;
   const char *in = sendbuf ? sendbuf : recvbuf;
-  struct nm_ar_s a = {s, group, group->n, self, cop, NULL, NULL, count, op->esize, round};
+  struct nm_ar_s a = {s, group, group->n, self, cop, NULL, NULL, count, op->esize, round, NULL};
   if (a.p == 1) {
     if (in != recvbuf)
       nm_coll_sched_copy(s, a.round, recvbuf, in, count * a.esize);
@@ -150,44 +153,6 @@ int nm_coll_reduce_build(nm_coll_sched_t *s, int round, const struct nm_coll_gro
   }
   if (next_round)
     *next_round = a.round;
-  return 0;
-}
-
-int nm_coll_reduce_scatter_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self,
-                                 const void *sendbuf, void *recvbuf, const nm_len_t counts[],
-                                 const struct nm_coll_op_s *op, enum nm_coll_reduce_algo_e algo, int *next_round)
-{
-  if (next_round)
-    *next_round = round;
-  if (s == NULL || !nm_coll_algo_group_ok(group, self) || counts == NULL || op == NULL || op->esize == 0)
-    return -NM_EINVAL;
-  nm_len_t total = 0, off = 0;
-  for (int i = 0; i < group->n; i++)
-    total += counts[i];
-  if (total == 0)
-    return 0;
-  const void *in = sendbuf ? sendbuf : recvbuf;
-  char *result = self == 0 ? nm_coll_sched_alloc(s, total * op->esize) : NULL;
-  if (self == 0 && result == NULL)
-    return 0; /* recorded: start fails */
-  int err = nm_coll_reduce_build(s, round, group, self, 0, in, result, total, op, algo, &round);
-  if (err)
-    return err;
-  if (self == 0) {
-    for (int i = 0; i < group->n; off += counts[i], i++) {
-      if (counts[i] == 0)
-        continue;
-      if (i == 0)
-        nm_coll_sched_copy(s, round, recvbuf, result, counts[0] * op->esize);
-      else
-        nm_coll_sched_send(s, round, nm_coll_algo_gate(group, i), result + off * op->esize, counts[i] * op->esize, 0);
-    }
-    round++;
-  } else if (counts[self] > 0) {
-    nm_coll_sched_recv(s, round++, nm_coll_algo_gate(group, 0), recvbuf, counts[self] * op->esize);
-  }
-  if (next_round)
-    *next_round = round;
   return 0;
 }
 

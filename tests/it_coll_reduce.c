@@ -5,7 +5,9 @@
  * x0 op x1 op ... op x(p-1) was kept). Every allreduce algorithm (recursive doubling, Rabenseifner, ring, auto) x
  * both operators x counts 0, 1, 5, 1000, 65537 x in place or not, with nm_coll_iallreduce then a wait; every
  * reduce algorithm x both operators x those counts from roots 0, p - 1 and p / 2 (in place at the root every
- * other time); results compared with a serial reference that each rank computes itself; a barrier between
+ * other time); every reduce-scatter algorithm (recursive halving, pairwise, reduce then scatter, auto) x both
+ * operators x those counts spread unequally (some pieces empty) x in place or not (collectives/reduce_scatter.c);
+ * results compared with a serial reference that each rank computes itself; a barrier between
  * phases (nm_coll_barrier). Prints "PASS <phase>" on rank 0; exits non-zero on the first failure. */
 #include <nmad/nm_coll_reduce.h>
 #include <nmad/nm_coll_barrier.h>
@@ -170,6 +172,43 @@ static void phase_reduce(struct ctx *c, enum nm_coll_reduce_algo_e algo)
       }
 }
 
+/* reduce-scatter: member i gets ((i * 7 + 3) % 5) x n / 4 elements (some pieces empty), in place or not */
+static void phase_reduce_scatter(struct ctx *c, enum nm_coll_reduce_scatter_algo_e algo)
+{
+  struct nm_coll_group_s g = {c->size, gate_of, c};
+  for (int commute = 0; commute < 2; commute++)
+    for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)
+      for (int in_place = 0; in_place < 2; in_place++) {
+        nm_len_t *pc = malloc(sizeof(nm_len_t) * (size_t)c->size), total = 0, first = 0;
+        CHECK(pc != NULL, "out of memory");
+        for (int i = 0; i < c->size; i++) {
+          pc[i] = counts[ci] * (nm_len_t)((i * 7 + 3) % 5) / 4;
+          first += i < c->rank ? pc[i] : 0;
+          total += pc[i];
+        }
+        int salt = (int)(ci * 4 + (size_t)in_place * 2 + (size_t)commute + 128 * (int)algo);
+        size_t es = commute ? 8 : 16;
+        struct nm_coll_op_s op = {commute ? sum_fn : affine_fn, NULL, es, commute};
+        char *sb = malloc(total * es + 1), *rb = malloc(total * es + 1), *ref = malloc(total * es + 1);
+        CHECK(sb && rb && ref, "out of memory");
+        fill_vec(commute, c->rank, total, salt, in_place ? rb : sb);
+        nm_coll_sched_t *s = nm_coll_sched_new(c->sess, TAG);
+        CHECK(s != NULL, "out of memory");
+        int rc = nm_coll_reduce_scatter_build(s, 0, &g, c->rank, in_place ? NULL : sb, rb, pc, &op, algo, NULL);
+        CHECK_RC(rc, "nm_coll_reduce_scatter_build");
+        rc = nm_coll_sched_wait(s);
+        CHECK_RC(rc, "reduce_scatter wait");
+        reference(commute, c->size, total, salt, ref);
+        CHECK(memcmp(rb, ref + first * es, pc[c->rank] * es) == 0,
+              "reduce_scatter %s commute=%d count=%lu in_place=%d: wrong piece",
+              nm_coll_reduce_scatter_algo_name(algo), commute, (unsigned long)total, in_place);
+        free(pc);
+        free(sb);
+        free(rb);
+        free(ref);
+      }
+}
+
 int main(int argc, char **argv)
 {
   struct ctx c;
@@ -202,6 +241,13 @@ int main(int argc, char **argv)
     char what[96];
     phase_reduce(&c, (enum nm_coll_reduce_algo_e)a);
     snprintf(what, sizeof(what), "reduce algorithm %d, sum and non-commutative, 3 roots", a);
+    pass(&c, what);
+  }
+  for (int a = 0; a < NM_COLL_REDUCE_SCATTER_NALGOS; a++) {
+    char what[96];
+    phase_reduce_scatter(&c, (enum nm_coll_reduce_scatter_algo_e)a);
+    snprintf(what, sizeof(what), "reduce_scatter %s, sum and non-commutative, unequal pieces",
+             nm_coll_reduce_scatter_algo_name((enum nm_coll_reduce_scatter_algo_e)a));
     pass(&c, what);
   }
   free(c.gates);

@@ -1375,7 +1375,7 @@ int nm_mpi_coll_allreduce_int_max(MPI_Comm comm, int *values, int n)
   return nm_mpi_coll_sched_run(s);
 }
 
-/** Reduce_scatter: reduce the sum of @p counts elements to rank 0, which sends each member its piece. */
+/** Reduce_scatter(_block): collectives/reduce_scatter.c on packed elements (its algorithm by size and operator). */
 static int nm_mpi_coll_reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], int recvcount,
                                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *req, int nb,
                                       const char *fn)
@@ -1403,7 +1403,7 @@ static int nm_mpi_coll_reduce_scatter(const void *sendbuf, void *recvbuf, const 
   int p = c->size, r = c->rank;
   size_t esize = nm_coll_bytes(d, 1);
   if (total > 0 && esize > 0) {
-    /* collectives/reduce.c (reduce to member 0, then the pieces) on packed elements */
+    /* collectives/reduce_scatter.c (recursive halving, pairwise; reduce then scatter for a non-commutative op) */
     struct nm_coll_red_s R;
     struct nm_coll_op_s nop;
     struct nm_coll_group_s group = nm_coll_comm_group(c);
@@ -1420,7 +1420,7 @@ static int nm_mpi_coll_reduce_scatter(const void *sendbuf, void *recvbuf, const 
       for (int i = 0; i < p; i++)
         cnt[i] = (nm_len_t)(recvcounts ? recvcounts[i] : recvcount);
       nm_coll_build_error(s, nm_coll_reduce_scatter_build(nm_mpi_coll_sched_native(s), 0, &group, r, svec, rvec,
-                                                          cnt, &nop, NM_COLL_REDUCE_AUTO, &next));
+                                                          cnt, &nop, NM_COLL_REDUCE_SCATTER_AUTO, &next));
       if (mybytes && !d->contiguous)
         nm_mpi_coll_sched_unpack(s, next, d, rvec, (MPI_Count)mybytes, recvbuf, mycount);
     }

@@ -65,7 +65,9 @@ enum nm_coll_allreduce_algo_e {
  * elements: the result on every member; @param op the operator (copied into @p s); @param algo an algorithm or
  * NM_COLL_ALLREDUCE_AUTO; @param next_round out (may be NULL): the first round after this member's operations.
  * @return 0, or -NM_EINVAL (bad argument, invalid NMAD_ALLREDUCE_ALGO) before anything is appended.
- * Memory: one work vector of m bytes (Rabenseifner, recursive doubling) or of m / p bytes (ring), freed with @p s.
+ * Memory: one work vector of m bytes (Rabenseifner, recursive doubling) or of m / p bytes (ring in place; none
+ * with a separate send vector), freed with @p s. The send vector is read where it is, never copied (issue 18
+ * deliverable 2): the first exchange combines it into @p recvbuf.
  */
 int nm_coll_allreduce_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self,
                             const void *sendbuf, void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op,
@@ -117,7 +119,8 @@ enum nm_coll_reduce_algo_e {
  * @param recvbuf at the root: the result (@p count elements); ignored elsewhere; other parameters as
  * nm_coll_allreduce_build(). The result is x0 op x1 op ... op x(p-1) in member order for any operator.
  * @return 0 or -NM_EINVAL (bad argument, invalid NMAD_REDUCE_ALGO). Memory: binomial: one vector per child
- * (O(m log p) at the root), reduce-scatter-gather: two vectors of m bytes.
+ * (O(m log p) at the root), reduce-scatter-gather: two vectors of m bytes (one at the root, which accumulates in
+ * @p recvbuf). Neither copies the send vector (issue 18 deliverable 2).
  */
 int nm_coll_reduce_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self, int root,
                          const void *sendbuf, void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op,
@@ -139,18 +142,51 @@ int nm_coll_reduce(nm_session_t session, const struct nm_coll_group_s *group, in
  *  @return 0 or -NM_EINVAL (invalid NMAD_REDUCE_ALGO, message on stderr). */
 int nm_coll_reduce_choose(int p, nm_len_t count, nm_len_t esize, enum nm_coll_reduce_algo_e *algo);
 
+/** Reduce-scatter algorithms (names for NMAD_REDUCE_SCATTER_ALGO in comments; collectives/reduce_scatter.c). */
+enum nm_coll_reduce_scatter_algo_e {
+  NM_COLL_REDUCE_SCATTER_AUTO = 0,            /**< "auto": NMAD_REDUCE_SCATTER_ALGO, else
+                                                   nm_coll_reduce_scatter_choose() */
+  NM_COLL_REDUCE_SCATTER_HALVING,             /**< "recursive_halving": log2 p' steps halving the vector (the fold
+                                                   of non-power-of-two p first, the folded-out members' pieces sent
+                                                   back at the end): (log2 p' + 2f) alpha + ((p' - 1) / p' + 2f) m
+                                                   beta; commutative operators only (MPICH, Thakur 2005 4.4) */
+  NM_COLL_REDUCE_SCATTER_PAIRWISE,            /**< "pairwise": p - 1 steps, step k sends member r + k its piece and
+                                                   receives member r - k's contribution to the own piece:
+                                                   (p - 1) alpha + ((p - 1) / p) m beta; commutative only */
+  NM_COLL_REDUCE_SCATTER_REDUCE_THEN_SCATTER, /**< "reduce_then_scatter": a reduce to member 0 (nm_coll_reduce_build(),
+                                                   automatic algorithm), which sends each member its piece: what a
+                                                   non-commutative operator runs, whatever is forced */
+  NM_COLL_REDUCE_SCATTER_NALGOS
+};
+
 /**
  * @brief Append this member's part of a reduce-scatter to @p s from round @p round on: the vectors of sum(counts)
- * elements are combined (in member order, as nm_coll_reduce_build()), and member i gets elements
- * [counts[0] + ... + counts[i - 1], + counts[i]) of the result in its @p recvbuf. Schedule: a reduce to member 0
- * (algorithm @p algo or its automatic choice), then member 0 sends each member its piece.
- * @param sendbuf the whole vector of this member, or NULL for in place (the whole vector is then in @p recvbuf,
- * and the piece ends at its start); @param counts p element counts, the same on every member.
- * @return 0 or -NM_EINVAL. Memory: one result vector at member 0, plus the reduce's.
+ * elements are combined, and member i gets elements [counts[0] + ... + counts[i - 1], + counts[i]) of the result
+ * in its @p recvbuf. A non-commutative operator keeps member order (x0 op x1 op ... op x(p-1)) through
+ * "reduce_then_scatter"; commutative ones run @p algo or the automatic choice.
+ * @param sendbuf the whole vector of this member, or NULL (or == @p recvbuf) for in place: the whole vector is then
+ * in @p recvbuf, and the piece ends at its start; @param counts p element counts, the same on every member;
+ * @param op the operator (copied); @param algo an algorithm or NM_COLL_REDUCE_SCATTER_AUTO; @param next_round out
+ * (may be NULL). The send vector is never copied (issue 18 deliverable 2); the own piece is copied once at the end
+ * (recursive halving; pairwise in place).
+ * @return 0 or -NM_EINVAL (bad argument, invalid NMAD_REDUCE_SCATTER_ALGO). Memory: recursive halving two vectors
+ * of m bytes (one in place), pairwise one piece, reduce-then-scatter the result vector at member 0 plus the
+ * reduce's. Thread-safety: like the core (nm_coll_sched.h).
  */
 int nm_coll_reduce_scatter_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self,
                                  const void *sendbuf, void *recvbuf, const nm_len_t counts[],
-                                 const struct nm_coll_op_s *op, enum nm_coll_reduce_algo_e algo, int *next_round);
+                                 const struct nm_coll_op_s *op, enum nm_coll_reduce_scatter_algo_e algo,
+                                 int *next_round);
+
+/** @brief The reduce-scatter algorithm for p members, @p total_bytes (the whole vector) and an operator that
+ *  commutes or not (MPICH's rule): a non-commutative operator always gets "reduce_then_scatter"; else
+ *  NMAD_REDUCE_SCATTER_ALGO when set, recursive halving below 512 KiB, pairwise from there on.
+ *  @return 0 or -NM_EINVAL (invalid NMAD_REDUCE_SCATTER_ALGO, message on stderr naming it and the accepted values).
+ *  Thread-safety: any thread. */
+int nm_coll_reduce_scatter_choose(int p, nm_len_t total_bytes, int commute, enum nm_coll_reduce_scatter_algo_e *algo);
+
+/** @brief Name of a reduce-scatter algorithm as NMAD_REDUCE_SCATTER_ALGO spells it, or NULL out of range. */
+const char *nm_coll_reduce_scatter_algo_name(enum nm_coll_reduce_scatter_algo_e algo);
 
 #ifdef __cplusplus
 }
