@@ -23,17 +23,9 @@ struct node {
 
 static void node_init(struct node *n, int rank)
 {
-  struct nm_drv_s *drv, *self;
   n->rank = rank;
-  ck_assert_int_eq(nm_core_create(rank, JOB, &n->core), 0);
-  ck_assert_int_eq(nm_core_add_driver(n->core, &fake_drv_ops, "fake", 1, &drv), 0);
-  ck_assert_int_eq(nm_core_add_driver(n->core, &nm_drv_self_ops, "self", 1, &self), 0);
-  self->ops->connect(self, (uint64_t)rank, NULL, 0);
-  n->core->cfg.strategy = nm_strategy_lookup("aggreg");
-  n->core->cfg.rdv_threshold = 32 * 1024;
-  n->core->cfg.spin_ns = 0;
-  n->core->cfg.yield_ns = 0;
-  n->fake = drv->priv;
+  n->core = fake_core_new_rank(rank, JOB, "aggreg", 32 * 1024, &n->fake);
+  ck_assert_ptr_nonnull(n->core);
   ck_assert_int_eq(nm_session_open(n->core, "topo", &n->sess), 0);
 }
 
