@@ -321,6 +321,8 @@ unsigned nm_core_lock_release_all(struct nm_core_s *core);
 /** After a progress pass that handled events: wake the threads asleep in nm_core_block(), whose request this pass
  *  may have completed (nm_lock.c). Under the lock. */
 void nm_core_wake_sleepers(struct nm_core_s *core);
+/** Make the sleepers' wake fd if there is none: when a second thread starts using the core (nm_lock.c). */
+void nm_core_lock_wake_fd_open(struct nm_core_s *core);
 /** Take back the levels nm_core_lock_release_all() released. */
 void nm_core_lock_reacquire(struct nm_core_s *core, unsigned depth);
 /* The test of `threaded` inline: without a progress thread the interfaces' hot path makes no call for the lock. */

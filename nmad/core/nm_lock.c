@@ -20,8 +20,14 @@ void nm_core_lock_init(struct nm_core_s *core)
   core->lock.threaded = 0;
   core->lock.multi = 0;
   core->lock.sleepers = 0;
-  /* One fd per process; without it (out of fds) a sleeper only wakes at its bounded timeout. */
-  core->lock.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC | EFD_SEMAPHORE);
+  core->lock.wake_fd = -1; /* made when a second thread comes (nm_core_lock_wake_fd_open()) */
+}
+
+void nm_core_lock_wake_fd_open(struct nm_core_s *core)
+{
+  /* Without it (out of fds) a sleeper only wakes at its bounded timeout. */
+  if (core->lock.wake_fd < 0)
+    core->lock.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC | EFD_SEMAPHORE);
 }
 
 void nm_core_lock_destroy(struct nm_core_s *core)
@@ -89,6 +95,7 @@ int nm_core_threads_enable(nm_core_t core)
     nm_core_unlock(core);
     return NM_ESUCCESS;
   }
+  nm_core_lock_wake_fd_open(core);
   core->lock.multi = 1;
   core->lock.threaded = 1; /* no other thread uses the core yet (the caller's contract) */
   return NM_ESUCCESS;

@@ -92,6 +92,7 @@ int nm_core_progress_thread_start(nm_core_t core, const int *cpus, int n_cpus)
   if (pt->wake_fd < 0)
     return -NM_ENOMEM;
   pt->stop = 0;
+  nm_core_lock_wake_fd_open(core);
   core->lock.threaded = 1; /* before the thread exists: every lock call from now on is real */
   pthread_attr_t attr;
   pthread_attr_init(&attr);
