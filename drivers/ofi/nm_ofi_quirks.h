@@ -42,6 +42,6 @@ struct nm_ofi_nominal_s {
 const struct nm_ofi_nominal_s *nm_ofi_nominal_lookup(const char *word);
 
 /** Accepted words, for error messages. */
-#define NM_OFI_WORDS "shm, tcp, sockets, udp, verbs, psm2, opx (and self; a+b for two rails)"
+#define NM_OFI_WORDS "sm, shm, tcp, sockets, udp, verbs, psm2, opx (and self; a+b for two rails)"
 
 #endif /* NM_OFI_QUIRKS_H */

@@ -1,0 +1,125 @@
+/**
+ * @file nm_sm_private.h
+ * @brief Private: the layout of the "sm" driver's shared segment and its records (drivers/sm/nm_sm.c).
+ *
+ * Each rank owns one segment (a memfd, so nothing is left in /dev/shm when a rank is killed). Page 0 is the
+ * header (the owner's wake-up flag); then one single-producer single-consumer byte ring per possible sender,
+ * indexed by the sender's rank. A sender maps only the header page and its own ring of each peer it sends to
+ * (made on first use: DESIGN.md rule 8); the owner maps the whole segment and reads the rings of its peers.
+ * Every field a peer writes is untrusted (rule 5): record lengths and kinds are checked before use.
+ */
+#ifndef NM_SM_PRIVATE_H
+#define NM_SM_PRIVATE_H
+
+#include "drivers/nm_driver.h"
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define NM_SM_PAGE 4096u
+#define NM_SM_RING_BYTES (256u * 1024u)          /* data bytes of one sender's ring */
+#define NM_SM_RING_STRIDE (NM_SM_PAGE + NM_SM_RING_BYTES) /* control page + data, page-aligned */
+#define NM_SM_MAX_PEERS 4096u                      /* ranks of one host; the segment is sparse */
+#define NM_SM_MAX_PACKET (64u * 1024u)
+#define NM_SM_REC_ALIGN 64u                        /* records start on cache lines */
+#define NM_SM_REC_HDR 16u
+#define NM_SM_MAGIC 0x6e6d61642d736d31ull          /* "nmad-sm1" */
+#define NM_SM_BURST 64                             /* records read from one ring per progress pass */
+
+/** Header page of a segment. */
+struct nm_sm_seg_hdr_s {
+  uint64_t magic;
+  uint64_t nonce;          /* the owner's, also in its address: a reused pid cannot pass for it */
+  _Atomic uint32_t sleeping; /* the owner is about to block on its pipe: the next sender writes one byte */
+};
+
+/** Control page of one ring: the producer writes tail, the consumer head (positions grow without wrapping). */
+struct nm_sm_ring_ctl_s {
+  _Atomic uint64_t tail;
+  char pad[64 - sizeof(uint64_t)];
+  _Atomic uint64_t head;
+};
+
+enum nm_sm_kind_e {
+  NM_SM_PKT = 1,  /* a core packet */
+  NM_SM_WRAP = 2, /* the rest of the ring is unused: go on at its start */
+  NM_SM_LRTS = 3, /* a large send is ready: nm_sm_lrts_s (the receiver copies it by CMA) */
+  NM_SM_LFIN = 4, /* the receiver copied a large send: nm_sm_lfin_s */
+};
+
+/** Record header, NM_SM_REC_HDR bytes, then len bytes of body. */
+struct nm_sm_rec_s {
+  uint32_t len;
+  uint32_t kind;
+  uint64_t reserved;
+};
+
+struct nm_sm_lrts_s {
+  uint64_t rtag, addr, len, id;
+};
+
+struct nm_sm_lfin_s {
+  uint64_t id;
+  int64_t status; /* 0, or -NM_E* */
+};
+
+/** What a rank publishes: where its segment and its wake-up pipe are. */
+struct nm_sm_addr_s {
+  uint64_t magic;
+  uint64_t nonce;
+  int32_t pid;
+  int32_t seg_fd;  /* memfd, opened by peers through /proc/<pid>/fd */
+  int32_t wake_fd; /* write end of the owner's pipe, likewise */
+  int32_t pad;
+};
+
+/** A peer as seen from here: its address, and (once we have sent to it) our ring in its segment. */
+struct nm_sm_peer_s {
+  struct nm_sm_addr_s addr;
+  struct nm_sm_seg_hdr_s *hdr;   /* its header page (mapped on first send) */
+  struct nm_sm_ring_ctl_s *out;  /* our ring in its segment */
+  uint8_t *out_data;
+  uint64_t out_tail;             /* our copy of out->tail */
+  uint64_t out_head_seen;        /* last head read from out->head */
+  int wake_fd;                   /* write end of its pipe, or -1 */
+  int dead;                      /* a malformed record came from it: its ring is not read any more */
+};
+
+/** A large transfer posted here (send: waiting for LFIN; receive: waiting for LRTS). */
+struct nm_sm_large_s {
+  struct nm_sm_large_s *next;
+  uint64_t peer, rtag, id, len;
+  void *buf;
+  void *ctx;
+  int err;
+};
+
+/** A control record to send when the peer's ring has room again. */
+struct nm_sm_ctrl_s {
+  struct nm_sm_ctrl_s *next;
+  uint64_t peer;
+  uint32_t kind;
+  union {
+    struct nm_sm_lrts_s rts;
+    struct nm_sm_lfin_s fin;
+  } u;
+};
+
+struct nm_sm_s {
+  struct nm_sm_addr_s self;
+  int self_index;                /* our rank, learnt at connect (-1 until then) */
+  uint8_t *seg;                  /* our whole segment */
+  size_t seg_len;
+  int wake_rd;                   /* read end of our pipe: the wait fd */
+  int armed;                     /* trywait set our sleeping flag: clear it and drain the pipe at progress */
+  struct nm_sm_peer_s *peers;
+  size_t n_peers, cap_peers;
+  struct nm_sm_large_s *lsends;  /* waiting for their LFIN */
+  struct nm_sm_large_s *lrecvs;  /* posted, waiting for their LRTS */
+  struct nm_sm_large_s *rts_early; /* LRTS before its receive was posted */
+  struct nm_sm_large_s *done;    /* completed or cancelled, reported at the next progress */
+  struct nm_sm_ctrl_s *ctrl_head, *ctrl_tail; /* control records waiting for ring room */
+  uint64_t next_id;
+};
+
+#endif /* NM_SM_PRIVATE_H */
