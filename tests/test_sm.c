@@ -1,0 +1,314 @@
+/* Unit tests of the sm driver (drivers/sm/nm_sm.c) through its ops table: two endpoints in this process, ranks 0
+ * and 1 of a two-rank table (a process may open its own memfd and pipe through /proc and read its own memory by
+ * CMA, so the whole path runs). Packets of every size across many ring wraps, a full ring, large transfers in
+ * both orders and their cancel, the wake-up pipe, and records forged in a ring (untrusted bytes). */
+#include <check.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include "drivers/sm/nm_sm_private.h"
+#include <nmad/nm_errno.h>
+
+#define MAX_SEEN 4096
+
+/* What one endpoint's upcalls saw. */
+struct seen_s {
+  int n_pkts;
+  size_t lens[MAX_SEEN];
+  uint64_t srcs[MAX_SEEN];
+  unsigned char first[MAX_SEEN], last[MAX_SEEN];
+  int bad_content;
+  int n_large;
+  void *large_ctx[16];
+  int large_err[16];
+  size_t large_len[16];
+};
+
+static struct nm_drv_s ep[2];
+static struct seen_s seen[2];
+
+/* Packet k of length len: byte i is (k + i) mod 251, so that any shift or mix-up shows. */
+static void fill(unsigned char *buf, size_t len, int k)
+{
+  for (size_t i = 0; i < len; i++)
+    buf[i] = (unsigned char)((k + i) % 251);
+}
+
+static void up_packet(void *ref, struct nm_drv_s *drv, const void *buf, size_t len, uint64_t src)
+{
+  struct seen_s *s = ref;
+  if (s->n_pkts >= MAX_SEEN)
+    return;
+  const unsigned char *b = buf;
+  int k = s->n_pkts;
+  for (size_t i = 0; i < len; i++)
+    if (b[i] != (unsigned char)((k + i) % 251))
+      s->bad_content++;
+  s->lens[k] = len;
+  s->srcs[k] = src;
+  s->n_pkts++;
+}
+
+static void up_send_done(void *ref, void *ctx, int err) { (void)ref, (void)ctx, (void)err; }
+
+static void up_large_done(void *ref, void *ctx, int err, size_t len)
+{
+  struct seen_s *s = ref;
+  if (s->n_large < 16) {
+    s->large_ctx[s->n_large] = ctx;
+    s->large_err[s->n_large] = err;
+    s->large_len[s->n_large] = len;
+    s->n_large++;
+  }
+}
+
+static void setup(void)
+{
+  memset(seen, 0, sizeof(seen));
+  memset(ep, 0, sizeof(ep));
+  unsigned char addr[2][NM_DRV_ADDR_MAX];
+  size_t len[2];
+  for (int i = 0; i < 2; i++) {
+    ep[i].ops = &nm_drv_sm_ops;
+    ep[i].up = (struct nm_drv_upcalls_s){&seen[i], up_send_done, up_packet, up_large_done};
+    ck_assert_int_eq(ep[i].ops->open(&ep[i], "sm", 1), 0);
+    len[i] = sizeof(addr[i]);
+    ck_assert_int_eq(ep[i].ops->get_address(&ep[i], addr[i], &len[i]), 0);
+  }
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 2; j++)
+      ck_assert_int_eq(ep[i].ops->connect(&ep[i], (uint64_t)j, addr[j], len[j]), 0);
+}
+
+static void teardown(void)
+{
+  for (int i = 0; i < 2; i++)
+    ep[i].ops->close(&ep[i]);
+}
+
+static void progress_both(void)
+{
+  ep[0].ops->progress(&ep[0]);
+  ep[1].ops->progress(&ep[1]);
+}
+
+START_TEST(test_open_refuses_remote_ranks)
+{
+  struct nm_drv_s d = {.ops = &nm_drv_sm_ops};
+  ck_assert_int_eq(d.ops->open(&d, "sm", 0), -NM_ENOTSUP);
+  ck_assert_ptr_null(d.priv);
+}
+END_TEST
+
+/* 3,000 packets of 1 B to 64 KiB (about 25 MiB: the 256 KiB ring wraps ~100 times), received in order and intact. */
+START_TEST(test_packets_all_sizes_wrap)
+{
+  static unsigned char buf[NM_SM_MAX_PACKET];
+  const int n = 3000;
+  int sent = 0;
+  size_t lens[3000];
+  while (sent < n) {
+    size_t len = 1 + ((size_t)sent * 7919u) % NM_SM_MAX_PACKET;
+    if (sent % 100 == 0)
+      len = NM_SM_MAX_PACKET;
+    fill(buf, len, sent);
+    int rc = ep[0].ops->send(&ep[0], 1, buf, len, NULL);
+    if (rc == -NM_EAGAIN) { /* ring full: the receiver's progress makes room */
+      ck_assert_int_gt(ep[1].ops->progress(&ep[1]), 0);
+      continue;
+    }
+    ck_assert_int_eq(rc, 1); /* complete at post */
+    lens[sent++] = len;
+  }
+  while (ep[1].ops->progress(&ep[1]) > 0)
+    ;
+  ck_assert_int_eq(seen[1].n_pkts, n);
+  ck_assert_int_eq(seen[1].bad_content, 0);
+  for (int k = 0; k < n; k++) {
+    ck_assert_uint_eq(seen[1].lens[k], lens[k]);
+    ck_assert_uint_eq(seen[1].srcs[k], 0);
+  }
+  ck_assert_int_eq(seen[0].n_pkts, 0);
+}
+END_TEST
+
+START_TEST(test_ring_full_then_room)
+{
+  static unsigned char buf[NM_SM_MAX_PACKET];
+  int k = 0, rc;
+  while ((rc = ep[1].ops->send(&ep[1], 0, (fill(buf, sizeof(buf), k), buf), sizeof(buf), NULL)) == 1)
+    k++;
+  ck_assert_int_eq(rc, -NM_EAGAIN);
+  ck_assert_int_eq(k, NM_SM_RING_BYTES / (NM_SM_MAX_PACKET + NM_SM_REC_ALIGN)); /* 3 whole records fit */
+  ck_assert_int_eq(ep[0].ops->progress(&ep[0]), k);
+  fill(buf, sizeof(buf), k);
+  ck_assert_int_eq(ep[1].ops->send(&ep[1], 0, buf, sizeof(buf), NULL), 1);
+  ck_assert_int_eq(ep[1].ops->send(&ep[1], 0, buf, NM_SM_MAX_PACKET + 1, NULL), -NM_EINVAL);
+  ck_assert_int_eq(ep[1].ops->send(&ep[1], 7, buf, 8, NULL), -NM_EINVAL);
+}
+END_TEST
+
+/* A large transfer, receive posted first or send first, of a size that is not a multiple of anything. */
+static void large_round(int recv_first)
+{
+  const size_t len = 3 * 1024 * 1024 + 17;
+  unsigned char *src = malloc(len), *dst = calloc(1, len);
+  ck_assert(src && dst);
+  fill(src, len, 5);
+  int sctx, rctx;
+  if (recv_first)
+    ck_assert_int_eq(ep[1].ops->large_recv(&ep[1], 0, dst, len, 42, &rctx), 0);
+  ck_assert_int_eq(ep[0].ops->large_send(&ep[0], 1, src, len, 42, &sctx), 0);
+  progress_both();
+  if (!recv_first)
+    ck_assert_int_eq(ep[1].ops->large_recv(&ep[1], 0, dst, len, 42, &rctx), 0);
+  for (int i = 0; i < 4; i++)
+    progress_both();
+  ck_assert_int_eq(seen[1].n_large, 1);
+  ck_assert_ptr_eq(seen[1].large_ctx[0], &rctx);
+  ck_assert_int_eq(seen[1].large_err[0], 0);
+  ck_assert_uint_eq(seen[1].large_len[0], len);
+  ck_assert_int_eq(seen[0].n_large, 1);
+  ck_assert_ptr_eq(seen[0].large_ctx[0], &sctx);
+  ck_assert_int_eq(seen[0].large_err[0], 0);
+  ck_assert_uint_eq(seen[0].large_len[0], len);
+  ck_assert_int_eq(memcmp(src, dst, len), 0);
+  free(src);
+  free(dst);
+}
+
+START_TEST(test_large_recv_first) { large_round(1); }
+END_TEST
+
+START_TEST(test_large_send_first) { large_round(0); }
+END_TEST
+
+START_TEST(test_large_cancel)
+{
+  char dst[64];
+  int rctx;
+  ck_assert_int_eq(ep[1].ops->large_recv(&ep[1], 0, dst, sizeof(dst), 9, &rctx), 0);
+  ck_assert_int_eq(ep[1].ops->large_cancel(&ep[1], &rctx), 0);
+  ck_assert_int_eq(seen[1].n_large, 0); /* reported by progress, not from inside the call */
+  ep[1].ops->progress(&ep[1]);
+  ck_assert_int_eq(seen[1].n_large, 1);
+  ck_assert_int_eq(seen[1].large_err[0], -NM_ECANCELED);
+  ck_assert_int_eq(ep[1].ops->large_cancel(&ep[1], &rctx), -NM_ENOTFOUND);
+}
+END_TEST
+
+/* A sender announcing more than the receive holds: the receive fails, nothing is written past it, and the sender
+ * hears of it. */
+START_TEST(test_large_longer_than_receive)
+{
+  unsigned char src[256], dst[128 + 16];
+  memset(src, 0xab, sizeof(src));
+  memset(dst, 0, sizeof(dst));
+  int sctx, rctx;
+  ck_assert_int_eq(ep[1].ops->large_recv(&ep[1], 0, dst, 128, 3, &rctx), 0);
+  ck_assert_int_eq(ep[0].ops->large_send(&ep[0], 1, src, sizeof(src), 3, &sctx), 0);
+  for (int i = 0; i < 3; i++)
+    progress_both();
+  ck_assert_int_eq(seen[1].n_large, 1);
+  ck_assert_int_eq(seen[1].large_err[0], -NM_EPROTO);
+  ck_assert_int_eq(seen[0].n_large, 1);
+  ck_assert_int_eq(seen[0].large_err[0], -NM_EDRIVER);
+  for (size_t i = 0; i < sizeof(dst); i++)
+    ck_assert_int_eq(dst[i], 0);
+}
+END_TEST
+
+/* trywait arms the flag when nothing is pending; a send then makes the wait fd readable; a pending record makes
+ * trywait refuse. */
+START_TEST(test_wakeup)
+{
+  struct pollfd pfd = {.fd = ep[1].ops->wait_fd(&ep[1]), .events = POLLIN};
+  ck_assert_int_ge(pfd.fd, 0);
+  ck_assert_int_eq(ep[1].ops->trywait(&ep[1]), 0);
+  ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+  unsigned char b[8];
+  fill(b, sizeof(b), 0);
+  ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, b, sizeof(b), NULL), 1);
+  ck_assert_int_eq(poll(&pfd, 1, 0), 1);
+  ck_assert_int_eq(ep[1].ops->trywait(&ep[1]), -NM_EAGAIN);
+  ck_assert_int_eq(ep[1].ops->progress(&ep[1]), 1);
+  ck_assert_int_eq(poll(&pfd, 1, 0), 0); /* progress drained the pipe */
+  /* awake receiver: a send writes no byte */
+  fill(b, sizeof(b), 1);
+  ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, b, sizeof(b), NULL), 1);
+  ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+  ck_assert_int_eq(ep[1].ops->progress(&ep[1]), 1);
+  ck_assert_int_eq(seen[1].n_pkts, 2);
+}
+END_TEST
+
+/* Write a record header straight into rank 0's ring in rank 1's segment (the sender's mapping), as a buggy or
+ * hostile peer could, and publish it. */
+static void forge(uint32_t len, uint32_t kind, uint64_t tail_extra)
+{
+  unsigned char b[8] = {0};
+  ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, b, 1, NULL), 1); /* maps the ring; packet 0 is valid */
+  struct nm_sm_s *s = ep[0].priv;
+  struct nm_sm_peer_s *p = &s->peers[1];
+  struct nm_sm_rec_s *r = (struct nm_sm_rec_s *)(p->out_data + p->out_tail % NM_SM_RING_BYTES);
+  r->len = len;
+  r->kind = kind;
+  p->out_tail += NM_SM_REC_ALIGN + tail_extra;
+  atomic_store(&p->out->tail, p->out_tail);
+}
+
+/* @p before: packets delivered before the forged record is seen (1: the valid one; 0 when the published tail
+ * itself is impossible, so that nothing in the ring can be trusted). */
+static void check_forged_refused(int before)
+{
+  ep[1].ops->progress(&ep[1]);
+  ck_assert_int_eq(seen[1].n_pkts, before);
+  /* the peer's ring is no longer read: a valid packet after the forged record is not delivered either */
+  unsigned char b[8] = {0};
+  ep[0].ops->send(&ep[0], 1, b, 1, NULL);
+  ep[1].ops->progress(&ep[1]);
+  ck_assert_int_eq(seen[1].n_pkts, before);
+  ck_assert_int_eq(seen[1].n_large, 0);
+}
+
+START_TEST(test_forged_length) { forge(NM_SM_MAX_PACKET + 1, NM_SM_PKT, 0); check_forged_refused(1); }
+END_TEST
+
+START_TEST(test_forged_length_past_tail) { forge(4000, NM_SM_PKT, 0); check_forged_refused(1); }
+END_TEST
+
+START_TEST(test_forged_kind) { forge(8, 99, 0); check_forged_refused(1); }
+END_TEST
+
+START_TEST(test_forged_fin) { forge(sizeof(struct nm_sm_lfin_s), NM_SM_LFIN, 0); check_forged_refused(1); }
+END_TEST
+
+START_TEST(test_forged_tail) { forge(8, NM_SM_PKT, 10 * NM_SM_RING_BYTES); check_forged_refused(0); }
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("sm driver");
+  TCase *tc = tcase_create("sm");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_open_refuses_remote_ranks);
+  tcase_add_test(tc, test_packets_all_sizes_wrap);
+  tcase_add_test(tc, test_ring_full_then_room);
+  tcase_add_test(tc, test_large_recv_first);
+  tcase_add_test(tc, test_large_send_first);
+  tcase_add_test(tc, test_large_cancel);
+  tcase_add_test(tc, test_large_longer_than_receive);
+  tcase_add_test(tc, test_wakeup);
+  tcase_add_test(tc, test_forged_length);
+  tcase_add_test(tc, test_forged_length_past_tail);
+  tcase_add_test(tc, test_forged_kind);
+  tcase_add_test(tc, test_forged_fin);
+  tcase_add_test(tc, test_forged_tail);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
