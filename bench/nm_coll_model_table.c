@@ -7,6 +7,9 @@
  *                       [--p 4,8,...] [--m 8,64K,...] [--csv] [--hier] [--cost]
  * (all: inti, graphene, torus; --hier: for chain, pipelined chain and scatter-ring-allgather, the best G and
  * the flat / hierarchical time ratio instead of the choice; --cost: the wall-clock cost of one choice)
+ *   nm_coll_model_table --logp [--platform NAME | --L S --o S --bandwidth B/s] [--p LIST] [--m LIST] [--csv]
+ * (--logp: the choice the library makes, nm_coll_bcast_choose_logp(), with the platform's LogP split of alpha:
+ * wire latency L, sender's overhead o per message; doc/collectives.md "The model in LogP form")
  *   nm_coll_model_table --groups ALGO --p P --m M [--platform NAME | --alpha S --bandwidth B/s]
  */
 #include <nmad/nm_coll_model.h>
@@ -23,15 +26,26 @@ struct platform_s {
   double alpha;     /* s */
   double bandwidth; /* bytes/s */
   const char *what;
+  double L, o;      /* the LogP split nm_coll_bcast_auto() sees (s): wire latency, sender's time per message */
+  const char *what_logp;
 };
 static const struct platform_s platforms[] = {
-  {"inti", 1.4e-6, 3.3e9, "inti-ib-qdr-100.xml: 1.4 us, 3.3 GB/s"},
-  {"graphene", 48e-6, 117.7e6, "graphene-gige-128.xml: 48 us, 117.7 MB/s"},
-  {"torus", 3e-6, 425e6, "bgp-torus-6144.xml + BG/P MPI software latency: 3 us, 425 MB/s"},
-  {"torus-hw", 0.119e-6, 425e6, "bgp-torus-6144.xml, hardware only (1 hop): 0.119 us, 425 MB/s"},
+  /* under nmad-sim (defaults: --send-overhead 0, --poll-cost 1000): L = the route's latency, o = 1 us, the
+   * simulated cost of the progress pass each packet of a burst waits for (drivers/sim/nm_sim.cpp) */
+  {"inti", 1.4e-6, 3.3e9, "inti-ib-qdr-100.xml: 1.4 us, 3.3 GB/s", 1.4e-6, 1e-6,
+   "inti-ib-qdr-100.xml under nmad-sim: L = 1.4 us, o = 1 us, 3.3 GB/s"},
+  {"graphene", 48e-6, 117.7e6, "graphene-gige-128.xml: 48 us, 117.7 MB/s", 48e-6, 1e-6,
+   "graphene-gige-128.xml under nmad-sim: L = 48 us, o = 1 us, 117.7 MB/s"},
+  {"torus", 3e-6, 425e6, "bgp-torus-6144.xml + BG/P MPI software latency: 3 us, 425 MB/s", 0.119e-6, 4e-6,
+   "bgp-torus-6144.xml under nmad-sim --send-overhead 3000 (--poll-cost 1000: o = 4 us): L = 0.119 us, o = 4 us, "
+   "425 MB/s"},
+  {"torus-hw", 0.119e-6, 425e6, "bgp-torus-6144.xml, hardware only (1 hop): 0.119 us, 425 MB/s", 0.119e-6, 1e-6,
+   "bgp-torus-6144.xml under nmad-sim: L = 0.119 us, o = 1 us, 425 MB/s"},
   /* the libfabric driver's nominal figures (drivers/ofi/nm_ofi_quirks.c), what MPI_Bcast sees on this host */
-  {"shm", 1.1e-6, 18000e6, "NMAD_DRIVER=shm nominal: 1.1 us, 18 GB/s"},
-  {"tcp", 11e-6, 3100e6, "NMAD_DRIVER=tcp nominal: 11 us, 3.1 GB/s"},
+  {"shm", 1.1e-6, 18000e6, "NMAD_DRIVER=shm nominal: 1.1 us, 18 GB/s", 0.55e-6, 0.55e-6,
+   "NMAD_DRIVER=shm nominal: L = 0.55 us, o = 0.55 us, 18 GB/s"},
+  {"tcp", 11e-6, 3100e6, "NMAD_DRIVER=tcp nominal: 11 us, 3.1 GB/s", 5.5e-6, 5.5e-6,
+   "NMAD_DRIVER=tcp nominal: L = 5.5 us, o = 5.5 us, 3.1 GB/s"},
 };
 #define NPLATFORMS (sizeof(platforms) / sizeof(platforms[0]))
 
@@ -81,18 +95,23 @@ static void describe(const struct nm_coll_bcast_choice_s *c, char *buf, size_t l
     snprintf(buf + n, len - (size_t)n, ":segment=%zu", c->segment);
 }
 
-static void table(const struct platform_s *pl, const size_t *ps, int np, const size_t *ms, int nm, int csv)
+static void table(const struct platform_s *pl, const size_t *ps, int np, const size_t *ms, int nm, int csv,
+                  int logp)
 {
   double alpha = pl->alpha, beta = 1.0 / pl->bandwidth;
+  struct nm_coll_model_net_s net = {.L = pl->L, .o = pl->o, .beta = beta};
   if (!csv)
     printf("\n### %s (%s)\n\n| p | m | model's choice | predicted | binomial | binomial / choice |\n"
-           "|---:|---:|---|---:|---:|---:|\n", pl->name, pl->what);
+           "|---:|---:|---|---:|---:|---:|\n", pl->name, logp ? pl->what_logp : pl->what);
   for (int i = 0; i < np; i++)
     for (int j = 0; j < nm; j++) {
       struct nm_coll_bcast_choice_s c;
       double tb;
-      if (nm_coll_bcast_choose((int)ps[i], ms[j], alpha, beta, &c) ||
-          nm_coll_model_bcast_time(NM_COLL_BCAST_BINOMIAL, (int)ps[i], ms[j], alpha, beta, 1, &tb)) {
+      int rc = logp ? nm_coll_bcast_choose_logp((int)ps[i], ms[j], &net, &c) ||
+                          nm_coll_model_bcast_time_logp(NM_COLL_BCAST_BINOMIAL, (int)ps[i], ms[j], &net, 1, &tb)
+                    : nm_coll_bcast_choose((int)ps[i], ms[j], alpha, beta, &c) ||
+                          nm_coll_model_bcast_time(NM_COLL_BCAST_BINOMIAL, (int)ps[i], ms[j], alpha, beta, 1, &tb);
+      if (rc) {
         fprintf(stderr, "nm_coll_model_table: bad parameters p=%zu m=%zu\n", ps[i], ms[j]);
         exit(1);
       }
@@ -184,9 +203,9 @@ int main(int argc, char **argv)
 {
   size_t ps[MAXLIST] = {4, 8, 16, 64, 128, 1024, 2048, 6142};
   size_t ms[MAXLIST] = {8, 64 << 10, 512 << 10, 2 << 20, 16 << 20};
-  int np = 8, nm = 5, csv = 0, hier = 0, cost = 0;
+  int np = 8, nm = 5, csv = 0, hier = 0, cost = 0, logp = 0;
   const char *plat = "all", *sweep = NULL;
-  struct platform_s custom = {"custom", -1, -1, "given alpha and bandwidth"};
+  struct platform_s custom = {"custom", -1, -1, "given alpha and bandwidth", -1, -1, "given L, o and bandwidth"};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--csv"))
@@ -207,16 +226,29 @@ int main(int argc, char **argv)
       hier = 1;
     else if (!strcmp(a, "--cost"))
       cost = 1;
+    else if (!strcmp(a, "--logp"))
+      logp = 1;
+    else if (!strcmp(a, "--L") && v)
+      custom.L = atof(argv[++i]);
+    else if (!strcmp(a, "--o") && v)
+      custom.o = atof(argv[++i]);
     else {
       fprintf(stderr, "usage: %s [--platform inti|graphene|torus|torus-hw|shm|tcp|all] [--alpha S --bandwidth B/s] "
-                      "[--p LIST] [--m LIST] [--csv] [--hier] [--cost] [--groups ALGO]\n", argv[0]);
+                      "[--p LIST] [--m LIST] [--csv] [--hier] [--cost] [--groups ALGO] [--logp [--L S --o S]]\n", argv[0]);
       return 2;
     }
   }
   const struct platform_s *sel[NPLATFORMS + 1];
   int nsel = 0;
-  if (custom.alpha >= 0 && custom.bandwidth > 0)
+  if (custom.L >= 0 && custom.o >= 0 && custom.alpha < 0)
+    custom.alpha = custom.L + custom.o;
+  if (custom.alpha >= 0 && custom.bandwidth > 0) {
+    if (custom.L < 0 || custom.o < 0) { /* only alpha given: the paper's split */
+      custom.L = 0;
+      custom.o = custom.alpha;
+    }
     sel[nsel++] = &custom;
+  }
   else
     for (size_t k = 0; k < NPLATFORMS; k++)
       if ((!strcmp(plat, "all") && k < 3) || !strcmp(plat, platforms[k].name))
@@ -238,7 +270,7 @@ int main(int argc, char **argv)
     if (hier)
       hier_table(sel[k], ps, np, ms, nm);
     else
-      table(sel[k], ps, np, ms, nm, csv);
+      table(sel[k], ps, np, ms, nm, csv, logp);
   }
   return 0;
 }

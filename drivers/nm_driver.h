@@ -33,8 +33,13 @@ struct nm_drv_props_s {
   size_t max_packet;      /* bytes; packets never exceed this */
   size_t inject_size;     /* packets up to this size complete at post time */
   uint64_t max_large;     /* largest single large transfer in bytes */
-  uint32_t latency_ns;    /* nominal one-way latency, for multi-rail splitting */
+  uint32_t latency_ns;    /* nominal one-way latency of a lone small message (Hockney's alpha), for multi-rail
+                             splitting and the collectives' cost models */
   uint32_t bandwidth_MBps;/* nominal bandwidth */
+  uint32_t overhead_ns;   /* the sender's CPU time per message (LogP's o), part of latency_ns: the wire latency
+                             L is latency_ns - overhead_ns (nm_coll_model_logp()) */
+  uint32_t gap_ns;        /* least interval between two messages a sender sends back to back (LogP's g); 0: the
+                             overhead. The broadcast model charges max(o, g) per message sent */
   char provider[32];      /* e.g. "shm", "tcp;ofi_rxm", "self" */
   unsigned flags;         /* NM_DRV_F_* */
   uint64_t fake_above;    /* with NM_DRV_F_FAKE_PAYLOAD: large transfers of more bytes move only their size */

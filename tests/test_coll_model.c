@@ -366,6 +366,223 @@ START_TEST(test_bad_args)
 }
 END_TEST
 
+/* ---- the LogP form (issue 17: wire latency L per hop, sender's overhead o per message, beta per byte) ---- */
+
+static double logp_t(enum nm_coll_bcast_algo_e algo, int p, size_t m, double L, double o, double b, size_t x)
+{
+  struct nm_coll_model_net_s net = {.L = L, .o = o, .beta = b};
+  double t;
+  return nm_coll_model_bcast_time_logp(algo, p, m, &net, x, &t) ? NAN : t;
+}
+
+static double logp_hier_t(enum nm_coll_bcast_algo_e algo, int p, int g, size_t m, double L, double o, double b,
+                          size_t x)
+{
+  struct nm_coll_model_net_s net = {.L = L, .o = o, .beta = b};
+  double t;
+  return nm_coll_model_bcast_hier_time_logp(algo, p, g, m, &net, x, &t) ? NAN : t;
+}
+
+/* With o = alpha and L = 0 the LogP form is the paper's formula for every algorithm (sections 2.1.1-2.1.8),
+ * written out here again, and section 3's equations (1), (3), (5) and 3.5 for the hierarchy. */
+START_TEST(test_logp_hockney_case)
+{
+  for (int k = 0; k < NPLAT; k++) {
+    const double a = plat_a[k], b = plat_b[k];
+    const size_t ms[] = {0, 8, 65536, 512 << 10, 16 << 20};
+    struct nm_coll_model_net_s net;
+    nm_coll_model_net_hockney(a, b, &net);
+    ck_assert(net.L == 0 && net.o == a && net.beta == b);
+    for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++) {
+      const size_t m = ms[i];
+      const double t1 = a + m * b;
+      for (int e = 1; e <= 12; e++) {
+        const double p = 1 << e, q = (1 << e) - 1, lp = log2(p);
+        ck_assert_close(logp_t(NM_COLL_BCAST_FLAT, (int)p, m, 0, a, b, 1), (p - 1) * t1);
+        ck_assert_close(logp_t(NM_COLL_BCAST_CHAIN, (int)p, m, 0, a, b, 1), (p - 1) * t1);
+        for (size_t x = 1; x <= 4096 && (x <= m || x == 1); x *= 8)
+          ck_assert_close(logp_t(NM_COLL_BCAST_PIPELINED_CHAIN, (int)p, m, 0, a, b, x),
+                          (x + p - 2) * (a + (double)m / x * b));
+        ck_assert_close(logp_t(NM_COLL_BCAST_BINOMIAL, (int)p, m, 0, a, b, 1), lp * t1);
+        ck_assert_close(logp_t(NM_COLL_BCAST_SCATTER_RING, (int)p, m, 0, a, b, 1),
+                        (lp + p - 1) * a + 2 * (p - 1) / p * m * b);
+        ck_assert_close(logp_t(NM_COLL_BCAST_SCATTER_RD, (int)p, m, 0, a, b, 1), 2 * lp * a + 2 * (p - 1) / p * m * b);
+        if (e >= 2)
+          ck_assert_close(logp_t(NM_COLL_BCAST_BINARY, (int)q, m, 0, a, b, 1), 2 * (log2(q + 1) - 1) * t1);
+        if (e >= 3)
+          ck_assert_close(logp_t(NM_COLL_BCAST_SPLIT_BINARY, (int)q, m, 0, a, b, 1),
+                          2 * (log2(q + 1) - 2) * t1 + a + m / 2.0 * b);
+      }
+      for (int g = 2; g < 4096; g *= 2) { /* section 3 at p = 4096 */
+        const double G = g, P = 4096;
+        ck_assert_close(logp_hier_t(NM_COLL_BCAST_FLAT, 4096, g, m, 0, a, b, 1), (G + P / G - 2) * t1);
+        ck_assert_close(logp_hier_t(NM_COLL_BCAST_CHAIN, 4096, g, m, 0, a, b, 1), (G + P / G - 2) * t1);
+        ck_assert_close(logp_hier_t(NM_COLL_BCAST_PIPELINED_CHAIN, 4096, g, m, 0, a, b, 1),
+                        (2.0 + G + P / G - 4) * (a + (double)m * b));
+        ck_assert_close(logp_hier_t(NM_COLL_BCAST_SCATTER_RING, 4096, g, m, 0, a, b, 1),
+                        (log2(P) + G + P / G - 2) * a + 2 * m * (2 - 1 / G - G / P) * b);
+        ck_assert_close(logp_hier_t(NM_COLL_BCAST_SCATTER_RD, 4096, g, m, 0, a, b, 1),
+                        2 * log2(P) * a + 2 * m * (2 - 1 / G - G / P) * b);
+      }
+      /* and the whole machinery: best X, best G and the choice are the Hockney ones */
+      for (int p = 2; p <= 6142; p = p * 3 + 1) {
+        struct nm_coll_bcast_choice_s cl, ch;
+        ck_assert_uint_eq(nm_coll_model_best_segments_logp(p, 1, m, &net), nm_coll_model_best_segments(p, 1, m, a, b));
+        for (int algo = 0; algo < NM_COLL_BCAST_NALGOS; algo++)
+          ck_assert_int_eq(nm_coll_model_best_groups_logp(algo, p, m, &net), nm_coll_model_best_groups(algo, p, m, a, b));
+        ck_assert_int_eq(nm_coll_bcast_choose_logp(p, m, &net, &cl), 0);
+        ck_assert_int_eq(nm_coll_bcast_choose(p, m, a, b, &ch), 0);
+        ck_assert(cl.algo == ch.algo && cl.groups == ch.groups && cl.segment == ch.segment);
+        ck_assert_close(cl.predicted_s, ch.predicted_s);
+      }
+    }
+  }
+}
+END_TEST
+
+/* The LogP formulas themselves, by hand, at L = 10 us, o = 1 us, beta = 1 ns/B, m = 1000 B (1 us of bytes), p = 16:
+ * a message holds its sender 2 us and arrives 10 us after it left. */
+START_TEST(test_logp_formulas)
+{
+  const double L = 10e-6, o = 1e-6, b = 1e-9, us = 1e-6;
+  const size_t m = 1000;
+  ck_assert_close(logp_t(NM_COLL_BCAST_FLAT, 16, m, L, o, b, 1), 40 * us);            /* 10 + 15 x 2 */
+  ck_assert_close(logp_t(NM_COLL_BCAST_CHAIN, 16, m, L, o, b, 1), 180 * us);          /* 15 x 12 */
+  ck_assert_close(logp_t(NM_COLL_BCAST_PIPELINED_CHAIN, 16, m, L, o, b, 4), 232.5 * us); /* 15 x 11.25 + 3 x 21.25 */
+  ck_assert_close(logp_t(NM_COLL_BCAST_BINARY, 16, m, L, o, b, 1), 56 * us);          /* 4 levels x (2 x 2 + 10) */
+  ck_assert_close(logp_t(NM_COLL_BCAST_SPLIT_BINARY, 16, m, L, o, b, 1), 53.5 * us);  /* 3 x 14 + 1.5 + 10 */
+  ck_assert_close(logp_t(NM_COLL_BCAST_SPLIT_BINARY, 3, m, L, o, b, 1), 24.5 * us);   /* 3 + 1.5 + 2 x 10 */
+  ck_assert_close(logp_t(NM_COLL_BCAST_BINOMIAL, 16, m, L, o, b, 1), 48 * us);        /* 4 x 12 */
+  ck_assert_close(logp_t(NM_COLL_BCAST_SCATTER_RING, 16, m, L, o, b, 1), 210.875 * us); /* 19 x 11 + 30/16 */
+  ck_assert_close(logp_t(NM_COLL_BCAST_SCATTER_RD, 16, m, L, o, b, 1), 89.875 * us);  /* 8 x 11 + 30/16 */
+  ck_assert_close(logp_t(NM_COLL_BCAST_SCATTER_RD, 17, m, L, o, b, 1), 101.875 * us); /* + one whole message */
+  /* hierarchical flat, G = 4: two flat trees of 4 */
+  ck_assert_close(logp_hier_t(NM_COLL_BCAST_FLAT, 16, 4, m, L, o, b, 1), 32 * us);    /* 2 x (10 + 3 x 2) */
+  /* the pipelined chain's best X is the root of (X - 1)(o + 2L) + (X + p - 2) m beta / X */
+  struct nm_coll_model_net_s net = {.L = L, .o = o, .beta = b};
+  size_t x = nm_coll_model_best_segments_logp(64, 1, 16 << 20, &net);
+  ck_assert(fabs((double)x - sqrt(62.0 * (16 << 20) * b / (o + 2 * L))) <= 1);
+  ck_assert(logp_t(NM_COLL_BCAST_PIPELINED_CHAIN, 64, 16 << 20, L, o, b, x) <=
+            logp_t(NM_COLL_BCAST_PIPELINED_CHAIN, 64, 16 << 20, L, o, b, x - 1));
+  ck_assert(logp_t(NM_COLL_BCAST_PIPELINED_CHAIN, 64, 16 << 20, L, o, b, x) <=
+            logp_t(NM_COLL_BCAST_PIPELINED_CHAIN, 64, 16 << 20, L, o, b, x + 1));
+  /* bad networks */
+  double t;
+  struct nm_coll_model_net_s bad = {.L = -1e-6, .o = o, .beta = b};
+  ck_assert_int_eq(nm_coll_model_bcast_time_logp(NM_COLL_BCAST_FLAT, 4, 8, &bad, 1, &t), -NM_EINVAL);
+  bad.L = NAN;
+  ck_assert_int_eq(nm_coll_model_bcast_time_logp(NM_COLL_BCAST_FLAT, 4, 8, &bad, 1, &t), -NM_EINVAL);
+  ck_assert_int_eq(nm_coll_model_bcast_time_logp(NM_COLL_BCAST_FLAT, 4, 8, NULL, 1, &t), -NM_EINVAL);
+  struct nm_coll_bcast_choice_s c;
+  ck_assert_int_eq(nm_coll_bcast_choose_logp(4, 8, NULL, &c), -NM_EINVAL);
+}
+END_TEST
+
+/* The drivers' figures as LogP parameters: L = latency - overhead, o = max(overhead, gap). */
+START_TEST(test_logp_of_props)
+{
+  struct nm_coll_model_net_s net;
+  ck_assert_int_eq(nm_coll_model_logp(1400, 0, 1000, 3300, &net), 0); /* nmad-sim on inti, --poll-cost 1000 */
+  ck_assert_close(net.L, 1.4e-6);
+  ck_assert_close(net.o, 1e-6);
+  ck_assert_close(net.beta, 1 / 3.3e9);
+  ck_assert_int_eq(nm_coll_model_logp(1100, 550, 0, 18000, &net), 0); /* shm's nominal figures */
+  ck_assert_close(net.L, 0.55e-6);
+  ck_assert_close(net.o, 0.55e-6);
+  ck_assert_int_eq(nm_coll_model_logp(1000, 3000, 0, 1000, &net), 0); /* overhead above the latency: no wire */
+  ck_assert(net.L == 0);
+  ck_assert_close(net.o, 3e-6);
+  ck_assert_int_eq(nm_coll_model_logp(1000, 0, 0, 0, &net), -NM_EINVAL);
+  ck_assert_int_eq(nm_coll_model_logp(1000, 0, 0, 1000, NULL), -NM_EINVAL);
+}
+END_TEST
+
+/* Where the split matters: with no sender overhead (o = 0) the root's tiny messages leave at once, and the flat
+ * tree (one hop) is the choice at 8 B where Hasanov's Hockney form (o = alpha) picks the binomial tree; a large
+ * message (its bytes take 10 times L + o) never goes by the flat tree (it carries (p - 1) m beta at the root). */
+START_TEST(test_logp_choice)
+{
+  struct nm_coll_bcast_choice_s c;
+  for (int k = 0; k < NPLAT; k++) {
+    const double a = plat_a[k], b = plat_b[k];
+    const int ps[] = {16, 64, 128};
+    for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
+      struct nm_coll_model_net_s net = {.L = a, .o = 0, .beta = b};
+      ck_assert_int_eq(nm_coll_bcast_choose_logp(ps[i], 8, &net, &c), 0);
+      /* flat, or (when (p - 1) 8 B at the root's link outweigh one more L: many members, a fast wire) flat trees in
+       * groups */
+      ck_assert_msg(c.algo == NM_COLL_BCAST_FLAT, "platform %d p %d: %s", k, ps[i], nm_coll_model_algo_name(c.algo));
+      if (!c.hierarchical)
+        ck_assert_close(c.predicted_s, a + (ps[i] - 1) * 8 * b);
+      else
+        ck_assert(c.predicted_s < a + (ps[i] - 1) * 8 * b);
+      if (k == 1) /* graphene: one hop of 48 us is worth 700 messages of 8 B (68 ns each) */
+        ck_assert(!c.hierarchical);
+      ck_assert_int_eq(nm_coll_bcast_choose(ps[i], 8, a, b, &c), 0);
+      ck_assert(c.algo != NM_COLL_BCAST_FLAT);
+    }
+  }
+  /* graphene under nmad-sim (L = 48 us, o = 1 us: one packet per progress pass): flat up to 16 members, groups of
+   * flat trees beyond, never the binomial tree's 4 to 7 hops of 48 us */
+  struct nm_coll_model_net_s sim = {.L = GRAPH_A, .o = 1e-6, .beta = GRAPH_B};
+  ck_assert_int_eq(nm_coll_bcast_choose_logp(16, 8, &sim, &c), 0);
+  ck_assert(c.algo == NM_COLL_BCAST_FLAT && !c.hierarchical);
+  ck_assert_int_eq(nm_coll_bcast_choose_logp(128, 8, &sim, &c), 0);
+  ck_assert(c.algo == NM_COLL_BCAST_FLAT && c.hierarchical && c.groups >= 6 && c.groups <= 22);
+  /* large messages: never flat, over a range of L and o (from none to 100 us) */
+  const double Ls[] = {0, 0.119e-6, 1.4e-6, 48e-6, 100e-6}, os[] = {0, 0.3e-6, 1e-6, 48e-6, 100e-6};
+  const size_t ms[] = {1 << 20, 16 << 20};
+  long flat = 0, cases = 0;
+  for (size_t li = 0; li < sizeof(Ls) / sizeof(Ls[0]); li++)
+    for (size_t oi = 0; oi < sizeof(os) / sizeof(os[0]); oi++)
+      for (int k = 0; k < NPLAT; k++)
+        for (size_t j = 0; j < sizeof(ms) / sizeof(ms[0]); j++)
+          for (int p = 3; p <= 300; p += (p < 20 ? 1 : 37)) {
+            struct nm_coll_model_net_s net = {.L = Ls[li], .o = os[oi], .beta = plat_b[k]};
+            /* large: the bytes of one message take ten times its latency and overhead (with L = o = 100 us on
+             * inti's 3.3 GB/s, 1 MiB is not: a flat tree in 3 groups is then the model's choice at p = 9) */
+            if (ms[j] * plat_b[k] < 10 * (Ls[li] + os[oi]))
+              continue;
+            cases++;
+            ck_assert_int_eq(nm_coll_bcast_choose_logp(p, ms[j], &net, &c), 0);
+            flat += c.algo == NM_COLL_BCAST_FLAT;
+          }
+  ck_assert_int_gt(cases, 4000); /* of 5000 (L, o, beta, m, p) */
+  ck_assert_msg(flat == 0, "%ld cases of a large message by the flat tree", flat);
+}
+END_TEST
+
+/* The LogP chooser against a brute force, as test_choose_brute_force does for the Hockney one. */
+START_TEST(test_logp_choose_brute_force)
+{
+  const int ps[] = {2, 3, 5, 8, 16, 33, 64};
+  const size_t ms[] = {0, 8, 8192, 1 << 20};
+  const struct nm_coll_model_net_s nets[] = {
+    {.L = 48e-6, .o = 1e-6, .beta = GRAPH_B}, {.L = 1.4e-6, .o = 0, .beta = INTI_B}, {.L = 0.119e-6, .o = 3e-6, .beta = TORUS_B}};
+  for (size_t k = 0; k < sizeof(nets) / sizeof(nets[0]); k++)
+    for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++)
+      for (size_t j = 0; j < sizeof(ms) / sizeof(ms[0]); j++) {
+        const int p = ps[i];
+        const size_t m = ms[j];
+        double brute = INFINITY;
+        for (int algo = 0; algo < NM_COLL_BCAST_NALGOS; algo++) {
+          int pays = algo == NM_COLL_BCAST_FLAT || algo == NM_COLL_BCAST_CHAIN ||
+                     algo == NM_COLL_BCAST_PIPELINED_CHAIN || algo == NM_COLL_BCAST_SCATTER_RING;
+          size_t xmax = algo == NM_COLL_BCAST_PIPELINED_CHAIN ? (m < 4096 ? (m ? m : 1) : 4096) : 1;
+          for (int g = 1; g <= (pays ? p : 1); g++)
+            for (size_t x = 1; x <= xmax; x++) {
+              double t = logp_hier_t(algo, p, g, m, nets[k].L, nets[k].o, nets[k].beta, x);
+              brute = t < brute || isnan(t) ? t : brute;
+            }
+        }
+        struct nm_coll_bcast_choice_s c;
+        ck_assert_int_eq(nm_coll_bcast_choose_logp(p, m, &nets[k], &c), 0);
+        ck_assert_msg(c.predicted_s <= brute * (1 + 1e-9) && c.predicted_s >= brute * (1 - 1e-9),
+                      "net %zu p %d m %zu: chooser %.9g, brute force %.9g", k, p, m, c.predicted_s, brute);
+      }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("coll_model");
@@ -381,6 +598,11 @@ int main(void)
   tcase_add_test(tc, test_parse);
   tcase_add_test(tc, test_complete);
   tcase_add_test(tc, test_bad_args);
+  tcase_add_test(tc, test_logp_hockney_case);
+  tcase_add_test(tc, test_logp_formulas);
+  tcase_add_test(tc, test_logp_of_props);
+  tcase_add_test(tc, test_logp_choice);
+  tcase_add_test(tc, test_logp_choose_brute_force);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -178,6 +178,8 @@ static int nm_ofi_open(struct nm_drv_s *drv, const char *word, int all_local)
   const struct nm_ofi_nominal_s *nom = nm_ofi_nominal_lookup(word);
   drv->props.latency_ns = nom ? nom->latency_ns : 5000;
   drv->props.bandwidth_MBps = nom ? nom->bandwidth_MBps : 1000;
+  drv->props.overhead_ns = nom ? nom->overhead_ns : 2500;
+  drv->props.gap_ns = 0; /* not known apart from o (nm_ofi_quirks.c) */
   snprintf(drv->props.provider, sizeof(drv->props.provider), "%s", o->info->fabric_attr->prov_name);
   if (o->auth_source)
     drv->props.flags |= NM_DRV_F_AUTH_SOURCE;

@@ -49,15 +49,20 @@ const struct nm_ofi_quirk_s *nm_ofi_quirk_lookup(const char *word)
  * sockets and udp: slower than tcp on the same path (no zero-copy receive; udp;ofi_rxd segments everything).
  * verbs, psm2, opx: the nominal 100 Gb/s link (12.5 GB/s, about 12 GB/s of payload) and the latencies their
  * vendors publish (EDR InfiniBand 1.5 us through rxm, Omni-Path PSM2 1 us, CN5000 OPX 1 us); not measured (no
- * such hardware here). Why a table and not a measurement at open: doc/architecture.md, "Rail figures". */
+ * such hardware here). Why a table and not a measurement at open: doc/architecture.md, "Rail figures".
+ * The sender's overhead o (the broadcast model's LogP split, doc/collectives.md "The model in LogP form") is
+ * NOMINAL, not measured: shm, tcp, sockets and udp run between ranks of one host, where no wire separates them
+ * and the one-way latency is CPU time of the sender and of the receiver: half of it is taken as the sender's.
+ * verbs, psm2 and opx: 0.3 us, an ASSUMPTION of the order of a post to an OS-bypass NIC (a doorbell write and
+ * a descriptor), the rest of the latency being the NIC, the wire and the switches. */
 static const struct nm_ofi_nominal_s nm_ofi_nominals[] = {
-  {"shm", 1100, 18000},
-  {"tcp", 11000, 3100},
-  {"sockets", 15000, 2000},
-  {"udp", 20000, 500},
-  {"verbs", 1500, 12000},
-  {"psm2", 1000, 12000},
-  {"opx", 1000, 12000},
+  {"shm", 1100, 18000, 550},
+  {"tcp", 11000, 3100, 5500},
+  {"sockets", 15000, 2000, 7500},
+  {"udp", 20000, 500, 10000},
+  {"verbs", 1500, 12000, 300},
+  {"psm2", 1000, 12000, 300},
+  {"opx", 1000, 12000, 300},
 };
 
 const struct nm_ofi_nominal_s *nm_ofi_nominal_lookup(const char *word)

@@ -36,9 +36,11 @@ struct nm_ofi_nominal_s {
   const char *word;        /* NMAD_DRIVER word */
   uint32_t latency_ns;     /* one-way latency of a small message */
   uint32_t bandwidth_MBps; /* large-message bandwidth, 1 MB = 1e6 B */
+  uint32_t overhead_ns;    /* the sender's CPU time per small message (LogP's o), part of latency_ns */
 };
 /** Nominal figures for an NMAD_DRIVER word (doc/architecture.md, "Rail figures": where each comes from).
- *  @return the entry, or NULL for a word without one (the driver then keeps 5 us and 1000 MB/s). */
+ *  @return the entry, or NULL for a word without one (the driver then keeps 5 us, 1000 MB/s and an
+ *  overhead of 2.5 us). */
 const struct nm_ofi_nominal_s *nm_ofi_nominal_lookup(const char *word);
 
 /** Accepted words, for error messages. */

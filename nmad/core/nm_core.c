@@ -162,6 +162,33 @@ int nm_core_add_driver(nm_core_t core, const struct nm_drv_ops_s *ops, const cha
   return NM_ESUCCESS;
 }
 
+int nm_core_network_logp(nm_core_t core, uint32_t *latency_ns, uint32_t *overhead_ns, uint32_t *gap_ns,
+                         uint64_t *bandwidth_MBps)
+{
+  uint32_t lat = 0, o = 0, g = 0;
+  uint64_t bw = 0;
+  for (int i = 0; i < core->n_drvs; i++) {
+    const struct nm_drv_s *drv = &core->drvs[i];
+    if (drv == core->self_drv)
+      continue;
+    if (bw == 0 || drv->props.latency_ns < lat) { /* the overheads of the rail whose latency is taken */
+      lat = drv->props.latency_ns;
+      o = drv->props.overhead_ns < lat ? drv->props.overhead_ns : lat;
+      g = drv->props.gap_ns;
+    }
+    bw += drv->props.bandwidth_MBps;
+  }
+  if (latency_ns)
+    *latency_ns = lat;
+  if (overhead_ns)
+    *overhead_ns = o;
+  if (gap_ns)
+    *gap_ns = g;
+  if (bandwidth_MBps)
+    *bandwidth_MBps = bw;
+  return bw ? 0 : -NM_EINVAL;
+}
+
 int nm_core_network_props(nm_core_t core, uint32_t *latency_ns, uint64_t *bandwidth_MBps)
 {
   uint32_t lat = 0;

@@ -5,9 +5,15 @@
  * hierarchical with G groups (section 3.1-3.7), and the model-driven choice of algorithm, number of groups and
  * segment size (issue 17, deliverable 4). doc/collectives.md gives the rule and the model's choice table.
  *
- * All costs are in the Hockney model: sending m bytes costs alpha + m * beta, with alpha the one-way latency
- * in seconds and beta the inverse bandwidth in seconds per byte. Every function here is pure (no state, no
- * allocation, no lock): thread-safe, callable from any rank or coroutine.
+ * The paper's costs are in the Hockney model: sending m bytes costs alpha + m * beta, with alpha the one-way
+ * latency in seconds and beta the inverse bandwidth in seconds per byte; the functions taking (alpha, beta) give
+ * them exactly. The functions ending in _logp take a LogP-style split of alpha (Culler et al. 1993, "LogP:
+ * towards a realistic model of parallel computation"; struct nm_coll_model_net_s): L, the wire latency, paid
+ * once per hop along a path, and o, the sender's time per message, paid for every message sent; a message of
+ * m bytes also holds its sender's link for m * beta. Hasanov's formulas are the case L = 0, o = alpha
+ * (nm_coll_model_net_hockney()); the automatic choice (nm_coll_bcast_auto()) uses the LogP form with the
+ * drivers' figures (issue 17; doc/collectives.md, "The model in LogP form"). Every function here is pure (no
+ * state, no allocation, no lock): thread-safe, callable from any rank or coroutine.
  */
 #ifndef NM_COLL_MODEL_H
 #define NM_COLL_MODEL_H
@@ -32,6 +38,30 @@ struct nm_coll_bcast_choice_s {
   double predicted_s;             /**< the model's time in seconds; 0 in a parsed override */
 };
 
+/** The network in LogP form (seconds): Hasanov's alpha split into a wire latency and a per-message sender cost. */
+struct nm_coll_model_net_s {
+  double L;    /**< wire latency in s, paid once per hop along a path (LogP's L); >= 0 */
+  double o;    /**< sender's time per message sent in s (LogP's o, or its gap g when larger: a broadcast's
+                    senders send back to back); >= 0 */
+  double beta; /**< inverse bandwidth in s/byte: a message of m bytes holds its sender's link m * beta; >= 0 */
+};
+
+/** @brief The paper's Hockney model as a LogP network: L = 0, o = alpha (every alpha of Hasanov 2015, section
+ *  2.1, is one message sent on the critical path). @param alpha s; @param beta s/byte; @param[out] net (NULL:
+ *  nothing done). Pure, thread-safe. */
+void nm_coll_model_net_hockney(double alpha, double beta, struct nm_coll_model_net_s *net);
+
+/** @brief LogP parameters from a driver's nominal figures (struct nm_drv_props_s through
+ *  nm_core_network_logp()): L = latency_ns - overhead_ns (a lone message pays o + L; 0 when the overhead is the
+ *  whole latency), o = max(overhead_ns, gap_ns) (senders of a broadcast send back to back, one message per gap),
+ *  beta = 1 / bandwidth.
+ *  @param latency_ns one-way latency of a lone small message, ns; @param overhead_ns the sender's CPU time per
+ *         message, ns, part of latency_ns; @param gap_ns least interval between two messages of one sender, ns
+ *         (0: the overhead); @param bandwidth_MBps 10^6 bytes/s (> 0); @param[out] net
+ *  @return 0, or -NM_EINVAL if bandwidth_MBps is 0 or net is NULL. Pure, thread-safe. */
+int nm_coll_model_logp(uint32_t latency_ns, uint32_t overhead_ns, uint32_t gap_ns, uint32_t bandwidth_MBps,
+                       struct nm_coll_model_net_s *net);
+
 /** @brief Hockney parameters from a driver's nominal figures (struct nm_drv_props_s, issue 15).
  *  @param latency_ns one-way latency in ns; @param bandwidth_MBps bandwidth in 10^6 bytes/s (> 0)
  *  @param[out] alpha seconds; @param[out] beta seconds per byte
@@ -55,6 +85,15 @@ const char *nm_coll_model_algo_name(enum nm_coll_bcast_algo_e algo);
 int nm_coll_model_bcast_time(enum nm_coll_bcast_algo_e algo, int p, size_t m, double alpha, double beta,
                              size_t segments, double *time_s);
 
+/** @brief nm_coll_model_bcast_time() in LogP form: each formula of Hasanov 2015 section 2.1.1-2.1.8 with its
+ *  critical path's messages charged o + (bytes) beta each and its hops L each (collectives/nm_coll_model.c gives
+ *  the formula of each algorithm next to the paper's); with L = 0, o = alpha it is nm_coll_model_bcast_time().
+ *  The pipelined chain's period holds a round trip (2L: its segments are sent synchronously).
+ *  @param net the network (L, o, beta >= 0, finite); other parameters as nm_coll_model_bcast_time()
+ *  @return 0, or -NM_EINVAL on a bad argument. Pure, thread-safe. */
+int nm_coll_model_bcast_time_logp(enum nm_coll_bcast_algo_e algo, int p, size_t m,
+                                  const struct nm_coll_model_net_s *net, size_t segments, double *time_s);
+
 /** @brief Time of the hierarchical transformation, Hasanov 2015 section 3 (Algorithm 1): the algorithm among
  *  G group leaders, then inside each group, the two added (sections 3.1-3.6 are exactly that sum). Groups are
  *  ceil(p / G) processes at most; the largest sets the inner time (the paper assumes G divides p).
@@ -65,12 +104,23 @@ int nm_coll_model_bcast_time(enum nm_coll_bcast_algo_e algo, int p, size_t m, do
 int nm_coll_model_bcast_hier_time(enum nm_coll_bcast_algo_e algo, int p, int groups, size_t m, double alpha,
                                   double beta, size_t segments, double *time_s);
 
+/** @brief nm_coll_model_bcast_hier_time() in LogP form (section 3's sum of the two levels, each priced by
+ *  nm_coll_model_bcast_time_logp()). @return 0, or -NM_EINVAL on a bad argument. Pure, thread-safe. */
+int nm_coll_model_bcast_hier_time_logp(enum nm_coll_bcast_algo_e algo, int p, int groups, size_t m,
+                                       const struct nm_coll_model_net_s *net, size_t segments, double *time_s);
+
 /** @brief Best segment count X of the pipelined chain, flat (groups = 1) or hierarchical: the root of the
  *  derivative of section 2.1.3's (X + p - 2)(alpha + m beta / X), X* = sqrt((p - 2) m beta / alpha), and of
  *  section 3.2's eq. (3), X* = sqrt((G + p/G - 4) m beta / (2 alpha)); the better of the two neighbouring
  *  integers, clamped to [1, max(m, 1)].
  *  @return X >= 1 (1 for bad arguments, p <= 2 or m = 0). Pure, thread-safe. */
 size_t nm_coll_model_best_segments(int p, int groups, size_t m, double alpha, double beta);
+
+/** @brief nm_coll_model_best_segments() in LogP form: X* = sqrt(S m beta / (k (o + 2L))), S the sum of
+ *  (n - 2) over the k levels of n >= 2 processes (alpha of sections 2.1.3 and 3.2 reads o + 2L: a segment's
+ *  period holds its synchronous send's round trip); the better neighbouring integer, clamped to [1, max(m, 1)].
+ *  @return X >= 1 (1 for bad arguments, p <= 2 or m = 0). Pure, thread-safe. */
+size_t nm_coll_model_best_segments_logp(int p, int groups, size_t m, const struct nm_coll_model_net_s *net);
 
 /** @brief Best number of groups G of the hierarchical transformation of @p algo, from the paper's closed
  *  forms: G = sqrt(p) for flat, chain and pipelined chain (section 3.1-3.2); for scatter-ring-allgather
@@ -82,6 +132,11 @@ size_t nm_coll_model_best_segments(int p, int groups, size_t m, double alpha, do
  *  @return G in [1, p] (1 on bad arguments). Pure, thread-safe. */
 int nm_coll_model_best_groups(enum nm_coll_bcast_algo_e algo, int p, size_t m, double alpha, double beta);
 
+/** @brief nm_coll_model_best_groups() in LogP form (eq. (6) reads (o + L) / beta > 2 m / p).
+ *  @return G in [1, p] (1 on bad arguments). Pure, thread-safe. */
+int nm_coll_model_best_groups_logp(enum nm_coll_bcast_algo_e algo, int p, size_t m,
+                                   const struct nm_coll_model_net_s *net);
+
 /** @brief The model's choice for a broadcast of @p m bytes among @p p processes: every algorithm, flat and
  *  (for the four whose hierarchy pays, section 3.7) hierarchical with its best G, the pipelined chain with its
  *  best X; the cheapest predicted time wins (ties: any flat algorithm before a hierarchical one, then the
@@ -91,12 +146,22 @@ int nm_coll_model_best_groups(enum nm_coll_bcast_algo_e algo, int p, size_t m, d
  *  @return 0, or -NM_EINVAL on a bad argument. Pure, thread-safe (Hasanov 2015 sections 2.1, 3). */
 int nm_coll_bcast_choose(int p, size_t m, double alpha, double beta, struct nm_coll_bcast_choice_s *out);
 
+/** @brief nm_coll_bcast_choose() in LogP form: the same candidates and ties, priced by
+ *  nm_coll_model_bcast_hier_time_logp() (what nm_coll_bcast_auto() uses).
+ *  @param net the network; @return 0, or -NM_EINVAL on a bad argument. Pure, thread-safe. */
+int nm_coll_bcast_choose_logp(int p, size_t m, const struct nm_coll_model_net_s *net,
+                              struct nm_coll_bcast_choice_s *out);
+
 /** @brief Fills in what a parsed override left to the model (groups = 0, segment = 0 of a pipelined chain)
  *  and its predicted time, for p processes and m bytes. A forced G above p is clamped to p.
  *  @param forced a choice from nm_coll_bcast_choice_parse(); @param[out] out may be @p forced
  *  @return 0, or -NM_EINVAL on a bad argument. Pure, thread-safe. */
 int nm_coll_bcast_choice_complete(const struct nm_coll_bcast_choice_s *forced, int p, size_t m, double alpha,
                                   double beta, struct nm_coll_bcast_choice_s *out);
+
+/** @brief nm_coll_bcast_choice_complete() in LogP form. @return 0, or -NM_EINVAL. Pure, thread-safe. */
+int nm_coll_bcast_choice_complete_logp(const struct nm_coll_bcast_choice_s *forced, int p, size_t m,
+                                       const struct nm_coll_model_net_s *net, struct nm_coll_bcast_choice_s *out);
 
 /** @brief Parses an expert's override (the value of NMAD_BCAST_ALGO, which the caller reads):
  *  `[hier:]ALGO[:groups=G][:segment=SIZE]`, ALGO one of nm_coll_model_algo_name()'s names, G >= 1 (implies
@@ -111,8 +176,8 @@ int nm_coll_bcast_choice_parse(const char *spec, struct nm_coll_bcast_choice_s *
 /**
  * @brief The automatic choice of a broadcast of @p len bytes among @p p members on @p session (issue 17,
  * deliverable 4; collectives/bcast_auto.c): NMAD_BCAST_ALGO when set (nm_coll_bcast_choice_parse(), completed by
- * nm_coll_bcast_choice_complete()), else nm_coll_bcast_choose(), with alpha and beta from the network's nominal
- * figures (nm_core_network_props() through nm_coll_model_hockney()). The same on every member of a job for the
+ * nm_coll_bcast_choice_complete_logp()), else nm_coll_bcast_choose_logp(), with L, o and beta from the network's
+ * nominal figures (nm_core_network_logp() through nm_coll_model_logp()). The same on every member of a job for the
  * same (p, len): the members of a broadcast agree without talking (doc/collectives.md).
  * @param[out] choice the algorithm, hierarchy, G, segment and predicted time.
  * @return 0, or -NM_EINVAL for a bad argument or an invalid NMAD_BCAST_ALGO (message on stderr).

@@ -139,6 +139,21 @@ void nm_core_get_stats(nm_core_t core, struct nm_core_stats_s *stats);
  */
 int nm_core_network_props(nm_core_t core, uint32_t *latency_ns, uint64_t *bandwidth_MBps);
 
+/**
+ * @brief nm_core_network_props() with the LogP split the broadcast model uses (nm_coll_model_logp(); issue 17,
+ *        doc/collectives.md "The model in LogP form"): besides the lowest latency and the summed bandwidth, the
+ *        sender's overhead per message (LogP's o, part of the latency: the wire latency is latency - overhead)
+ *        and the least interval between two messages sent back to back (LogP's g, 0 when not known apart from
+ *        o), both of the rail whose latency is taken. The figures are the drivers' nominal ones (see
+ *        nm_core_network_props()), the same on every rank of a job.
+ * @param core the core; @param latency_ns, overhead_ns, gap_ns out, ns (overhead_ns <= latency_ns);
+ *        @param bandwidth_MBps out, 10^6 bytes/s. Any output may be NULL.
+ * @return 0, or -NM_EINVAL when the core has no network rail (a singleton: the outputs are then 0).
+ * Thread-safety: any thread (the rails are fixed once the core is open).
+ */
+int nm_core_network_logp(nm_core_t core, uint32_t *latency_ns, uint32_t *overhead_ns, uint32_t *gap_ns,
+                         uint64_t *bandwidth_MBps);
+
 /** @brief Progress until *flag becomes non-zero (or the deadline passes), spinning then blocking.
  *  @param deadline_ns absolute ns on nm_core_time_ns(), 0 for none. @return 0 or -NM_ETIMEDOUT. */
 int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns);
