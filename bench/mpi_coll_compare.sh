@@ -27,6 +27,7 @@ NMAD_BUILD_DIR=${NMAD_BUILD_DIR:-$(dirname "$SCRIPT_DIR")}
 COLLS="bcast reduce allreduce allgather alltoall gather scatter barrier"
 SHM_NP="2 4 8"
 TCP_NP="4"
+SM_NP=""
 SIZES="8,64,1K,16K,64K,256K,1M,4M"
 ITERS=20
 WARMUP=3
@@ -41,6 +42,8 @@ usage: $0 [options]
   --colls "LIST"   collectives (default "$COLLS")
   --shm-np "LIST"  rank counts over shm (default "$SHM_NP"; "" = none)
   --tcp-np "LIST"  rank counts over tcp (default "$TCP_NP"; "" = none)
+  --sm-np "LIST"   rank counts with nmad over its own shared memory (NMAD_DRIVER=sm, drivers/sm) against Open
+                   MPI's vader, like shm (default "$SM_NP": none)
   --sizes LIST     comma-separated sizes, suffix K/M (default $SIZES; see mpi_coll_bench.c for their meaning)
   --judged         --sizes 8,1K,64K,1M (the points issue 18 judges)
   --iters N        timed iterations per size (default $ITERS; scaled down above 256 KiB)
@@ -69,6 +72,7 @@ while [[ $# -gt 0 ]]; do
     --colls) COLLS=${2?}; shift 2 ;;
     --shm-np) SHM_NP=${2?}; shift 2 ;;
     --tcp-np) TCP_NP=${2?}; shift 2 ;;
+    --sm-np) SM_NP=${2?}; shift 2 ;;
     --sizes) SIZES=${2:?}; shift 2 ;;
     --judged) SIZES=8,1K,64K,1M; shift ;;
     --iters) ITERS=${2:?}; shift 2 ;;
@@ -164,7 +168,8 @@ run_one() {
 CONFIGS=()
 for np in $SHM_NP; do CONFIGS+=("shm:$np"); done
 for np in $TCP_NP; do CONFIGS+=("tcp:$np"); done
-[[ ${#CONFIGS[@]} -gt 0 ]] || die "no configuration: --shm-np and --tcp-np are both empty"
+for np in $SM_NP; do CONFIGS+=("sm:$np"); done
+[[ ${#CONFIGS[@]} -gt 0 ]] || die "no configuration: --shm-np, --tcp-np and --sm-np are all empty"
 
 if [[ $REPORT_ONLY -eq 0 ]]; then
 note "results in $OUT; nmad: $NMAD_MPIRUN; Open MPI: $MPIRUN; sizes $SIZES, iters $ITERS, $REPEAT round(s)"

@@ -113,7 +113,9 @@ static int nm_launcher_open_drivers(struct nm_launcher_s *l, int all_local)
   if (l->bs.drv_ops) /* simulation: the bootstrap's driver, one rail per word of NMAD_DRIVER (sim, sim+sim, ...) */
     return nm_launcher_open_sim_rails(l, env);
   char spec[128];
-  snprintf(spec, sizeof(spec), "%s", env && *env ? env : (all_local ? "shm" : "tcp"));
+  /* One host: nmad's own shared memory (drivers/sm), faster than libfabric's shm at every size up to 16 KiB
+   * (doc/performance.md, "The sm driver"). */
+  snprintf(spec, sizeof(spec), "%s", env && *env ? env : (all_local ? "sm" : "tcp"));
   char *save = NULL;
   for (char *w = strtok_r(spec, "+", &save); w; w = strtok_r(NULL, "+", &save)) {
     if (strcmp(w, "self") == 0)
