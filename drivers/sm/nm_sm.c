@@ -485,41 +485,52 @@ static int nm_sm_control(struct nm_drv_s *drv, uint64_t peer, uint32_t kind, con
   return -1;
 }
 
-/* Read up to NM_SM_BURST records of the ring from @p peer. @return records handled. */
+/* Read up to NM_SM_BURST records of the ring from @p peer. @return records handled.
+ * Re-entrant: an upcall may progress the core again (a handler that waits, a forwarding hook), which reads this
+ * ring from inside this loop. A record is taken (in_head moves past it) before its upcall, so a nested read goes on
+ * with the next one; the ring's head, which gives the space back to the sender, moves only when no read of this
+ * ring is under way below us, so no record is overwritten while an upcall still reads it. */
 static int nm_sm_drain(struct nm_drv_s *drv, uint64_t peer)
 {
   struct nm_sm_s *s = drv->priv;
+  struct nm_sm_peer_s *p = &s->peers[peer];
   struct nm_sm_ring_ctl_s *ctl = nm_sm_ring_ctl(s->seg, peer);
   uint8_t *data = (uint8_t *)ctl + NM_SM_PAGE;
-  uint64_t head = atomic_load_explicit(&ctl->head, memory_order_relaxed);
   uint64_t tail = atomic_load_explicit(&ctl->tail, memory_order_acquire);
   int n = 0;
-  while (head != tail && n < NM_SM_BURST) {
-    uint64_t off = head % NM_SM_RING_BYTES;
+  p->in_depth++;
+  while (p->in_head < tail && n < NM_SM_BURST && !p->dead) {
+    uint64_t head = p->in_head, off = head % NM_SM_RING_BYTES;
     const struct nm_sm_rec_s *r = (const struct nm_sm_rec_s *)(data + off);
     uint32_t kind = r->kind, len = r->len;
     int bad = tail - head > NM_SM_RING_BYTES || off + NM_SM_REC_HDR > NM_SM_RING_BYTES;
     if (!bad && kind == NM_SM_WRAP) {
-      head += NM_SM_RING_BYTES - off;
+      p->in_head = head + NM_SM_RING_BYTES - off;
       continue;
     }
     uint64_t need = nm_sm_align(NM_SM_REC_HDR + (uint64_t)len);
     bad = bad || len > NM_SM_MAX_PACKET || off + need > NM_SM_RING_BYTES || need > tail - head;
-    if (!bad && kind == NM_SM_PKT)
-      drv->up.packet(drv->up.ref, drv, (const uint8_t *)r + NM_SM_REC_HDR, len, peer);
-    else if (!bad)
-      bad = nm_sm_control(drv, peer, kind, (const uint8_t *)r + NM_SM_REC_HDR, len) != 0;
+    if (!bad) {
+      p->in_head = head + need;
+      if (kind == NM_SM_PKT)
+        drv->up.packet(drv->up.ref, drv, (const uint8_t *)r + NM_SM_REC_HDR, len, peer);
+      else
+        bad = nm_sm_control(drv, peer, kind, (const uint8_t *)r + NM_SM_REC_HDR, len) != 0;
+    }
     if (bad) { /* untrusted bytes (DESIGN.md rule 5): stop reading this peer; its gate fails by the core's means */
       fprintf(stderr, "nmad: sm: malformed record from rank %llu: its ring is no longer read\n",
               (unsigned long long)peer);
-      s->peers[peer].dead = 1;
-      return n;
+      p->dead = 1;
+      break;
     }
-    head += need;
-    atomic_store_explicit(&ctl->head, head, memory_order_release);
+    if (p->in_depth == 1) /* every record before in_head is done: give the space back now */
+      atomic_store_explicit(&ctl->head, p->in_head, memory_order_release);
     n++;
+    if (p->in_head > tail) /* a nested read went further than our snapshot */
+      tail = p->in_head;
   }
-  atomic_store_explicit(&ctl->head, head, memory_order_release);
+  if (--p->in_depth == 0 && !p->dead)
+    atomic_store_explicit(&ctl->head, p->in_head, memory_order_release);
   return n;
 }
 
@@ -562,7 +573,7 @@ static int nm_sm_pending(const struct nm_sm_s *s)
     if ((int)i == s->self_index || s->peers[i].dead)
       continue;
     struct nm_sm_ring_ctl_s *ctl = nm_sm_ring_ctl(s->seg, i);
-    if (atomic_load(&ctl->tail) != atomic_load_explicit(&ctl->head, memory_order_relaxed))
+    if (atomic_load(&ctl->tail) != s->peers[i].in_head)
       return 1;
   }
   return 0;

@@ -82,6 +82,8 @@ struct nm_sm_peer_s {
   uint64_t out_tail;             /* our copy of out->tail */
   uint64_t out_head_seen;        /* last head read from out->head */
   int wake_fd;                   /* write end of its pipe, or -1 */
+  uint64_t in_head;              /* its ring in our segment: records up to here are taken (being handled or done) */
+  int in_depth;                  /* nested reads of its ring (an upcall that progresses again) */
   int dead;                      /* a malformed record came from it: its ring is not read any more */
 };
 

@@ -1,0 +1,7 @@
+#!/bin/sh
+# Soak, short: 20,000 random messages (0 B..1 MiB; sendrecv, rpc, dynamic broadcasts) among 4 ranks over sm, with
+# the prio strategy so that priorities reorder what they may; a new seed each run (printed: --seed S replays it).
+# A wait without progress for 100 s fails the run; if it still runs after 90 s, the stacks of the ranks are
+# printed first (tests/stacks-on-hang.sh). The long run is in doc/reliability.md.
+NMAD_STRATEGY=prio exec "$top_srcdir/tests/stacks-on-hang.sh" 90 it_soak \
+  "$top_srcdir/tests/it_run.sh" sm 4 tests/it_soak --messages 20000 --stall 100 ${SOAK_ARGS}
