@@ -43,6 +43,10 @@ struct nmadrun_priv_s {
   uint8_t *dead;    /**< dead[r] != 0 once rank r is known dead (size entries) */
   int *queue;       /**< dead ranks not yet returned by poll_fault(): a FIFO of at most size entries */
   int q_head, q_len;
+  int waiting;      /**< a collective waits for its reply while progressing the core (barrier_progress) */
+  int stashed;      /**< poll_fault(), run by that progress, read the reply first: kept here for the collective */
+  struct nmad_run_hdr_s stash_h;
+  void *stash_payload;
 };
 
 /* Parse a decimal int in [min, max] from environment variable @p var; message on stderr on error. */
@@ -147,13 +151,22 @@ static int collective(struct nm_bootstrap_s *bs, uint32_t type, const void *mine
     return rc;
   }
   unsigned backoff_us = 0;
-  while (progress && !nm_bootstrap_idle(p->fd, progress, arg, &backoff_us))
+  /* The progress may run the core's fault check, which reads this socket too (poll_fault()): a reply it reads is
+   * stashed for us, not taken for a protocol error (that lost the reply and hung the barrier, 1 run in 20-40 of
+   * tests/it_mcast_seg over tcp). */
+  p->waiting = progress != NULL;
+  while (progress && !p->stashed && !nm_bootstrap_idle(p->fd, progress, arg, &backoff_us))
     ;
+  p->waiting = 0;
   for (;;) {
     struct nmad_run_hdr_s h;
     void *payload;
-    rc = nmad_run_recv(p->fd, &h, &payload);
-    if (rc) {
+    if (p->stashed) {
+      h = p->stash_h;
+      payload = p->stash_payload;
+      p->stashed = 0;
+      p->stash_payload = NULL;
+    } else if ((rc = nmad_run_recv(p->fd, &h, &payload))) {
       if (rc == -NM_ECLOSED)
         p->eof = 1;
       return rc;
@@ -212,9 +225,17 @@ static int nmadrun_poll_fault(struct nm_bootstrap_s *bs, int *rank)
     }
     if (rc)
       return rc;
-    free(payload);
-    if (h.type != NMAD_RUN_MSG_FAULT)
+    if (h.type != NMAD_RUN_MSG_FAULT) {
+      if (p->waiting && !p->stashed) { /* the reply of the collective whose wait runs us: keep it for it */
+        p->stash_h = h;
+        p->stash_payload = payload;
+        p->stashed = 1;
+        break;
+      }
+      free(payload);
       return -NM_EPROTO; /* no collective is pending: only FAULT frames may arrive */
+    }
+    free(payload);
     record_dead(p, bs->size, h.arg);
   }
   if (p->q_len > 0) {
@@ -279,6 +300,7 @@ static int nmadrun_fini(struct nm_bootstrap_s *bs)
   close(p->fd);
   free(p->dead);
   free(p->queue);
+  free(p->stash_payload);
   free(p);
   bs->priv = NULL;
   return rc;
