@@ -29,6 +29,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef MADV_POPULATE_WRITE
+#define NM_SM_MADV_POPULATE_WRITE MADV_POPULATE_WRITE
+#else
+#define NM_SM_MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels refuse it (EINVAL), and the pages fault in as used */
+#endif
+
 static size_t nm_sm_seg_len(void) { return NM_SM_PAGE + (size_t)NM_SM_MAX_PEERS * NM_SM_RING_STRIDE; }
 
 static struct nm_sm_ring_ctl_s *nm_sm_ring_ctl(uint8_t *seg, uint64_t sender)
@@ -205,7 +211,9 @@ static int nm_sm_peer_map(struct nm_sm_s *s, struct nm_sm_peer_s *p)
   void *hdr = MAP_FAILED, *ring = MAP_FAILED;
   if (fstat(fd, &st) == 0 && (size_t)st.st_size >= nm_sm_seg_len()) {
     hdr = mmap(NULL, NM_SM_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    ring = mmap(NULL, NM_SM_RING_STRIDE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+    /* MAP_POPULATE: the ring's pages are made and mapped now, not one fault every few records during the first
+     * pass (1 KiB collectives took 6.5 us instead of 1.5 for their first ~100 iterations). */
+    ring = mmap(NULL, NM_SM_RING_STRIDE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, off);
   }
   close(fd);
   struct nm_sm_seg_hdr_s *h = hdr;
@@ -498,6 +506,10 @@ static int nm_sm_drain(struct nm_drv_s *drv, uint64_t peer)
   uint8_t *data = (uint8_t *)ctl + NM_SM_PAGE;
   uint64_t tail = atomic_load_explicit(&ctl->tail, memory_order_acquire);
   int n = 0;
+  if (!p->in_mapped && tail) { /* first traffic from this peer: map the pages its sender made, all at once */
+    madvise(ctl, NM_SM_RING_STRIDE, NM_SM_MADV_POPULATE_WRITE);
+    p->in_mapped = 1;
+  }
   p->in_depth++;
   while (p->in_head < tail && n < NM_SM_BURST && !p->dead) {
     uint64_t head = p->in_head, off = head % NM_SM_RING_BYTES;
