@@ -147,6 +147,7 @@ static void nm_sm_close(struct nm_drv_s *drv)
   nm_sm_free_list(s->lsends);
   nm_sm_free_list(s->lrecvs);
   nm_sm_free_list(s->rts_early);
+  nm_sm_free_list(s->pulls);
   nm_sm_free_list(s->done);
   while (s->ctrl_head) {
     struct nm_sm_ctrl_s *c = s->ctrl_head;
@@ -380,35 +381,59 @@ static int nm_sm_large_send(struct nm_drv_s *drv, uint64_t peer, const void *buf
   return NM_ESUCCESS;
 }
 
-/* Copy the sender's buffer named by @p rts into receive @p r by CMA, answer LFIN, and queue r as done. */
-static void nm_sm_pull(struct nm_sm_s *s, struct nm_sm_large_s *r, const struct nm_sm_lrts_s *rts)
+/* Receive @p r has its sender's LRTS: queue its copy. The copy runs in steps after the rings are read
+ * (nm_sm_pull_step()), so that a packet (an urgent message, an RTR) never waits behind a whole large copy. */
+static void nm_sm_pull_queue(struct nm_sm_s *s, struct nm_sm_large_s *r, const struct nm_sm_lrts_s *rts)
 {
-  int err = NM_ESUCCESS;
-  uint64_t got = 0;
-  if (rts->len > r->len) {
-    err = -NM_EPROTO; /* more than the receiver asked for: the core never does this, a peer might */
-  } else {
-    pid_t pid = (pid_t)s->peers[r->peer].addr.pid;
-    while (got < rts->len) {
-      struct iovec local = {.iov_base = (uint8_t *)r->buf + got, .iov_len = rts->len - got};
-      struct iovec remote = {.iov_base = (void *)(uintptr_t)(rts->addr + got), .iov_len = rts->len - got};
-      ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-      if (n <= 0) {
-        if (n < 0 && errno == EINTR)
-          continue;
-        fprintf(stderr, "nmad: sm: process_vm_readv from pid %d failed: %s\n", (int)pid,
-                n < 0 ? strerror(errno) : "no progress");
-        err = -NM_EDRIVER;
-        break;
-      }
-      got += (uint64_t)n;
+  r->src = rts->addr;
+  r->src_len = rts->len;
+  r->id = rts->id;
+  r->got = 0;
+  r->err = rts->len > r->len ? -NM_EPROTO : NM_ESUCCESS; /* more than the receive holds: the core never asks
+                                                              that, a peer might; nothing is copied */
+  r->next = NULL;
+  if (s->pulls_tail)
+    s->pulls_tail->next = r;
+  else
+    s->pulls = r;
+  s->pulls_tail = r;
+}
+
+/* Copy up to NM_SM_PULL_STEP bytes of the oldest queued receive by CMA; when it is whole (or failed), answer LFIN
+ * and report it. @return 1 if something was done. */
+static int nm_sm_pull_step(struct nm_sm_s *s)
+{
+  struct nm_sm_large_s *r = s->pulls;
+  if (!r)
+    return 0;
+  pid_t pid = (pid_t)s->peers[r->peer].addr.pid;
+  uint64_t step = r->got + NM_SM_PULL_STEP < r->src_len ? r->got + NM_SM_PULL_STEP : r->src_len;
+  while (!r->err && r->got < step) {
+    struct iovec local = {.iov_base = (uint8_t *)r->buf + r->got, .iov_len = step - r->got};
+    struct iovec remote = {.iov_base = (void *)(uintptr_t)(r->src + r->got), .iov_len = step - r->got};
+    ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR)
+        continue;
+      fprintf(stderr, "nmad: sm: process_vm_readv from pid %d failed: %s\n", (int)pid,
+              n < 0 ? strerror(errno) : "no progress");
+      r->err = -NM_EDRIVER;
+      break;
     }
+    r->got += (uint64_t)n;
   }
-  struct nm_sm_lfin_s fin = {.id = rts->id, .status = err};
+  if (!r->err && r->got < r->src_len)
+    return 1;
+  s->pulls = r->next;
+  if (!s->pulls)
+    s->pulls_tail = NULL;
+  struct nm_sm_lfin_s fin = {.id = r->id, .status = r->err};
   int ferr = nm_sm_ctrl(s, r->peer, NM_SM_LFIN, &fin, sizeof(fin));
-  r->err = err ? err : ferr;
-  r->len = err ? 0 : got;
+  r->len = r->err ? 0 : r->got;
+  if (!r->err)
+    r->err = ferr;
   nm_sm_push(&s->done, r);
+  return 1;
 }
 
 static int nm_sm_large_recv(struct nm_drv_s *drv, uint64_t peer, void *buf, size_t len, uint64_t rtag, void *ctx)
@@ -425,11 +450,11 @@ static int nm_sm_large_recv(struct nm_drv_s *drv, uint64_t peer, void *buf, size
   r->len = len;
   r->ctx = ctx;
   struct nm_sm_large_s *early = nm_sm_take(&s->rts_early, peer, rtag, 0);
-  if (early) { /* the copy runs here; its completion is reported by the next progress pass, as any other */
+  if (early) { /* the copy runs at the next progress passes, and its completion is reported there */
     struct nm_sm_lrts_s rts = {.rtag = early->rtag, .addr = (uint64_t)(uintptr_t)early->buf, .len = early->len,
                                .id = early->id};
     free(early);
-    nm_sm_pull(s, r, &rts);
+    nm_sm_pull_queue(s, r, &rts);
     return NM_ESUCCESS;
   }
   nm_sm_push(&s->lrecvs, r);
@@ -462,7 +487,7 @@ static int nm_sm_control(struct nm_drv_s *drv, uint64_t peer, uint32_t kind, con
     memcpy(&rts, body, sizeof(rts));
     struct nm_sm_large_s *r = nm_sm_take(&s->lrecvs, peer, rts.rtag, 0);
     if (r) {
-      nm_sm_pull(s, r, &rts);
+      nm_sm_pull_queue(s, r, &rts);
       return 0;
     }
     struct nm_sm_large_s *e = calloc(1, sizeof(*e));
@@ -562,6 +587,7 @@ static int nm_sm_progress(struct nm_drv_s *drv)
   for (uint64_t i = 0; i < s->n_peers; i++)
     if ((int)i != s->self_index && !s->peers[i].dead)
       n += nm_sm_drain(drv, i);
+  n += nm_sm_pull_step(s);
   while (s->done) {
     struct nm_sm_large_s *l = s->done;
     s->done = l->next;
@@ -579,7 +605,7 @@ static int nm_sm_wait_fd(struct nm_drv_s *drv) { return ((struct nm_sm_s *)drv->
 
 static int nm_sm_pending(const struct nm_sm_s *s)
 {
-  if (s->done || s->ctrl_head)
+  if (s->done || s->ctrl_head || s->pulls)
     return 1;
   for (uint64_t i = 0; i < s->n_peers; i++) {
     if ((int)i == s->self_index || s->peers[i].dead)

@@ -25,6 +25,7 @@
 #define NM_SM_REC_HDR 16u
 #define NM_SM_MAGIC 0x6e6d61642d736d31ull          /* "nmad-sm1" */
 #define NM_SM_BURST 64                             /* records read from one ring per progress pass */
+#define NM_SM_PULL_STEP (256u * 1024u)             /* bytes of CMA copy per progress pass (packets pass between) */
 
 /** Header page of a segment. */
 struct nm_sm_seg_hdr_s {
@@ -88,13 +89,14 @@ struct nm_sm_peer_s {
   int dead;                      /* a malformed record came from it: its ring is not read any more */
 };
 
-/** A large transfer posted here (send: waiting for LFIN; receive: waiting for LRTS). */
+/** A large transfer posted here (send: waiting for LFIN; receive: waiting for LRTS, then being copied). */
 struct nm_sm_large_s {
   struct nm_sm_large_s *next;
   uint64_t peer, rtag, id, len;
   void *buf;
   void *ctx;
   int err;
+  uint64_t src, src_len, got; /* receive being copied: the sender's buffer and length (its LRTS), bytes so far */
 };
 
 /** A control record to send when the peer's ring has room again. */
@@ -120,6 +122,7 @@ struct nm_sm_s {
   struct nm_sm_large_s *lsends;  /* waiting for their LFIN */
   struct nm_sm_large_s *lrecvs;  /* posted, waiting for their LRTS */
   struct nm_sm_large_s *rts_early; /* LRTS before its receive was posted */
+  struct nm_sm_large_s *pulls, *pulls_tail; /* receives with their LRTS, copied NM_SM_PULL_STEP per pass, FIFO */
   struct nm_sm_large_s *done;    /* completed or cancelled, reported at the next progress */
   struct nm_sm_ctrl_s *ctrl_head, *ctrl_tail; /* control records waiting for ring room */
   uint64_t next_id;
