@@ -3,6 +3,7 @@
  * taken and given back without holes, the rpc channel's session named and owned by the core, receives cancelled,
  * probes answered, and the read-only accessors agree with the core's state. Runs on the fake driver. */
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 #include "fake_driver.h"
 #include <nmad/nm_sendrecv.h>
@@ -198,6 +199,29 @@ END_TEST
 static int closed;
 static void channel_close(void *rpc) { *(int *)rpc += 1; }
 
+/* A job with more ranks than cores (nm_core_configure()'s job_oversubscribed): the latency the collectives' model
+ * reads grows by NMAD_OVERSUB_HOP_US; a job that is not, or a host-only view, leaves it alone. */
+START_TEST(test_oversub_hop_latency)
+{
+  uint32_t base, lat;
+  core->drvs[0].props.latency_ns = 300; /* the fake rail's nominal figures, as the sm driver's */
+  core->drvs[0].props.bandwidth_MBps = 10000;
+  ck_assert_int_eq(nm_core_configure(core, 0, 0), 0);
+  ck_assert_int_eq(nm_core_network_logp(core, &base, NULL, NULL, NULL), 0);
+  setenv("NMAD_OVERSUB_HOP_US", "7", 1);
+  ck_assert_int_eq(nm_core_configure(core, 1, 0), 0); /* this host only: the model must not change */
+  ck_assert_int_eq(nm_core_network_logp(core, &lat, NULL, NULL, NULL), 0);
+  ck_assert_uint_eq(lat, base);
+  ck_assert_uint_eq(base, 300);
+  ck_assert_int_eq(nm_core_configure(core, 1, 1), 0);
+  ck_assert_int_eq(nm_core_network_logp(core, &lat, NULL, NULL, NULL), 0);
+  ck_assert_uint_eq(lat, base + 7000);
+  setenv("NMAD_OVERSUB_HOP_US", "-3", 1);
+  ck_assert_int_eq(nm_core_configure(core, 1, 1), -NM_EINVAL);
+  unsetenv("NMAD_OVERSUB_HOP_US");
+}
+END_TEST
+
 START_TEST(test_session_child)
 {
   nm_session_t child, again;
@@ -233,6 +257,7 @@ int main(void)
   tcase_add_test(t, test_probe);
   tcase_add_test(t, test_readers);
   tcase_add_test(t, test_session_child);
+  tcase_add_test(t, test_oversub_hop_latency);
   suite_add_tcase(s, t);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

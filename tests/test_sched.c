@@ -285,7 +285,7 @@ START_TEST(test_default_strategy_prio_aggreg)
   struct nm_config_s cfg;
   memset(&cfg, 0, sizeof(cfg));
   unsetenv("NMAD_STRATEGY");
-  ck_assert_int_eq(nm_config_load(&cfg, 65536, 0), 0);
+  ck_assert_int_eq(nm_config_load(&cfg, 65536, 0, 0), 0);
   ck_assert_ptr_nonnull(cfg.strategy->gate_prio); /* priority-aware */
   setup_strategy(cfg.strategy->name);
   nm_sr_request_t lead, reqs[16];

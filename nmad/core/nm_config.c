@@ -64,7 +64,7 @@ static int nm_config_load_progress(struct nm_config_s *cfg)
   return NM_ESUCCESS;
 }
 
-int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed)
+int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed, int job_oversubscribed)
 {
   const char *s = getenv("NMAD_STRATEGY");
   cfg->strategy = nm_strategy_lookup(s && *s ? s : NM_STRATEGY_DEFAULT);
@@ -124,5 +124,15 @@ int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed
     return -NM_EINVAL;
   }
   cfg->yield_ns = v * 1000;
+  /* More ranks than cores: a hop of a collective waits for its receiver to be scheduled, ~5-7 us on the project's
+   * 2-core machine (the step of a 4-rank barrier over sm, doc/performance.md); the model must price that, not
+   * the driver's 0.3 us, or it pipelines through ranks that are not running (doc/collectives.md). */
+  v = 5;
+  s = getenv("NMAD_OVERSUB_HOP_US");
+  if (s && *s && (nm_config_parse_size(s, &v) || v > 1000000)) {
+    fprintf(stderr, "nmad: NMAD_OVERSUB_HOP_US='%s' is invalid; accepted: microseconds from 0 to 1000000\n", s);
+    return -NM_EINVAL;
+  }
+  cfg->oversub_hop_ns = job_oversubscribed ? (uint32_t)(v * 1000) : 0;
   return nm_config_load_progress(cfg);
 }

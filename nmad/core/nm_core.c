@@ -178,6 +178,8 @@ int nm_core_network_logp(nm_core_t core, uint32_t *latency_ns, uint32_t *overhea
     }
     bw += drv->props.bandwidth_MBps;
   }
+  if (bw && core->cfg.oversub_hop_ns) /* more ranks than cores: a hop costs a wake-up (nm_config_load()) */
+    lat += core->cfg.oversub_hop_ns;
   if (latency_ns)
     *latency_ns = lat;
   if (overhead_ns)

@@ -278,11 +278,11 @@ void nm_core_session_set_rpc(nm_session_t session, void *rpc, void (*close)(void
 
 /* ---- set-up ---- */
 
-int nm_core_configure(nm_core_t core, int oversubscribed)
+int nm_core_configure(nm_core_t core, int oversubscribed, int job_oversubscribed)
 {
   /* The largest eager payload: what a packet holds after the headers of one message with the most options. */
   size_t max_eager = core->pw_cap - NM_WIRE_PKT_HDR_LEN - NM_WIRE_MSG_HDR_LEN - NM_WIRE_SYNC_LEN - NM_WIRE_PREFIX_LEN;
-  return nm_config_load(&core->cfg, max_eager, oversubscribed);
+  return nm_config_load(&core->cfg, max_eager, oversubscribed, job_oversubscribed);
 }
 
 int nm_core_progress_thread_wanted(nm_core_t core, enum nm_bind_e *bind)

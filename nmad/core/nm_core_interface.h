@@ -295,9 +295,12 @@ void nm_core_set_job_key(nm_core_t core, uint64_t job_key);
  * @brief Read the configuration from the environment (NMAD_STRATEGY, NMAD_RDV_THRESHOLD, ... as nm_config_load())
  *        once the drivers are open: the largest eager message follows from their packet size.
  * @param oversubscribed 1 when this host's ranks outnumber its usable cores (the default spin is then 0).
+ * @param job_oversubscribed 1 when the whole job is known, alike on every rank, to have more ranks than cores
+ *        (one host, the launcher's view): a hop of a collective then costs a wake-up, NMAD_OVERSUB_HOP_US
+ *        (default 5 us), which nm_core_network_logp() adds to the latency the collectives' model reads.
  * @return 0 or -NM_EINVAL (a bad variable; the message names it). Thread-safety: set-up time, one thread.
  */
-int nm_core_configure(nm_core_t core, int oversubscribed);
+int nm_core_configure(nm_core_t core, int oversubscribed, int job_oversubscribed);
 
 /** NMAD_BIND: progress-thread placement (progress-threads-split-tree-denis-2019, sections 4 and 5.2). */
 enum nm_bind_e {

@@ -241,6 +241,8 @@ struct nm_config_s {
   uint64_t rdv_chunk;   /* bytes: rendezvous data moves in chunks of at most this size (NMAD_RDV_CHUNK) */
   uint64_t frag_max;    /* eager messages (header included) up to this many bytes are cut to the inject size
                          * (NMAD_EAGER_FRAG_MAX, nm_frag.c); NM_FRAG_MAX_AUTO: a few inject sizes */
+  uint32_t oversub_hop_ns; /* a job with more ranks than cores: what a hop costs in wake-ups (NMAD_OVERSUB_HOP_US),
+                            * added to the latency the collectives' model reads; 0 otherwise */
 };
 
 /** The core lock (nm_lock.c): the thread-safety layer around the core (DESIGN.md rule 3). Taken only while a
@@ -351,9 +353,10 @@ int nm_core_block_fds(struct nm_core_s *core, struct pollfd *fds, int faults, in
 #define NM_CORE_MAX_FDS (NM_MAX_RAILS + 3)
 
 /* ---- core/nm_config.c ---- */
-/** Read NMAD_STRATEGY, NMAD_RDV_THRESHOLD, NMAD_EAGER_CREDIT, NMAD_PEER_ALLOC_MAX, NMAD_SPIN_US, NMAD_YIELD_US, NMAD_PROGRESS, NMAD_BIND;
- *  @p oversubscribed (more ranks on this host than usable cores) makes the default spin 0. @return 0 or -NM_EINVAL (message printed). */
-int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed);
+/** Read NMAD_STRATEGY, NMAD_RDV_THRESHOLD, NMAD_EAGER_CREDIT, NMAD_PEER_ALLOC_MAX, NMAD_SPIN_US, NMAD_YIELD_US, NMAD_PROGRESS, NMAD_BIND,
+ *  NMAD_OVERSUB_HOP_US; @p oversubscribed (more ranks on this host than usable cores) makes the default spin 0;
+ *  @p job_oversubscribed (the same on every rank) sets oversub_hop_ns. @return 0 or -NM_EINVAL (message printed). */
+int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed, int job_oversubscribed);
 /** Parse a byte size with optional K/M/G suffix. @return 0 or -NM_EINVAL. */
 int nm_config_parse_size(const char *s, uint64_t *out);
 /** Default of NMAD_PEER_ALLOC_MAX: half the machine's physical memory (1 GiB if unknown). */

@@ -210,7 +210,9 @@ static int nm_launcher_setup(struct nm_launcher_s *l)
     err = nm_launcher_exchange(l);
   if (err)
     return err;
-  err = nm_core_configure(l->core, local_ranks > local_cpus);
+  /* The job as a whole is oversubscribed only where every rank can tell alike: one host (all_local), whose ranks
+   * all see the same count and the same union of masks. Across hosts each knows only its own: 0 there. */
+  err = nm_core_configure(l->core, local_ranks > local_cpus, all_local && local_ranks > local_cpus);
   if (err)
     return err;
   if (l->bs.drv_ops && nm_core_progress_thread_wanted(l->core, NULL)) {
