@@ -38,6 +38,27 @@ static double hier_t(enum nm_coll_bcast_algo_e algo, int p, int g, size_t m, dou
 
 #define ck_assert_close(x, y) ck_assert_msg(fabs((x) - (y)) <= 1e-9 * fabs(y) + 1e-15, "%.12g != %.12g", (x), (y))
 
+/* A model's time of (algo, p, G, m, X) on the network @p net (NAN: not defined). */
+typedef double (*model_time_fn)(enum nm_coll_bcast_algo_e algo, int p, int g, size_t m, size_t x, const void *net);
+
+/* The brute force the choosers are checked against: every algorithm, every G for those whose hierarchy pays
+ * (section 3.7) and every X up to 4096 for the pipelined chain; the least time. */
+static double brute_best(int p, size_t m, model_time_fn t_of, const void *net)
+{
+  double brute = INFINITY;
+  for (int algo = 0; algo < NM_COLL_BCAST_NALGOS; algo++) {
+    int pays = algo == NM_COLL_BCAST_FLAT || algo == NM_COLL_BCAST_CHAIN || algo == NM_COLL_BCAST_PIPELINED_CHAIN ||
+               algo == NM_COLL_BCAST_SCATTER_RING;
+    size_t xmax = algo == NM_COLL_BCAST_PIPELINED_CHAIN ? (m < 4096 ? (m ? m : 1) : 4096) : 1;
+    for (int g = 1; g <= (pays ? p : 1); g++)
+      for (size_t x = 1; x <= xmax; x++) {
+        double t = t_of((enum nm_coll_bcast_algo_e)algo, p, g, m, x, net);
+        brute = t < brute || isnan(t) ? t : brute;
+      }
+  }
+  return brute;
+}
+
 /* Section 2.1: at p = 2^k (2^k - 1 for the binary trees) the model is the paper's formula, term for term. */
 START_TEST(test_flat_formulas)
 {
@@ -218,6 +239,13 @@ START_TEST(test_pipeline_segments)
 }
 END_TEST
 
+/* hier_t as a model_time_fn: @p net is {alpha, beta}. */
+static double hockney_t(enum nm_coll_bcast_algo_e algo, int p, int g, size_t m, size_t x, const void *net)
+{
+  const double *ab = net;
+  return hier_t(algo, p, g, m, ab[0], ab[1], x);
+}
+
 /* The chooser against a brute force over every algorithm, every G for those whose hierarchy pays (section
  * 3.7) and every X up to 4096 for the pipelined chain; its prediction is its choice's modelled time. */
 START_TEST(test_choose_brute_force)
@@ -230,17 +258,8 @@ START_TEST(test_choose_brute_force)
         const int p = ps[i];
         const size_t m = ms[j];
         const double a = plat_a[k], b = plat_b[k];
-        double brute = INFINITY;
-        for (int algo = 0; algo < NM_COLL_BCAST_NALGOS; algo++) {
-          int pays = algo == NM_COLL_BCAST_FLAT || algo == NM_COLL_BCAST_CHAIN ||
-                     algo == NM_COLL_BCAST_PIPELINED_CHAIN || algo == NM_COLL_BCAST_SCATTER_RING;
-          size_t xmax = algo == NM_COLL_BCAST_PIPELINED_CHAIN ? (m < 4096 ? (m ? m : 1) : 4096) : 1;
-          for (int g = 1; g <= (pays ? p : 1); g++)
-            for (size_t x = 1; x <= xmax; x++) {
-              double t = hier_t(algo, p, g, m, a, b, x);
-              brute = t < brute || isnan(t) ? t : brute;
-            }
-        }
+        const double ab[2] = {a, b};
+        double brute = brute_best(p, m, hockney_t, ab);
         struct nm_coll_bcast_choice_s c;
         ck_assert_int_eq(nm_coll_bcast_choose(p, m, a, b, &c), 0);
         ck_assert_msg(c.predicted_s <= brute * (1 + 1e-9) && c.predicted_s >= brute * (1 - 1e-9),
@@ -552,6 +571,13 @@ START_TEST(test_logp_choice)
 }
 END_TEST
 
+/* logp_hier_t as a model_time_fn: @p net is a struct nm_coll_model_net_s. */
+static double logp_net_t(enum nm_coll_bcast_algo_e algo, int p, int g, size_t m, size_t x, const void *net)
+{
+  const struct nm_coll_model_net_s *n = net;
+  return logp_hier_t(algo, p, g, m, n->L, n->o, n->beta, x);
+}
+
 /* The LogP chooser against a brute force, as test_choose_brute_force does for the Hockney one. */
 START_TEST(test_logp_choose_brute_force)
 {
@@ -564,17 +590,7 @@ START_TEST(test_logp_choose_brute_force)
       for (size_t j = 0; j < sizeof(ms) / sizeof(ms[0]); j++) {
         const int p = ps[i];
         const size_t m = ms[j];
-        double brute = INFINITY;
-        for (int algo = 0; algo < NM_COLL_BCAST_NALGOS; algo++) {
-          int pays = algo == NM_COLL_BCAST_FLAT || algo == NM_COLL_BCAST_CHAIN ||
-                     algo == NM_COLL_BCAST_PIPELINED_CHAIN || algo == NM_COLL_BCAST_SCATTER_RING;
-          size_t xmax = algo == NM_COLL_BCAST_PIPELINED_CHAIN ? (m < 4096 ? (m ? m : 1) : 4096) : 1;
-          for (int g = 1; g <= (pays ? p : 1); g++)
-            for (size_t x = 1; x <= xmax; x++) {
-              double t = logp_hier_t(algo, p, g, m, nets[k].L, nets[k].o, nets[k].beta, x);
-              brute = t < brute || isnan(t) ? t : brute;
-            }
-        }
+        double brute = brute_best(p, m, logp_net_t, &nets[k]);
         struct nm_coll_bcast_choice_s c;
         ck_assert_int_eq(nm_coll_bcast_choose_logp(p, m, &nets[k], &c), 0);
         ck_assert_msg(c.predicted_s <= brute * (1 + 1e-9) && c.predicted_s >= brute * (1 - 1e-9),
