@@ -530,8 +530,10 @@ static int nm_sm_drain(struct nm_drv_s *drv, uint64_t peer)
   struct nm_sm_ring_ctl_s *ctl = nm_sm_ring_ctl(s->seg, peer);
   uint8_t *data = (uint8_t *)ctl + NM_SM_PAGE;
   uint64_t tail = atomic_load_explicit(&ctl->tail, memory_order_acquire);
+  if (p->in_head >= tail)
+    return 0; /* nothing new: no store to the ring's head line on an idle pass (one per peer per pass before) */
   int n = 0;
-  if (!p->in_mapped && tail) { /* first traffic from this peer: map the pages its sender made, all at once */
+  if (!p->in_mapped) { /* first traffic from this peer: map the pages its sender made, all at once */
     madvise(ctl, NM_SM_RING_STRIDE, NM_SM_MADV_POPULATE_WRITE);
     p->in_mapped = 1;
   }
