@@ -133,6 +133,7 @@ static struct soak {
   size_t pool_len;
   struct lane *lanes;  /* any-source receives, LANES_PER_TAG per wild tag */
   unsigned *lane_head; /* [tag]: oldest posted lane of a wild tag */
+  char *lane_busy;     /* [tag]: its lanes are being posted or accounted (see lanes_account()) */
   uint64_t *wild_left; /* [tag]: any-source receives still to post on a wild tag */
   int wild_posted;
   struct counts c;
@@ -512,30 +513,48 @@ static void lane_post(struct lane *l)
   S.wild_left[l->tag]--;
 }
 
-/** Monitor of an any-source receive: account the completed lanes of its tag from the oldest, re-post each. */
-static void lane_done(nm_sr_request_t *req, unsigned event, void *ref)
+/** Account the completed lanes of @p tag from the oldest, re-posting each as the newest.
+ *  A receive may complete inside the post of another: matching a stored rendezvous or synchronous message queues
+ *  an RTR or ACK, and the driver may read incoming packets while it sends them. A lane accounted and re-posted
+ *  from there would be posted before the lane whose post is under way, and the ring would no longer be in posting
+ *  order (lanes_start() posting a tag's first lanes did exactly that: messages counted out of order). So while a
+ *  tag's lanes are posted or accounted, a completion only marks its lane done; the outer call accounts it. */
+static void lanes_account(unsigned tag)
 {
-  struct lane *l = ref, *ring = &S.lanes[l->tag * LANES_PER_TAG];
-  unsigned *head = &S.lane_head[l->tag];
-  (void)req;
-  (void)event;
-  l->done = 1;
+  struct lane *ring = &S.lanes[tag * LANES_PER_TAG];
+  unsigned *head = &S.lane_head[tag];
+  if (S.lane_busy[tag])
+    return;
+  S.lane_busy[tag] = 1;
   for (struct lane *o = &ring[*head]; o->posted && o->done; o = &ring[*head]) {
     o->posted = 0;
     S.wild_posted--;
     p2p_received(&o->req, o->req.status, o->buf, S.o.maxlen, NONE);
-    if (S.wild_left[o->tag] > 0)
+    if (S.wild_left[tag] > 0)
       lane_post(o); /* the newest now: the ring keeps posting order */
     *head = (*head + 1) % LANES_PER_TAG;
   }
+  S.lane_busy[tag] = 0;
+}
+
+/** Monitor of an any-source receive. */
+static void lane_done(nm_sr_request_t *req, unsigned event, void *ref)
+{
+  struct lane *l = ref;
+  (void)req;
+  (void)event;
+  l->done = 1;
+  lanes_account(l->tag);
 }
 
 static void lanes_start(void)
 {
   S.lanes = calloc((size_t)S.o.ntags * LANES_PER_TAG, sizeof(*S.lanes));
   S.lane_head = calloc((size_t)S.o.ntags, sizeof(*S.lane_head));
-  CHECK(S.lanes && S.lane_head, "out of memory");
-  for (int t = 0; t < S.o.ntags; t++)
+  S.lane_busy = calloc((size_t)S.o.ntags, 1);
+  CHECK(S.lanes && S.lane_head && S.lane_busy, "out of memory");
+  for (int t = 0; t < S.o.ntags; t++) {
+    S.lane_busy[t] = 1;
     for (int k = 0; k < LANES_PER_TAG && S.wild_left[t] > 0; k++) {
       struct lane *l = &S.lanes[t * LANES_PER_TAG + k];
       l->tag = (unsigned)t;
@@ -543,6 +562,9 @@ static void lanes_start(void)
       CHECK(l->buf, "out of memory");
       lane_post(l);
     }
+    S.lane_busy[t] = 0;
+    lanes_account((unsigned)t); /* those that completed while the others were posted */
+  }
 }
 
 /* ---- waits (the hang guard) ---- */
@@ -979,6 +1001,7 @@ static void soak_free(struct window *w)
     free(S.lanes[i].buf);
   free(S.lanes);
   free(S.lane_head);
+  free(S.lane_busy);
   free(S.wild_left);
   free(S.sched);
   free(S.next_same);

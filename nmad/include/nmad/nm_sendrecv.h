@@ -120,6 +120,10 @@ int nm_sr_scancel(nm_session_t session, nm_sr_request_t *req);
  * sends; for receives use nm_sr_recv_init() + nm_sr_request_set_monitor() + nm_sr_recv_irecv()), or later on a
  * posted request that has not completed: a layer above can then attach a monitor only to the requests that need
  * one (an MPI request freed while active, a wait on several requests) and keep it off the latency path.
+ * "From progress" means from inside any call that may progress, not only waits: a receive post that matches a
+ * stored rendezvous or synchronous message sends an RTR or ACK, and the driver may read incoming packets then, so
+ * monitors of other requests (and of this one) can run before nm_sr_recv_irecv() returns. A monitor that re-posts
+ * receives and tracks their post order must allow for that (doc/reliability.md, "reordering on any-source tags").
  * Not thread-safe: no progress on the session may run concurrently (it is the caller's serialisation).
  * @return 0, -NM_EINVAL (request not initialised) or -NM_EALREADY (already completed: the monitor would never
  *         be called; the caller handles the completion itself).
