@@ -203,8 +203,8 @@ static void large_round(int recv_first)
   progress_both();
   if (!recv_first)
     ck_assert_int_eq(ep[1].ops->large_recv(&ep[1], 0, dst, len, 42, &rctx), 0);
-  /* the copy runs NM_SM_PULL_STEP bytes per progress pass: 13 passes for 3 MiB, then LFIN */
-  for (int i = 0; i < 100 && (seen[0].n_large == 0 || seen[1].n_large == 0); i++)
+  /* the copy runs NM_SM_PULL_STEP bytes per progress pass: 49 passes for 3 MiB, then LFIN */
+  for (int i = 0; i < 200 && (seen[0].n_large == 0 || seen[1].n_large == 0); i++)
     progress_both();
   ck_assert_int_eq(seen[1].n_large, 1);
   ck_assert_ptr_eq(seen[1].large_ctx[0], &rctx);
@@ -247,6 +247,54 @@ START_TEST(test_packet_passes_large_copy)
     ep[1].ops->progress(&ep[1]);
   ck_assert_int_eq(seen[1].n_large, 1);
   ck_assert_int_eq(seen[1].large_err[0], 0);
+  ck_assert_int_eq(memcmp(src, dst, len), 0);
+  free(src);
+  free(dst);
+}
+END_TEST
+
+/* Whether bytes [from, from + len) of dst are src's (1) or still zero (0); -1 if neither. */
+static int step_state(const unsigned char *src, const unsigned char *dst, size_t from, size_t len)
+{
+  if (memcmp(src + from, dst + from, len) == 0)
+    return 1;
+  for (size_t i = from; i < from + len; i++)
+    if (dst[i])
+      return -1;
+  return 0;
+}
+
+/* A pass that delivers packets leaves its copy step to the next pass, so that what they carry is answered first;
+ * the next pass copies even if packets came again, so that a stream of packets cannot starve the copy. */
+START_TEST(test_packet_pass_defers_copy_once)
+{
+  const size_t step = NM_SM_PULL_STEP, len = 4 * step;
+  unsigned char *src = malloc(len), *dst = calloc(1, len), b[8];
+  ck_assert(src && dst);
+  for (size_t i = 0; i < len; i++)
+    src[i] = (unsigned char)(1 + i % 250); /* never 0: a copied byte always shows */
+  int sctx, rctx;
+  ck_assert_int_eq(ep[1].ops->large_recv(&ep[1], 0, dst, len, 9, &rctx), 0);
+  ck_assert_int_eq(ep[0].ops->large_send(&ep[0], 1, src, len, 9, &sctx), 0);
+  ep[1].ops->progress(&ep[1]); /* reads the LRTS (a record): no copy in this pass */
+  ck_assert_int_eq(step_state(src, dst, 0, step), 0);
+  ep[1].ops->progress(&ep[1]); /* nothing arrived: step 1 */
+  ck_assert_int_eq(step_state(src, dst, 0, step), 1);
+  ck_assert_int_eq(step_state(src, dst, step, step), 0);
+  fill(b, sizeof(b), 0);
+  ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, b, sizeof(b), NULL), 1);
+  ep[1].ops->progress(&ep[1]); /* a packet: delivered, step 2 deferred */
+  ck_assert_int_eq(seen[1].n_pkts, 1);
+  ck_assert_int_eq(step_state(src, dst, step, step), 0);
+  fill(b, sizeof(b), 1);
+  ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, b, sizeof(b), NULL), 1);
+  ep[1].ops->progress(&ep[1]); /* a packet again, but the last pass deferred: step 2 copied too */
+  ck_assert_int_eq(seen[1].n_pkts, 2);
+  ck_assert_int_eq(step_state(src, dst, step, step), 1);
+  ck_assert_int_eq(step_state(src, dst, 2 * step, step), 0);
+  for (int i = 0; i < 20 && seen[1].n_large == 0; i++)
+    ep[1].ops->progress(&ep[1]);
+  ck_assert_int_eq(seen[1].n_large, 1);
   ck_assert_int_eq(memcmp(src, dst, len), 0);
   free(src);
   free(dst);
@@ -369,6 +417,7 @@ int main(void)
   tcase_add_test(tc, test_large_recv_first);
   tcase_add_test(tc, test_large_send_first);
   tcase_add_test(tc, test_packet_passes_large_copy);
+  tcase_add_test(tc, test_packet_pass_defers_copy_once);
   tcase_add_test(tc, test_large_cancel);
   tcase_add_test(tc, test_large_longer_than_receive);
   tcase_add_test(tc, test_wakeup);

@@ -25,7 +25,7 @@
 #define NM_SM_REC_HDR 16u
 #define NM_SM_MAGIC 0x6e6d61642d736d31ull          /* "nmad-sm1" */
 #define NM_SM_BURST 64                             /* records read from one ring per progress pass */
-#define NM_SM_PULL_STEP (256u * 1024u)             /* bytes of CMA copy per progress pass (packets pass between) */
+#define NM_SM_PULL_STEP (64u * 1024u)             /* bytes of CMA copy per progress pass (packets pass between) */
 
 /** Header page of a segment. */
 struct nm_sm_seg_hdr_s {
@@ -123,6 +123,7 @@ struct nm_sm_s {
   struct nm_sm_large_s *lrecvs;  /* posted, waiting for their LRTS */
   struct nm_sm_large_s *rts_early; /* LRTS before its receive was posted */
   struct nm_sm_large_s *pulls, *pulls_tail; /* receives with their LRTS, copied NM_SM_PULL_STEP per pass, FIFO */
+  int pull_yielded;              /* the last pass skipped its copy step for packets (nm_sm_progress()) */
   struct nm_sm_large_s *done;    /* completed or cancelled, reported at the next progress */
   struct nm_sm_ctrl_s *ctrl_head, *ctrl_tail; /* control records waiting for ring room */
   uint64_t next_id;
