@@ -3,13 +3,14 @@
 # two, in one run, and the ratios two rails / best single rail.
 #
 # Usage: bench/nm_bench_rails.sh [--min 1M] [--max 64M] [--iters 20] [--repeat 3] [--chunk SIZE] [--no-real]
-#                                [--no-sim] [--out DIR]
+#                                [--no-sim] [--local sm|shm] [--out DIR]
 #
-# Real processes (2 ranks on this host, one per core, nmad-run --bind-to core): NMAD_DRIVER = shm, tcp, shm+tcp
-# and tcp+tcp, each --repeat times, the four interleaved (shm, tcp, shm+tcp, tcp+tcp, then again), keeping per
+# Real processes (2 ranks on this host, one per core, nmad-run --bind-to core): NMAD_DRIVER = L, tcp, L+tcp
+# and tcp+tcp, L the local driver (--local: sm, nmad's own and the default, or shm, libfabric's), each --repeat
+# times, the four interleaved (L, tcp, L+tcp, tcp+tcp, then again), keeping per
 # size the run with the lowest median (bench/nm_bench_lib.sh best_rows), so that a burst of load on this shared
 # machine does not decide a ratio. Reported: bandwidth = size / median one-way time (MB/s, 1 MB = 1e6 B), and
-#   shm+tcp / max(shm, tcp)   and   tcp+tcp / tcp        (the issue's bar: never below 0.95).
+#   L+tcp / max(L, tcp)   and   tcp+tcp / tcp        (the issue's bar: never below 0.95).
 # Simulation (nmad-sim, deterministic): nm_bench_pingpong on doc/platforms/two-nic-16.xml (two equal NICs per
 # host, CM02) with NMAD_DRIVER=sim and sim+sim; ratio sim+sim / sim (the issue's bar: at least 1.8 for large
 # messages).
@@ -24,7 +25,7 @@ SRC=$(dirname "$SCRIPT_DIR")
 # shellcheck source=bench/nm_bench_lib.sh
 . "$SCRIPT_DIR/nm_bench_lib.sh"
 
-MIN=1M MAX=64M ITERS=20 REPEAT=3 CHUNK= REAL=1 SIM=1 OUT=
+MIN=1M MAX=64M ITERS=20 REPEAT=3 CHUNK= REAL=1 SIM=1 OUT= L=sm
 RUN_TIMEOUT=${RUN_TIMEOUT:-600}
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -35,6 +36,7 @@ while [[ $# -gt 0 ]]; do
     --chunk) CHUNK=$2; shift 2 ;;
     --no-real) REAL=0; shift ;;
     --no-sim) SIM=0; shift ;;
+    --local) L=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "nm_bench_rails.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -71,7 +73,7 @@ SUMMARY=$OUT/summary.txt
 } >>"$SUMMARY"
 
 if [[ $REAL == 1 ]]; then
-  DRIVERS=(shm tcp shm+tcp tcp+tcp)
+  DRIVERS=("$L" tcp "$L+tcp" tcp+tcp)
   for ((k = 1; k <= REPEAT; k++)); do
     for d in "${DRIVERS[@]}"; do real_run "$d" "$k"; done
   done
@@ -81,11 +83,11 @@ if [[ $REAL == 1 ]]; then
   {
     echo
     echo "## real processes (bandwidth MB/s)"
-    echo "| size | shm | tcp | shm+tcp | shm+tcp / best single | tcp+tcp | tcp+tcp / tcp |"
+    echo "| size | $L | tcp | $L+tcp | $L+tcp / best single | tcp+tcp | tcp+tcp / tcp |"
     echo "|---|---|---|---|---|---|---|"
-    for s in $(awk -F, 'NR > 1 { print $1 }' "$OUT/rails-shm.csv" 2>/dev/null); do
-      a=$(bw_of "$OUT/rails-shm.csv" "$s") b=$(bw_of "$OUT/rails-tcp.csv" "$s")
-      c=$(bw_of "$OUT/rails-shm_tcp.csv" "$s") e=$(bw_of "$OUT/rails-tcp_tcp.csv" "$s")
+    for s in $(awk -F, 'NR > 1 { print $1 }' "$OUT/rails-$L.csv" 2>/dev/null); do
+      a=$(bw_of "$OUT/rails-$L.csv" "$s") b=$(bw_of "$OUT/rails-tcp.csv" "$s")
+      c=$(bw_of "$OUT/rails-${L}_tcp.csv" "$s") e=$(bw_of "$OUT/rails-tcp_tcp.csv" "$s")
       echo "| $s | $a | $b | $c | $(ratio "$c" "$(maxof "$a" "$b")") | $e | $(ratio "$e" "$b") |"
     done
   } >>"$SUMMARY"

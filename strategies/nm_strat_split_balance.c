@@ -6,7 +6,10 @@
  * the slowest start (largest latency) plus the bytes over the summed bandwidth, each rail carrying a share
  * proportional to its bandwidth so that all finish together. With at most NM_MAX_RAILS (4) rails every subset
  * is priced (15 at most), which needs no threshold: a small message costs mostly latency and goes whole on the
- * lowest-latency rail; a large one is spread over every rail whose bandwidth pays for its latency. */
+ * lowest-latency rail; a large one is spread over every rail whose bandwidth pays for its latency.
+ * On one host (nm_core_set_one_host()) the rails share the host's memory and cores, so only single rails are
+ * priced (NMAD_SPLIT_LOCAL=1 prices every set there too): splitting through shared memory and loopback tcp measured 0.64-0.81x shared memory alone
+ * (doc/performance.md, "Two rails on one host"). */
 #include "nmad/core/nm_core_private.h"
 
 /* Split points of messages from this size on are aligned to NM_SPLIT_ALIGN bytes. */
@@ -35,6 +38,8 @@ int nm_strat_rdv_split_balance(struct nm_gate_s *gate, nm_len_t len, int prio, s
   unsigned best = 1;
   double best_cost = -1;
   for (unsigned mask = 1; n > 0 && mask < (1u << n); mask++) {
+    if (gate->core->one_host && !gate->core->cfg.split_local && (mask & (mask - 1)))
+      continue; /* more than one rail */
     double c = nm_split_cost(gate, mask, len);
     /* strictly cheaper only: among equal prices the lower mask (fewer, lower-index rails) wins */
     if (c >= 0 && (best_cost < 0 || c < best_cost)) {

@@ -197,6 +197,22 @@ START_TEST(test_split_follows_bandwidth)
 }
 END_TEST
 
+/* All ranks on one host: the rails share its memory and cores, so a message goes whole on the rail the model
+ * prices best (the faster one here) instead of being split; NMAD_SPLIT_LOCAL=1 (cfg.split_local) splits again. */
+START_TEST(test_one_host_one_rail)
+{
+  nm_core_set_one_host(B.core, 1); /* the receiver decides the split (rdv_accept) */
+  transfer(1 << 22, 1 << 22, 6);
+  ck_assert_uint_eq(bytes_on_rail[0], 0);
+  ck_assert_uint_eq(bytes_on_rail[1], 1 << 22);
+  memset(bytes_on_rail, 0, sizeof(bytes_on_rail));
+  B.core->cfg.split_local = 1;
+  transfer(1 << 22, 1 << 22, 7);
+  ck_assert_uint_gt(bytes_on_rail[0], 0);
+  ck_assert_uint_gt(bytes_on_rail[1], 0);
+}
+END_TEST
+
 START_TEST(test_small_on_fastest_start)
 {
   /* rail 0: lower latency; a message just above the rendezvous threshold goes whole on it */
@@ -354,6 +370,7 @@ int main(void)
   tcase_add_test(tc, test_sizes_every_offset);
   tcase_add_test(tc, test_truncation);
   tcase_add_test(tc, test_split_follows_bandwidth);
+  tcase_add_test(tc, test_one_host_one_rail);
   tcase_add_test(tc, test_small_on_fastest_start);
   tcase_add_test(tc, test_equal_rails_split_in_half);
   tcase_add_test(tc, test_priority_first);

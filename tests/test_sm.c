@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "drivers/sm/nm_sm_private.h"
 #include <nmad/nm_errno.h>
 
@@ -301,6 +302,94 @@ START_TEST(test_packet_pass_defers_copy_once)
 }
 END_TEST
 
+/* ---- cooperative copy: a large copy shared by the receiver (reads) and the sender (writes) ---- */
+
+static struct nm_sm_s *priv(int i) { return ep[i].priv; }
+
+/* Post a large receive on ep[1] and its send on ep[0], then progress ep[1] always and ep[0] only while
+ * @p sender_progresses, until both transfers are reported (ep[0] is progressed at the end to take its LFIN).
+ * @return the receive's error. */
+static int coop_round(unsigned char *src, unsigned char *dst, size_t len, int sender_progresses)
+{
+  int sctx, rctx;
+  ck_assert_int_eq(ep[1].ops->large_recv(&ep[1], 0, dst, len, 77, &rctx), 0);
+  ck_assert_int_eq(ep[0].ops->large_send(&ep[0], 1, src, len, 77, &sctx), 0);
+  for (int i = 0; i < 10000 && seen[1].n_large == 0; i++) {
+    ep[1].ops->progress(&ep[1]);
+    if (sender_progresses)
+      ep[0].ops->progress(&ep[0]);
+  }
+  for (int i = 0; i < 100 && seen[0].n_large == 0; i++)
+    ep[0].ops->progress(&ep[0]);
+  ck_assert_int_eq(seen[1].n_large, 1);
+  ck_assert_int_eq(seen[0].n_large, 1);
+  ck_assert_ptr_eq(seen[1].large_ctx[0], &rctx);
+  ck_assert_ptr_eq(seen[0].large_ctx[0], &sctx);
+  ck_assert_int_eq(priv(0)->coop_invited, 0); /* no invitation left behind */
+  return seen[1].large_err[0];
+}
+
+/* Both sides progress: both copy chunks, every chunk exactly once, the bytes are the sender's. */
+START_TEST(test_coop_copy_shared)
+{
+  const size_t len = 4 * 1024 * 1024 + 5, chunks = (len + NM_SM_PULL_STEP - 1) / NM_SM_PULL_STEP;
+  unsigned char *src = malloc(len), *dst = calloc(1, len);
+  ck_assert(src && dst);
+  fill(src, len, 11);
+  ck_assert(priv(1)->coop_on);
+  ck_assert_int_eq(coop_round(src, dst, len, 1), 0);
+  ck_assert_int_eq(memcmp(src, dst, len), 0);
+  ck_assert_uint_eq(seen[1].large_len[0], len);
+  ck_assert_uint_eq(seen[0].large_len[0], len);
+  ck_assert_uint_gt(priv(0)->coop_pushed, 0);
+  ck_assert_uint_gt(priv(1)->coop_pulled, 0);
+  ck_assert_uint_eq(priv(0)->coop_pushed + priv(1)->coop_pulled, chunks);
+  free(src);
+  free(dst);
+}
+END_TEST
+
+/* A sender that does not progress (it computes) leaves every chunk to the receiver; its invitation, read after
+ * the copy is over, claims nothing. */
+START_TEST(test_coop_copy_sender_away)
+{
+  const size_t len = 2 * 1024 * 1024, chunks = len / NM_SM_PULL_STEP;
+  unsigned char *src = malloc(len), *dst = calloc(1, len);
+  ck_assert(src && dst);
+  fill(src, len, 12);
+  ck_assert_int_eq(coop_round(src, dst, len, 0), 0);
+  ck_assert_int_eq(memcmp(src, dst, len), 0);
+  ck_assert_uint_eq(priv(1)->coop_pulled, chunks);
+  ck_assert_uint_eq(priv(0)->coop_pushed, 0);
+  /* a second transfer (a new generation) is shared again, not confused with the first */
+  memset(seen, 0, sizeof(seen));
+  memset(dst, 0, len);
+  fill(src, len, 13);
+  ck_assert_int_eq(coop_round(src, dst, len, 1), 0);
+  ck_assert_int_eq(memcmp(src, dst, len), 0);
+  ck_assert_uint_gt(priv(0)->coop_pushed, 0);
+  free(src);
+  free(dst);
+}
+END_TEST
+
+/* A copy that fails (part of the receive buffer is read-only: both sides' chunks there fail) ends, on both sides,
+ * with an error, after the chunks in flight. */
+START_TEST(test_coop_copy_fails)
+{
+  const size_t len = 2 * 1024 * 1024;
+  unsigned char *src = malloc(len);
+  unsigned char *dst = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ck_assert(src && dst != MAP_FAILED);
+  fill(src, len, 14);
+  ck_assert_int_eq(mprotect(dst + len / 2, len / 2, PROT_READ), 0);
+  ck_assert_int_ne(coop_round(src, dst, len, 1), 0);
+  ck_assert_int_ne(seen[0].large_err[0], 0);
+  munmap(dst, len);
+  free(src);
+}
+END_TEST
+
 START_TEST(test_large_cancel)
 {
   char dst[64];
@@ -418,6 +507,9 @@ int main(void)
   tcase_add_test(tc, test_large_send_first);
   tcase_add_test(tc, test_packet_passes_large_copy);
   tcase_add_test(tc, test_packet_pass_defers_copy_once);
+  tcase_add_test(tc, test_coop_copy_shared);
+  tcase_add_test(tc, test_coop_copy_sender_away);
+  tcase_add_test(tc, test_coop_copy_fails);
   tcase_add_test(tc, test_large_cancel);
   tcase_add_test(tc, test_large_longer_than_receive);
   tcase_add_test(tc, test_wakeup);

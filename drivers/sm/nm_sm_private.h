@@ -26,12 +26,19 @@
 #define NM_SM_MAGIC 0x6e6d61642d736d31ull          /* "nmad-sm1" */
 #define NM_SM_BURST 64                             /* records read from one ring per progress pass */
 #define NM_SM_PULL_STEP (64u * 1024u)             /* bytes of CMA copy per progress pass (packets pass between) */
+#define NM_SM_COOP_MIN (512u * 1024u)             /* a large copy from this length on is shared with its sender */
 
 /** Header page of a segment. */
 struct nm_sm_seg_hdr_s {
   uint64_t magic;
   uint64_t nonce;          /* the owner's, also in its address: a reused pid cannot pass for it */
   _Atomic uint32_t sleeping; /* the owner is about to block on its pipe: the next sender writes one byte */
+  /* The owner's large copy shared with its sender (nm_sm.c, "cooperative copy"), on a line of their own: the claim
+   * word is (generation << 32) | next chunk to copy; done counts the chunks copied (by either side); bad is the
+   * generation of a copy whose sender failed to write a chunk. */
+  _Alignas(64) _Atomic uint64_t coop_claim;
+  _Atomic uint64_t coop_done;
+  _Atomic uint64_t coop_bad;
 };
 
 /** Control page of one ring: the producer writes tail, the consumer head (positions grow without wrapping). */
@@ -46,6 +53,7 @@ enum nm_sm_kind_e {
   NM_SM_WRAP = 2, /* the rest of the ring is unused: go on at its start */
   NM_SM_LRTS = 3, /* a large send is ready: nm_sm_lrts_s (the receiver copies it by CMA) */
   NM_SM_LFIN = 4, /* the receiver copied a large send: nm_sm_lfin_s */
+  NM_SM_LHELP = 5, /* the receiver invites the sender to copy chunks of a large send too: nm_sm_lhelp_s */
 };
 
 /** Record header, NM_SM_REC_HDR bytes, then len bytes of body. */
@@ -62,6 +70,13 @@ struct nm_sm_lrts_s {
 struct nm_sm_lfin_s {
   uint64_t id;
   int64_t status; /* 0, or -NM_E* */
+};
+
+struct nm_sm_lhelp_s {
+  uint64_t id;  /* the send's (its LRTS's) */
+  uint64_t gen; /* the copy's generation in the receiver's claim word */
+  uint64_t dst; /* the receive buffer, in the receiver's address space */
+  uint64_t len; /* bytes to copy: the send's length */
 };
 
 /** What a rank publishes: where its segment and its wake-up pipe are. */
@@ -97,6 +112,10 @@ struct nm_sm_large_s {
   void *ctx;
   int err;
   uint64_t src, src_len, got; /* receive being copied: the sender's buffer and length (its LRTS), bytes so far */
+  /* cooperative copy: receive: its generation (0: copied alone), and once closed after an error, the chunks that
+   * were claimed (the copy ends when that many are done); send: the invitation's generation (0: none) and
+   * destination */
+  uint64_t coop_gen, coop_dst, coop_closed;
 };
 
 /** A control record to send when the peer's ring has room again. */
@@ -107,6 +126,7 @@ struct nm_sm_ctrl_s {
   union {
     struct nm_sm_lrts_s rts;
     struct nm_sm_lfin_s fin;
+    struct nm_sm_lhelp_s help;
   } u;
 };
 
@@ -127,6 +147,10 @@ struct nm_sm_s {
   struct nm_sm_large_s *done;    /* completed or cancelled, reported at the next progress */
   struct nm_sm_ctrl_s *ctrl_head, *ctrl_tail; /* control records waiting for ring room */
   uint64_t next_id;
+  uint32_t coop_gen;             /* last generation of our claim word */
+  int coop_on;                   /* share large copies with their senders (off when ranks outnumber cores) */
+  uint64_t coop_pulled, coop_pushed; /* chunks of shared copies copied here as receiver, as sender (tests) */
+  int coop_invited;              /* sends with an invitation not used up (coop_gen != 0) */
 };
 
 #endif /* NM_SM_PRIVATE_H */

@@ -96,6 +96,12 @@ int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed
     return -NM_EINVAL;
   }
   cfg->rdv_chunk = v;
+  s = getenv("NMAD_SPLIT_LOCAL");
+  if (s && *s && strcmp(s, "0") != 0 && strcmp(s, "1") != 0) {
+    fprintf(stderr, "nmad: NMAD_SPLIT_LOCAL='%s' is invalid; accepted: 0 (one rail per message on one host), 1\n", s);
+    return -NM_EINVAL;
+  }
+  cfg->split_local = s && strcmp(s, "1") == 0;
   v = nm_config_peer_alloc_default();
   s = getenv("NMAD_PEER_ALLOC_MAX");
   if (s && *s && (nm_config_parse_size(s, &v) || v == 0)) {

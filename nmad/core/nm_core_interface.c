@@ -285,6 +285,8 @@ int nm_core_configure(nm_core_t core, int oversubscribed, int job_oversubscribed
   return nm_config_load(&core->cfg, max_eager, oversubscribed, job_oversubscribed);
 }
 
+void nm_core_set_one_host(nm_core_t core, int one_host) { core->one_host = one_host != 0; }
+
 int nm_core_progress_thread_wanted(nm_core_t core, enum nm_bind_e *bind)
 {
   if (bind)

@@ -302,6 +302,15 @@ void nm_core_set_job_key(nm_core_t core, uint64_t job_key);
  */
 int nm_core_configure(nm_core_t core, int oversubscribed, int job_oversubscribed);
 
+/**
+ * @brief Tell the core that every rank of the job runs on this host (the launcher's view). Rails to a peer on the
+ *        same host move bytes through the same memory and cores (shared memory, tcp over loopback), so splitting a
+ *        message across them adds work, not bandwidth: split_balance then sends each message on the one rail its
+ *        model prices best (doc/architecture.md, "split_balance"). Thread-safety: set-up time, one thread.
+ * @param one_host 1: all ranks local; 0 (the default): split by bandwidth.
+ */
+void nm_core_set_one_host(nm_core_t core, int one_host);
+
 /** NMAD_BIND: progress-thread placement (progress-threads-split-tree-denis-2019, sections 4 and 5.2). */
 enum nm_bind_e {
   NM_BIND_BIND = 0, /* on the rank's own cores ("bind", section 4) */

@@ -239,6 +239,7 @@ struct nm_config_s {
   int progress_thread;  /* NMAD_PROGRESS=thread */
   enum nm_bind_e bind;  /* NMAD_BIND: where the progress thread runs */
   uint64_t rdv_chunk;   /* bytes: rendezvous data moves in chunks of at most this size (NMAD_RDV_CHUNK) */
+  int split_local;      /* split messages across rails on one host too (NMAD_SPLIT_LOCAL=1; default 0) */
   uint64_t frag_max;    /* eager messages (header included) up to this many bytes are cut to the inject size
                          * (NMAD_EAGER_FRAG_MAX, nm_frag.c); NM_FRAG_MAX_AUTO: a few inject sizes */
   uint32_t oversub_hop_ns; /* a job with more ranks than cores: what a hop costs in wake-ups (NMAD_OVERSUB_HOP_US),
@@ -283,6 +284,7 @@ struct nm_core_s {
   struct nm_drv_s *clock_drv; /* the driver whose clock is the core's time (now_ns), or NULL: CLOCK_MONOTONIC */
   struct nm_drv_s *block_drv; /* the driver that blocks by itself (block), or NULL: poll() on the wait fds */
   int n_drvs;
+  int one_host; /* every rank on this host: rails share its memory and cores, a message is not split (split_balance) */
   struct nm_drv_s drvs[NM_MAX_RAILS + 1];
   struct nm_session_s *sessions;
   struct nm_unexp_s *orphans; /* messages for sessions not opened yet */

@@ -212,6 +212,7 @@ static int nm_launcher_setup(struct nm_launcher_s *l)
     return err;
   /* The job as a whole is oversubscribed only where every rank can tell alike: one host (all_local), whose ranks
    * all see the same count and the same union of masks. Across hosts each knows only its own: 0 there. */
+  nm_core_set_one_host(l->core, all_local);
   err = nm_core_configure(l->core, local_ranks > local_cpus, all_local && local_ranks > local_cpus);
   if (err)
     return err;
