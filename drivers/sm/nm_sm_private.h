@@ -26,7 +26,7 @@
 #define NM_SM_MAGIC 0x6e6d61642d736d31ull          /* "nmad-sm1" */
 #define NM_SM_BURST 64                             /* records read from one ring per progress pass */
 #define NM_SM_PULL_STEP (64u * 1024u)             /* bytes of CMA copy per progress pass (packets pass between) */
-#define NM_SM_COOP_MIN (512u * 1024u)             /* a large copy from this length on is shared with its sender */
+#define NM_SM_COOP_MIN (128u * 1024u)             /* a large copy from this length on is shared with its sender */
 
 /** Header page of a segment. */
 struct nm_sm_seg_hdr_s {
