@@ -5,6 +5,7 @@
  * Both keep MPI's canonical order for non-commutative operators.
  */
 #include <nmad/nm_coll_reduce.h>
+#include <nmad/nm_core.h>
 #include <nmad/nm_errno.h>
 #include "nm_coll_algo.h"
 #include "nm_coll_reduce_private.h"
@@ -12,17 +13,26 @@
 
 static const char *const nm_red_names[NM_COLL_REDUCE_NALGOS] = {"auto", "binomial", "reduce_scatter_gather"};
 
-int nm_coll_reduce_choose(int p, nm_len_t count, nm_len_t esize, enum nm_coll_reduce_algo_e *algo)
+int nm_coll_reduce_choose_job(int p, nm_len_t count, nm_len_t esize, int job_oversubscribed,
+                              enum nm_coll_reduce_algo_e *algo)
 {
   int forced, err = nm_coll_algo_env("NMAD_REDUCE_ALGO", nm_red_names, NM_COLL_REDUCE_NALGOS, &forced);
   if (err)
     return err;
+  nm_len_t m = count * esize;
   if (forced)
     *algo = (enum nm_coll_reduce_algo_e)forced;
+  else if (p <= 2 || m <= 2048 || count < (nm_len_t)p ||
+           (job_oversubscribed && m >= NM_COLL_REDUCE_OVERSUB_BINOMIAL_FROM))
+    *algo = NM_COLL_REDUCE_BINOMIAL;
   else
-    *algo = p <= 2 || count * esize <= 2048 || count < (nm_len_t)p ? NM_COLL_REDUCE_BINOMIAL
-                                                                   : NM_COLL_REDUCE_RS_GATHER;
+    *algo = NM_COLL_REDUCE_RS_GATHER;
   return 0;
+}
+
+int nm_coll_reduce_choose(int p, nm_len_t count, nm_len_t esize, enum nm_coll_reduce_algo_e *algo)
+{
+  return nm_coll_reduce_choose_job(p, count, esize, 0, algo);
 }
 
 /* ---- binomial tree: a commutative operator on the tree rooted at the root; a non-commutative one on the tree
@@ -131,7 +141,9 @@ int nm_coll_reduce_build(nm_coll_sched_t *s, int round, const struct nm_coll_gro
       (count > 0 && ((self == root && recvbuf == NULL) || (self != root && sendbuf == NULL))))
     return -NM_EINVAL;
   if (algo == NM_COLL_REDUCE_AUTO) {
-    int err = nm_coll_reduce_choose(group->n, count, op->esize, &algo);
+    nm_session_t session = nm_coll_sched_session(s);
+    int oversub = session ? nm_core_job_oversubscribed(nm_session_get_core(session)) : 0;
+    int err = nm_coll_reduce_choose_job(group->n, count, op->esize, oversub, &algo);
     if (err)
       return err;
   }

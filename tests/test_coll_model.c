@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <nmad/nm_coll_model.h>
+#include <nmad/nm_coll_reduce.h>
 #include <nmad/nm_errno.h>
 
 /* Hockney figures of doc/platforms/README.md (CM02). The torus's alpha is the BG/P MPI software latency the
@@ -599,6 +600,32 @@ START_TEST(test_logp_choose_brute_force)
 }
 END_TEST
 
+/* Reduce's choice (issue 18): MPICH's rule, and on an oversubscribed job the binomial tree from 128 KiB on
+ * (reduce-scatter + gather's simultaneous exchanges cannot all run); a forced algorithm stays forced. */
+START_TEST(test_reduce_choice_oversubscribed)
+{
+  enum nm_coll_reduce_algo_e a;
+  unsetenv("NMAD_REDUCE_ALGO");
+  const nm_len_t mib = 1 << 17; /* 1 MiB of doubles */
+  ck_assert_int_eq(nm_coll_reduce_choose_job(4, mib, 8, 0, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_REDUCE_RS_GATHER);
+  ck_assert_int_eq(nm_coll_reduce_choose_job(4, mib, 8, 1, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_REDUCE_BINOMIAL);
+  ck_assert_int_eq(nm_coll_reduce_choose_job(4, 8192, 8, 1, &a), 0); /* 64 KiB: below the bound */
+  ck_assert_int_eq(a, NM_COLL_REDUCE_RS_GATHER);
+  ck_assert_int_eq(nm_coll_reduce_choose_job(4, NM_COLL_REDUCE_OVERSUB_BINOMIAL_FROM / 8, 8, 1, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_REDUCE_BINOMIAL);
+  ck_assert_int_eq(nm_coll_reduce_choose(4, mib, 8, &a), 0); /* the job-less rule is MPICH's */
+  ck_assert_int_eq(a, NM_COLL_REDUCE_RS_GATHER);
+  ck_assert_int_eq(nm_coll_reduce_choose_job(4, 16, 8, 0, &a), 0); /* 128 B */
+  ck_assert_int_eq(a, NM_COLL_REDUCE_BINOMIAL);
+  setenv("NMAD_REDUCE_ALGO", "reduce_scatter_gather", 1);
+  ck_assert_int_eq(nm_coll_reduce_choose_job(4, mib, 8, 1, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_REDUCE_RS_GATHER);
+  unsetenv("NMAD_REDUCE_ALGO");
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("coll_model");
@@ -619,6 +646,7 @@ int main(void)
   tcase_add_test(tc, test_logp_of_props);
   tcase_add_test(tc, test_logp_choice);
   tcase_add_test(tc, test_logp_choose_brute_force);
+  tcase_add_test(tc, test_reduce_choice_oversubscribed);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

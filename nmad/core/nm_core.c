@@ -191,6 +191,8 @@ int nm_core_network_logp(nm_core_t core, uint32_t *latency_ns, uint32_t *overhea
   return bw ? 0 : -NM_EINVAL;
 }
 
+int nm_core_job_oversubscribed(nm_core_t core) { return core->cfg.oversub_hop_ns > 0; }
+
 int nm_core_network_props(nm_core_t core, uint32_t *latency_ns, uint64_t *bandwidth_MBps)
 {
   uint32_t lat = 0;

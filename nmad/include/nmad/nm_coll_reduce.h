@@ -142,6 +142,19 @@ int nm_coll_reduce(nm_session_t session, const struct nm_coll_group_s *group, in
  *  @return 0 or -NM_EINVAL (invalid NMAD_REDUCE_ALGO, message on stderr). */
 int nm_coll_reduce_choose(int p, nm_len_t count, nm_len_t esize, enum nm_coll_reduce_algo_e *algo);
 
+/** Bytes from which an oversubscribed job keeps the binomial reduce (nm_coll_reduce_choose_job()). */
+#define NM_COLL_REDUCE_OVERSUB_BINOMIAL_FROM (128u * 1024u)
+
+/** @brief nm_coll_reduce_choose() for a job that may have more ranks than cores (@p job_oversubscribed, the same
+ *  on every rank: nm_core_job_oversubscribed()). Reduce-scatter + gather wins by running its halving exchanges on
+ *  every rank at once; with more ranks than cores they cannot, and each of its extra rendezvous steps waits for a
+ *  rank to be scheduled: with 4 ranks on 2 cores the binomial tree measured 2-3x faster from 256 KiB (equal with
+ *  8 ranks) and reduce-scatter + gather faster at 64 KiB (doc/performance.md, issue 18). So an oversubscribed job
+ *  that does not force an algorithm keeps the binomial tree from NM_COLL_REDUCE_OVERSUB_BINOMIAL_FROM bytes on.
+ *  @return 0 or -NM_EINVAL (invalid NMAD_REDUCE_ALGO). Thread-safety: any thread. */
+int nm_coll_reduce_choose_job(int p, nm_len_t count, nm_len_t esize, int job_oversubscribed,
+                              enum nm_coll_reduce_algo_e *algo);
+
 /** Reduce-scatter algorithms (names for NMAD_REDUCE_SCATTER_ALGO in comments; collectives/reduce_scatter.c). */
 enum nm_coll_reduce_scatter_algo_e {
   NM_COLL_REDUCE_SCATTER_AUTO = 0,            /**< "auto": NMAD_REDUCE_SCATTER_ALGO, else

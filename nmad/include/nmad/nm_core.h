@@ -154,6 +154,11 @@ int nm_core_network_props(nm_core_t core, uint32_t *latency_ns, uint64_t *bandwi
 int nm_core_network_logp(nm_core_t core, uint32_t *latency_ns, uint32_t *overhead_ns, uint32_t *gap_ns,
                          uint64_t *bandwidth_MBps);
 
+/** @brief Whether the whole job runs on one host with more ranks than usable cores (nm_core_configure()'s
+ *  job_oversubscribed): the same answer on every rank, so collectives may choose an algorithm by it (all ranks
+ *  choose alike). @return 1 or 0. Thread-safety: any thread (fixed once configured). */
+int nm_core_job_oversubscribed(nm_core_t core);
+
 /** @brief Progress until *flag becomes non-zero (or the deadline passes), spinning then blocking.
  *  @param deadline_ns absolute ns on nm_core_time_ns(), 0 for none. @return 0 or -NM_ETIMEDOUT. */
 int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns);
