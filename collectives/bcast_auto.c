@@ -6,7 +6,8 @@
  *
  * Every member of a broadcast must reach the same choice without talking: it depends only on p, the length (both
  * the same on every member, as MPI_Bcast requires), the drivers' nominal figures (nm_core_network_props(): the
- * same on every rank of a job) and the environment (nmad-run gives every rank the same). Nothing is cached: the
+ * same on every rank of a job), whether the job is oversubscribed (nm_core_job_oversubscribed(), likewise) and the
+ * environment (nmad-run gives every rank the same). Nothing is cached: the
  * choice costs a getenv and at most a few hundred model evaluations (the best G scan), small next to a broadcast.
  */
 #include <nmad/nm_coll_bcast.h>
@@ -42,6 +43,15 @@ int nm_coll_bcast_auto(nm_session_t session, int p, nm_len_t len, struct nm_coll
     struct nm_coll_bcast_choice_s forced;
     int err = nm_coll_bcast_choice_parse(env, &forced);
     return err ? err : nm_coll_bcast_choice_complete_logp(&forced, p, (size_t)len, &net, choice);
+  }
+  if (nm_core_job_oversubscribed(nm_session_get_core(session))) {
+    /* More ranks than cores on the job's one host: every level of a tree waits for its forwarder to get a core,
+     * and the copies, pulled by the receivers (shared memory), are bound by the cores, not by the tree: measured
+     * with 4 and 8 ranks on 2 cores, the flat tree was the fastest or within the runs' spread of it from 8 KiB to
+     * 4 MiB, up to 3.3x faster than the model's choice (doc/performance.md, issue 18). The model, which prices
+     * one port per member and a link per pair, cannot see that; the flat tree is then the choice. */
+    struct nm_coll_bcast_choice_s flat = {.algo = NM_COLL_BCAST_FLAT, .hierarchical = 0, .groups = 1};
+    return nm_coll_bcast_choice_complete_logp(&flat, p, (size_t)len, &net, choice);
   }
   return nm_coll_bcast_choose_logp(p, (size_t)len, &net, choice);
 }

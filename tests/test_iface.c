@@ -7,6 +7,7 @@
 #include <string.h>
 #include "fake_driver.h"
 #include <nmad/nm_sendrecv.h>
+#include <nmad/nm_coll_model.h>
 
 static nm_core_t core;
 static struct fake_drv_s *fake;
@@ -222,6 +223,32 @@ START_TEST(test_oversub_hop_latency)
 }
 END_TEST
 
+/* An oversubscribed job broadcasts flat (collectives/bcast_auto.c: measured fastest with more ranks than cores);
+ * one rank per core keeps the model's choice (not flat for 1 MiB among 8); a forced algorithm stays forced. */
+START_TEST(test_oversub_bcast_flat)
+{
+  struct nm_coll_bcast_choice_s c;
+  core->drvs[0].props.latency_ns = 300;
+  core->drvs[0].props.bandwidth_MBps = 10000;
+  unsetenv("NMAD_BCAST_ALGO");
+  ck_assert_int_eq(nm_core_configure(core, 0, 0), 0);
+  ck_assert_int_eq(nm_core_job_oversubscribed(core), 0);
+  ck_assert_int_eq(nm_coll_bcast_auto(sess, 8, 1 << 20, &c), 0);
+  ck_assert_int_ne(c.algo, NM_COLL_BCAST_FLAT);
+  ck_assert_int_eq(nm_core_configure(core, 1, 1), 0);
+  ck_assert_int_eq(nm_core_job_oversubscribed(core), 1);
+  ck_assert_int_eq(nm_coll_bcast_auto(sess, 8, 1 << 20, &c), 0);
+  ck_assert_int_eq(c.algo, NM_COLL_BCAST_FLAT);
+  ck_assert_int_eq(c.hierarchical, 0);
+  ck_assert(c.predicted_s > 0);
+  setenv("NMAD_BCAST_ALGO", "binomial", 1);
+  ck_assert_int_eq(nm_coll_bcast_auto(sess, 8, 1 << 20, &c), 0);
+  ck_assert_int_eq(c.algo, NM_COLL_BCAST_BINOMIAL);
+  unsetenv("NMAD_BCAST_ALGO");
+  ck_assert_int_eq(nm_core_configure(core, 0, 0), 0);
+}
+END_TEST
+
 START_TEST(test_session_child)
 {
   nm_session_t child, again;
@@ -258,6 +285,7 @@ int main(void)
   tcase_add_test(t, test_readers);
   tcase_add_test(t, test_session_child);
   tcase_add_test(t, test_oversub_hop_latency);
+  tcase_add_test(t, test_oversub_bcast_flat);
   suite_add_tcase(s, t);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

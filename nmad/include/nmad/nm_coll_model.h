@@ -177,8 +177,9 @@ int nm_coll_bcast_choice_parse(const char *spec, struct nm_coll_bcast_choice_s *
  * @brief The automatic choice of a broadcast of @p len bytes among @p p members on @p session (issue 17,
  * deliverable 4; collectives/bcast_auto.c): NMAD_BCAST_ALGO when set (nm_coll_bcast_choice_parse(), completed by
  * nm_coll_bcast_choice_complete_logp()), else nm_coll_bcast_choose_logp(), with L, o and beta from the network's
- * nominal figures (nm_core_network_logp() through nm_coll_model_logp()). The same on every member of a job for the
- * same (p, len): the members of a broadcast agree without talking (doc/collectives.md).
+ * nominal figures (nm_core_network_logp() through nm_coll_model_logp()); on a job with more ranks than cores on its
+ * one host (nm_core_job_oversubscribed()), the flat tree (measured fastest there, doc/collectives.md). The same on
+ * every member of a job for the same (p, len): the members of a broadcast agree without talking.
  * @param[out] choice the algorithm, hierarchy, G, segment and predicted time.
  * @return 0, or -NM_EINVAL for a bad argument or an invalid NMAD_BCAST_ALGO (message on stderr).
  * Thread-safety: any thread (reads the environment).
