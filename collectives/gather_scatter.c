@@ -9,21 +9,28 @@
  * buffer itself, otherwise the blocks are rotated into member order by copies.
  */
 #include <nmad/nm_coll_gather.h>
+#include <nmad/nm_core.h>
 #include <nmad/nm_errno.h>
 #include "nm_coll_algo.h"
 #include "nm_coll_tree.h"
 
 static const char *const nm_gs_names[NM_COLL_GATHER_NALGOS] = {"auto", "binomial", "flat"};
 
-int nm_coll_gather_choose(const char *var, int p, nm_len_t len, enum nm_coll_gather_algo_e *algo)
+int nm_coll_gather_choose_job(const char *var, int p, nm_len_t len, int job_oversubscribed,
+                              enum nm_coll_gather_algo_e *algo)
 {
   int forced, err = nm_coll_algo_env(var, nm_gs_names, NM_COLL_GATHER_NALGOS, &forced);
   (void)p;
   if (err)
     return err;
   *algo = forced ? (enum nm_coll_gather_algo_e)forced
-                 : len < 16384 ? NM_COLL_GATHER_BINOMIAL : NM_COLL_GATHER_FLAT;
+                 : len < 16384 && !job_oversubscribed ? NM_COLL_GATHER_BINOMIAL : NM_COLL_GATHER_FLAT;
   return 0;
+}
+
+int nm_coll_gather_choose(const char *var, int p, nm_len_t len, enum nm_coll_gather_algo_e *algo)
+{
+  return nm_coll_gather_choose_job(var, p, len, 0, algo);
 }
 
 static int nm_gs_check(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self, int root,
@@ -32,7 +39,11 @@ static int nm_gs_check(nm_coll_sched_t *s, int round, const struct nm_coll_group
   if (s == NULL || round < 0 || !nm_coll_algo_group_ok(group, self) || root < 0 || root >= group->n ||
       (int)*algo < 0 || *algo >= NM_COLL_GATHER_NALGOS)
     return -NM_EINVAL;
-  return *algo == NM_COLL_GATHER_AUTO ? nm_coll_gather_choose(var, group->n, len, algo) : 0;
+  if (*algo != NM_COLL_GATHER_AUTO)
+    return 0;
+  nm_session_t session = nm_coll_sched_session(s);
+  int oversub = session ? nm_core_job_oversubscribed(nm_session_get_core(session)) : 0;
+  return nm_coll_gather_choose_job(var, group->n, len, oversub, algo);
 }
 
 /** The node of this member in the root-relative binomial tree. */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <nmad/nm_coll_model.h>
 #include <nmad/nm_coll_reduce.h>
+#include <nmad/nm_coll_gather.h>
 #include <nmad/nm_errno.h>
 
 /* Hockney figures of doc/platforms/README.md (CM02). The torus's alpha is the BG/P MPI software latency the
@@ -626,6 +627,24 @@ START_TEST(test_reduce_choice_oversubscribed)
 }
 END_TEST
 
+/* Gather/Scatter's choice: binomial below 16 KiB blocks, flat above; an oversubscribed job flat at every size. */
+START_TEST(test_gather_choice_oversubscribed)
+{
+  enum nm_coll_gather_algo_e a;
+  unsetenv("NMAD_GATHER_ALGO");
+  ck_assert_int_eq(nm_coll_gather_choose_job("NMAD_GATHER_ALGO", 4, 8, 0, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_GATHER_BINOMIAL);
+  ck_assert_int_eq(nm_coll_gather_choose_job("NMAD_GATHER_ALGO", 4, 8, 1, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_GATHER_FLAT);
+  ck_assert_int_eq(nm_coll_gather_choose_job("NMAD_GATHER_ALGO", 4, 1 << 20, 0, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_GATHER_FLAT);
+  setenv("NMAD_GATHER_ALGO", "binomial", 1);
+  ck_assert_int_eq(nm_coll_gather_choose_job("NMAD_GATHER_ALGO", 4, 8, 1, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_GATHER_BINOMIAL);
+  unsetenv("NMAD_GATHER_ALGO");
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("coll_model");
@@ -647,6 +666,7 @@ int main(void)
   tcase_add_test(tc, test_logp_choice);
   tcase_add_test(tc, test_logp_choose_brute_force);
   tcase_add_test(tc, test_reduce_choice_oversubscribed);
+  tcase_add_test(tc, test_gather_choice_oversubscribed);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -45,6 +45,14 @@ int nm_coll_scatter_build(nm_coll_sched_t *s, int round, const struct nm_coll_gr
  *  not one per tree level). @return 0 or -NM_EINVAL (invalid value, message on stderr naming @p var). */
 int nm_coll_gather_choose(const char *var, int p, nm_len_t len, enum nm_coll_gather_algo_e *algo);
 
+/** @brief nm_coll_gather_choose() for a job that may have more ranks than cores (@p job_oversubscribed, the same on
+ *  every rank: nm_core_job_oversubscribed()): such a job takes the flat algorithm at every size, since each level
+ *  of the binomial tree waits for a forwarder to get a core (4 ranks on 2 cores: Gather and Scatter of 8 B
+ *  7.3-7.5 us flat against 12-13 us binomial; doc/performance.md, issue 18). A forced algorithm stays forced.
+ *  @return 0 or -NM_EINVAL. Thread-safety: any thread. */
+int nm_coll_gather_choose_job(const char *var, int p, nm_len_t len, int job_oversubscribed,
+                              enum nm_coll_gather_algo_e *algo);
+
 /** @brief Non-blocking gather (build and start; complete with nm_coll_sched_wait(*req)). */
 int nm_coll_igather(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
                     const void *sendbuf, void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_gather_algo_e algo,
