@@ -45,6 +45,12 @@ void nm_coll_algo_hockney(nm_session_t session, double *alpha, double *beta)
   nm_coll_model_hockney(lat_ns, bw > UINT32_MAX ? UINT32_MAX : (uint32_t)bw, alpha, beta);
 }
 
+int nm_coll_algo_oversubscribed(const nm_coll_sched_t *s)
+{
+  nm_session_t session = s ? nm_coll_sched_session(s) : NULL;
+  return session ? nm_core_job_oversubscribed(nm_session_get_core(session)) : 0;
+}
+
 nm_coll_sched_t *nm_coll_algo_new(nm_session_t session, nm_tag_t tag, nm_coll_sched_t **req, int *err)
 {
   nm_coll_sched_t *s = NULL;

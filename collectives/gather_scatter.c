@@ -9,7 +9,6 @@
  * buffer itself, otherwise the blocks are rotated into member order by copies.
  */
 #include <nmad/nm_coll_gather.h>
-#include <nmad/nm_core.h>
 #include <nmad/nm_errno.h>
 #include "nm_coll_algo.h"
 #include "nm_coll_tree.h"
@@ -41,9 +40,7 @@ static int nm_gs_check(nm_coll_sched_t *s, int round, const struct nm_coll_group
     return -NM_EINVAL;
   if (*algo != NM_COLL_GATHER_AUTO)
     return 0;
-  nm_session_t session = nm_coll_sched_session(s);
-  int oversub = session ? nm_core_job_oversubscribed(nm_session_get_core(session)) : 0;
-  return nm_coll_gather_choose_job(var, group->n, len, oversub, algo);
+  return nm_coll_gather_choose_job(var, group->n, len, nm_coll_algo_oversubscribed(s), algo);
 }
 
 /** The node of this member in the root-relative binomial tree. */

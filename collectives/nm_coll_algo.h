@@ -23,6 +23,10 @@ int nm_coll_algo_env(const char *var, const char *const names[], int n, int *alg
  *  (nm_core_network_props(); shm-like figures without one). */
 void nm_coll_algo_hockney(nm_session_t session, double *alpha, double *beta);
 
+/** Whether the job of schedule @p s's session has more ranks than cores on its one host (nm_core_job_oversubscribed():
+ *  the same on every rank, so the automatic choices that read it agree). 0 without a session. */
+int nm_coll_algo_oversubscribed(const nm_coll_sched_t *s);
+
 /** Gate of @p member in @p group (NULL is recorded in the schedule by its send/recv). */
 static inline nm_gate_t nm_coll_algo_gate(const struct nm_coll_group_s *group, int member)
 {

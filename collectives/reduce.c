@@ -5,7 +5,6 @@
  * Both keep MPI's canonical order for non-commutative operators.
  */
 #include <nmad/nm_coll_reduce.h>
-#include <nmad/nm_core.h>
 #include <nmad/nm_errno.h>
 #include "nm_coll_algo.h"
 #include "nm_coll_reduce_private.h"
@@ -141,9 +140,7 @@ int nm_coll_reduce_build(nm_coll_sched_t *s, int round, const struct nm_coll_gro
       (count > 0 && ((self == root && recvbuf == NULL) || (self != root && sendbuf == NULL))))
     return -NM_EINVAL;
   if (algo == NM_COLL_REDUCE_AUTO) {
-    nm_session_t session = nm_coll_sched_session(s);
-    int oversub = session ? nm_core_job_oversubscribed(nm_session_get_core(session)) : 0;
-    int err = nm_coll_reduce_choose_job(group->n, count, op->esize, oversub, &algo);
+    int err = nm_coll_reduce_choose_job(group->n, count, op->esize, nm_coll_algo_oversubscribed(s), &algo);
     if (err)
       return err;
   }
