@@ -128,7 +128,7 @@ algos_of() {
     allreduce) echo "recursive_doubling rabenseifner ring" ;;
     reduce) echo "binomial reduce_scatter_gather" ;;
     allgather) echo "ring recursive_doubling bruck" ;;
-    alltoall) echo "pairwise bruck" ;;
+    alltoall) echo "pairwise bruck linear" ;;
     gather|scatter) echo "binomial flat" ;;
     *) echo "" ;;
   esac

@@ -1,45 +1,53 @@
 /**
  * @file alltoall.c
- * @brief All-to-all as native non-blocking collectives (nm_coll_alltoall.h): pairwise exchange and Bruck's
- * algorithm, and the choice between them (MPICH's short-message rule; issue 18, deliverable 1).
+ * @brief All-to-all as native non-blocking collectives (nm_coll_alltoall.h): pairwise exchange, Bruck's
+ * algorithm and the linear one (everything posted at once), and the choice between them (MPICH's short-message rule; issue 18, deliverable 1).
  */
 #include <nmad/nm_coll_alltoall.h>
 #include <nmad/nm_errno.h>
 #include "nm_coll_algo.h"
 
-static const char *const nm_a2a_names[NM_COLL_ALLTOALL_NALGOS] = {"auto", "pairwise", "bruck"};
+static const char *const nm_a2a_names[NM_COLL_ALLTOALL_NALGOS] = {"auto", "pairwise", "bruck", "linear"};
 
 const char *nm_coll_alltoall_algo_name(enum nm_coll_alltoall_algo_e algo)
 {
   return (int)algo >= 0 && algo < NM_COLL_ALLTOALL_NALGOS ? nm_a2a_names[algo] : NULL;
 }
 
-int nm_coll_alltoall_choose(int p, nm_len_t block, enum nm_coll_alltoall_algo_e *algo)
+int nm_coll_alltoall_choose_job(int p, nm_len_t block, int job_oversubscribed, enum nm_coll_alltoall_algo_e *algo)
 {
   int forced, err = nm_coll_algo_env("NMAD_ALLTOALL_ALGO", nm_a2a_names, NM_COLL_ALLTOALL_NALGOS, &forced);
   if (err)
     return err;
   if (forced)
     *algo = (enum nm_coll_alltoall_algo_e)forced;
+  else if (job_oversubscribed)
+    *algo = NM_COLL_ALLTOALL_LINEAR;
   else
     *algo = block > 0 && block <= 256 && p >= 4 ? NM_COLL_ALLTOALL_BRUCK : NM_COLL_ALLTOALL_PAIRWISE;
   return 0;
 }
 
-/* Pairwise: round k - 1 sends to self + k and receives from self - k (one partner each way per round). */
+int nm_coll_alltoall_choose(int p, nm_len_t block, enum nm_coll_alltoall_algo_e *algo)
+{
+  return nm_coll_alltoall_choose_job(p, block, 0, algo);
+}
+
+/* Pairwise: round k - 1 sends to self + k and receives from self - k (one partner each way per round).
+ * Linear (@p one_round): the same messages, all in one round. */
 static int nm_a2a_pairwise(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self,
                            const void *const sbufs[], const nm_len_t slens[], void *const rbufs[],
-                           const nm_len_t rlens[])
+                           const nm_len_t rlens[], int one_round)
 {
   int p = group->n;
-  for (int k = 1; k < p; k++, round++) {
+  for (int k = 1; k < p; k++, round += !one_round) {
     int dst = (self + k) % p, src = (self - k + p) % p;
     if (slens[dst] > 0)
       nm_coll_sched_send(s, round, nm_coll_algo_gate(group, dst), sbufs[dst], slens[dst], 0);
     if (rlens[src] > 0)
       nm_coll_sched_recv(s, round, nm_coll_algo_gate(group, src), rbufs[src], rlens[src]);
   }
-  return round;
+  return round + one_round;
 }
 
 /* Bruck (blocks of b bytes): position j of a work buffer holds the block for member self + j; in the round of
@@ -88,7 +96,7 @@ int nm_coll_alltoallv_build(nm_coll_sched_t *s, int round, const struct nm_coll_
     if ((slens[i] > 0 && sbufs[i] == NULL) || (rlens[i] > 0 && rbufs[i] == NULL))
       return -NM_EINVAL;
   if (algo == NM_COLL_ALLTOALL_AUTO) {
-    int err = nm_coll_alltoall_choose(p, block, &algo);
+    int err = nm_coll_alltoall_choose_job(p, block, nm_coll_algo_oversubscribed(s), &algo);
     if (err)
       return err;
   }
@@ -100,7 +108,7 @@ int nm_coll_alltoallv_build(nm_coll_sched_t *s, int round, const struct nm_coll_
     if (algo == NM_COLL_ALLTOALL_BRUCK && block > 0)
       round = nm_a2a_bruck(s, round, group, self, sbufs, rbufs, block);
     else
-      round = nm_a2a_pairwise(s, round, group, self, sbufs, slens, rbufs, rlens);
+      round = nm_a2a_pairwise(s, round, group, self, sbufs, slens, rbufs, rlens, algo == NM_COLL_ALLTOALL_LINEAR);
   }
   if (next_round)
     *next_round = round;

@@ -9,6 +9,7 @@
 #include <nmad/nm_coll_model.h>
 #include <nmad/nm_coll_reduce.h>
 #include <nmad/nm_coll_gather.h>
+#include <nmad/nm_coll_alltoall.h>
 #include <nmad/nm_errno.h>
 
 /* Hockney figures of doc/platforms/README.md (CM02). The torus's alpha is the BG/P MPI software latency the
@@ -645,6 +646,28 @@ START_TEST(test_gather_choice_oversubscribed)
 }
 END_TEST
 
+/* All-to-all's choice: MPICH's rule (Bruck for small equal blocks from 4 members, pairwise otherwise); an
+ * oversubscribed job posts everything at once (linear); a forced algorithm stays forced. */
+START_TEST(test_alltoall_choice_oversubscribed)
+{
+  enum nm_coll_alltoall_algo_e a;
+  unsetenv("NMAD_ALLTOALL_ALGO");
+  ck_assert_int_eq(nm_coll_alltoall_choose_job(4, 8, 0, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLTOALL_BRUCK);
+  ck_assert_int_eq(nm_coll_alltoall_choose_job(4, 1 << 20, 0, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLTOALL_PAIRWISE);
+  ck_assert_int_eq(nm_coll_alltoall_choose_job(4, 8, 1, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLTOALL_LINEAR);
+  ck_assert_int_eq(nm_coll_alltoall_choose_job(8, 1 << 20, 1, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLTOALL_LINEAR);
+  ck_assert_str_eq(nm_coll_alltoall_algo_name(NM_COLL_ALLTOALL_LINEAR), "linear");
+  setenv("NMAD_ALLTOALL_ALGO", "pairwise", 1);
+  ck_assert_int_eq(nm_coll_alltoall_choose_job(4, 8, 1, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLTOALL_PAIRWISE);
+  unsetenv("NMAD_ALLTOALL_ALGO");
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("coll_model");
@@ -667,6 +690,7 @@ int main(void)
   tcase_add_test(tc, test_logp_choose_brute_force);
   tcase_add_test(tc, test_reduce_choice_oversubscribed);
   tcase_add_test(tc, test_gather_choice_oversubscribed);
+  tcase_add_test(tc, test_alltoall_choice_oversubscribed);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -24,7 +24,8 @@ run shm 5 tests/mpi/t_coll NMAD_ALLREDUCE_ALGO=recursive_doubling NMAD_REDUCE_AL
   NMAD_REDUCE_SCATTER_ALGO=recursive_halving NMAD_ALLGATHER_ALGO=ring NMAD_ALLTOALL_ALGO=pairwise NMAD_GATHER_ALGO=binomial NMAD_SCATTER_ALGO=flat
 run shm 5 tests/mpi/t_coll NMAD_ALLREDUCE_ALGO=rabenseifner NMAD_REDUCE_ALGO=reduce_scatter_gather \
   NMAD_REDUCE_SCATTER_ALGO=pairwise NMAD_ALLGATHER_ALGO=recursive_doubling NMAD_ALLTOALL_ALGO=bruck NMAD_GATHER_ALGO=flat NMAD_SCATTER_ALGO=binomial
-run shm 5 tests/mpi/t_coll NMAD_ALLREDUCE_ALGO=ring NMAD_ALLGATHER_ALGO=bruck NMAD_REDUCE_SCATTER_ALGO=reduce_then_scatter
+run shm 5 tests/mpi/t_coll NMAD_ALLREDUCE_ALGO=ring NMAD_ALLGATHER_ALGO=bruck NMAD_REDUCE_SCATTER_ALGO=reduce_then_scatter \
+  NMAD_ALLTOALL_ALGO=linear
 run shm 4 tests/mpi/t_coll NMAD_ALLREDUCE_ALGO=rabenseifner NMAD_REDUCE_ALGO=reduce_scatter_gather \
   NMAD_REDUCE_SCATTER_ALGO=recursive_halving NMAD_ALLGATHER_ALGO=recursive_doubling NMAD_ALLTOALL_ALGO=bruck
 run tcp 3 tests/mpi/t_icoll NMAD_ALLREDUCE_ALGO=ring NMAD_REDUCE_ALGO=reduce_scatter_gather NMAD_REDUCE_SCATTER_ALGO=pairwise \

@@ -26,6 +26,8 @@ enum nm_coll_alltoall_algo_e {
   NM_COLL_ALLTOALL_BRUCK,    /**< "bruck": Bruck et al. 1997, ceil(log2 p) rounds of p / 2 blocks each, equal
                                   blocks only (otherwise pairwise runs); ceil(log2 p)(alpha + (p / 2) b beta) plus
                                   local copies */
+  NM_COLL_ALLTOALL_LINEAR,   /**< "linear": every send and receive posted at once, one round (Open MPI's
+                                  basic_linear): no step waits for another, (p - 1) messages in flight per member */
   NM_COLL_ALLTOALL_NALGOS
 };
 
@@ -56,6 +58,13 @@ int nm_coll_alltoall(nm_session_t session, const struct nm_coll_group_s *group, 
  *  when set; else Bruck for equal blocks of at most 256 bytes with p >= 4 (MPICH's short-message rule: log2 p
  *  rounds instead of p - 1), pairwise otherwise. @return 0 or -NM_EINVAL (invalid NMAD_ALLTOALL_ALGO). */
 int nm_coll_alltoall_choose(int p, nm_len_t block, enum nm_coll_alltoall_algo_e *algo);
+
+/** @brief nm_coll_alltoall_choose() for a job that may have more ranks than cores (@p job_oversubscribed, the same
+ *  on every rank: nm_core_job_oversubscribed()): such a job posts everything at once (linear), since every round
+ *  of pairwise or Bruck waits for its partner to get a core (4 ranks on 2 cores: linear 10-13 us at 8 B against
+ *  11-18, 72-74 against 97-143 us at 64 KiB; doc/performance.md, issue 18). A forced algorithm stays forced.
+ *  @return 0 or -NM_EINVAL. Thread-safety: any thread. */
+int nm_coll_alltoall_choose_job(int p, nm_len_t block, int job_oversubscribed, enum nm_coll_alltoall_algo_e *algo);
 
 /** @brief Name of an all-to-all algorithm as NMAD_ALLTOALL_ALGO spells it, or NULL out of range. */
 const char *nm_coll_alltoall_algo_name(enum nm_coll_alltoall_algo_e algo);
