@@ -127,7 +127,7 @@ algos_of() {
     bcast) echo "flat chain pipelined_chain binary split_binary binomial scatter_ring scatter_rd" ;;
     allreduce) echo "recursive_doubling rabenseifner ring" ;;
     reduce) echo "binomial reduce_scatter_gather" ;;
-    allgather) echo "ring recursive_doubling bruck" ;;
+    allgather) echo "ring recursive_doubling bruck linear" ;;
     alltoall) echo "pairwise bruck linear" ;;
     gather|scatter) echo "binomial flat" ;;
     *) echo "" ;;

@@ -1,13 +1,14 @@
 /**
  * @file allgather.c
  * @brief Allgather as native non-blocking collectives (nm_coll_allgather.h): ring, recursive doubling, Bruck,
- * and the choice between them (MPICH's thresholds; issue 18, deliverable 1).
+ * linear (every block to everyone at once), and the choice between them (MPICH's thresholds; issue 18, deliverable 1).
  */
 #include <nmad/nm_coll_allgather.h>
 #include <nmad/nm_errno.h>
 #include "nm_coll_algo.h"
 
-static const char *const nm_ag_names[NM_COLL_ALLGATHER_NALGOS] = {"auto", "ring", "recursive_doubling", "bruck"};
+static const char *const nm_ag_names[NM_COLL_ALLGATHER_NALGOS] = {"auto", "ring", "recursive_doubling", "bruck",
+                                                                  "linear"};
 
 /** One build. */
 struct nm_ag_s {
@@ -63,6 +64,21 @@ static void nm_ag_bruck(struct nm_ag_s *a, char *w, const nm_len_t *off)
   }
 }
 
+/* ---- linear: one round, our block @p own to every other member, theirs straight into place ---- */
+
+static void nm_ag_linear(struct nm_ag_s *a, const void *own)
+{
+  int p = a->p, r = a->r;
+  for (int k = 1; k < p; k++) {
+    int to = (r + k) % p, from = (r - k + p) % p;
+    if (a->lens[r] > 0)
+      nm_coll_sched_send(a->s, a->round, nm_coll_algo_gate(a->group, to), own, a->lens[r], 0);
+    if (a->lens[from] > 0)
+      nm_coll_sched_recv(a->s, a->round, nm_coll_algo_gate(a->group, from), a->rbufs[from], a->lens[from]);
+  }
+  a->round++;
+}
+
 const char *nm_coll_allgather_algo_name(enum nm_coll_allgather_algo_e algo)
 {
   return (int)algo >= 0 && algo < NM_COLL_ALLGATHER_NALGOS ? nm_ag_names[algo] : NULL;
@@ -111,7 +127,9 @@ int nm_coll_allgatherv_build(nm_coll_sched_t *s, int round, const struct nm_coll
   if (sendbuf && lens[self] > 0)
     nm_coll_sched_copy(s, round, rbufs[self], sendbuf, lens[self]);
   if (p > 1 && total > 0) {
-    if (algo == NM_COLL_ALLGATHER_RING) {
+    if (algo == NM_COLL_ALLGATHER_LINEAR) {
+      nm_ag_linear(&a, sendbuf ? sendbuf : rbufs[self]);
+    } else if (algo == NM_COLL_ALLGATHER_RING) {
       nm_ag_ring(&a);
     } else {
       /* offsets of the blocks in the work buffer: member order (recursive doubling) or rotated (Bruck) */

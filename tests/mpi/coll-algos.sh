@@ -10,7 +10,7 @@
 # paths, and one MPI_I* run over tcp the non-blocking versions. Plus: an invalid value is refused with a message
 # naming the variable.
 fail=0
-sections=reduce,gather,scatter,alltoall
+sections=reduce,gather,scatter,alltoall,allgather
 run() { # DRIVER N PROGRAM VAR=VALUE...
   drv=$1 n=$2 prog=$3
   shift 3
@@ -28,6 +28,7 @@ run shm 5 tests/mpi/t_coll NMAD_ALLREDUCE_ALGO=ring NMAD_ALLGATHER_ALGO=bruck NM
   NMAD_ALLTOALL_ALGO=linear
 run shm 4 tests/mpi/t_coll NMAD_ALLREDUCE_ALGO=rabenseifner NMAD_REDUCE_ALGO=reduce_scatter_gather \
   NMAD_REDUCE_SCATTER_ALGO=recursive_halving NMAD_ALLGATHER_ALGO=recursive_doubling NMAD_ALLTOALL_ALGO=bruck
+run shm 5 tests/mpi/t_coll NMAD_ALLGATHER_ALGO=linear
 run tcp 3 tests/mpi/t_icoll NMAD_ALLREDUCE_ALGO=ring NMAD_REDUCE_ALGO=reduce_scatter_gather NMAD_REDUCE_SCATTER_ALGO=pairwise \
   NMAD_ALLGATHER_ALGO=bruck NMAD_ALLTOALL_ALGO=bruck NMAD_GATHER_ALGO=binomial NMAD_SCATTER_ALGO=binomial
 # an invalid override is an error of the call, not a silent default

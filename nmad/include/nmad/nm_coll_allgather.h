@@ -28,6 +28,9 @@ enum nm_coll_allgather_algo_e {
                                    p a power of two only (otherwise Bruck runs); log2(p) alpha + ((p - 1) / p) m beta */
   NM_COLL_ALLGATHER_BRUCK,    /**< "bruck": Bruck et al. 1997, ceil(log2 p) rounds for any p, in a rotated work
                                    buffer copied out at the end; ceil(log2 p) alpha + ((p - 1) / p) m beta */
+  NM_COLL_ALLGATHER_LINEAR,   /**< "linear": every member sends its block to every other at once, one round
+                                   (Open MPI's basic_linear in spirit): no round waits for another; forced only
+                                   (measured level with recursive doubling on an oversubscribed host) */
   NM_COLL_ALLGATHER_NALGOS
 };
 
