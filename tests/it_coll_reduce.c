@@ -8,7 +8,7 @@
  * other time); every reduce-scatter algorithm (recursive halving, pairwise, reduce then scatter, auto) x both
  * operators x those counts spread unequally (some pieces empty) x in place or not (collectives/reduce_scatter.c);
  * results compared with a serial reference that each rank computes itself; a barrier between
- * phases (nm_coll_barrier). Prints "PASS <phase>" on rank 0; exits non-zero on the first failure. */
+ * phases (nm_coll_barrier); and every barrier algorithm holds its members until the last one entered. Prints "PASS <phase>" on rank 0; exits non-zero on the first failure. */
 #include <nmad/nm_coll_reduce.h>
 #include <nmad/nm_coll_barrier.h>
 #include <nmad/nm_core.h>
@@ -21,6 +21,8 @@
 
 #define TAG ((nm_tag_t)0xA11)
 #define BTAG ((nm_tag_t)0xA12)
+#define HTAG ((nm_tag_t)0xA13) /* the barrier under test in phase_barrier_holds() */
+#define GTAG ((nm_tag_t)0xA14) /* its "go" messages */
 
 static int rank; /* for CHECK (it_common.h) */
 
@@ -112,6 +114,40 @@ static void pass(struct ctx *c, const char *what)
     printf("PASS %s (%d ranks)\n", what, c->size);
     fflush(stdout);
   }
+}
+
+/* A barrier must hold every member until the last one entered: the last member enters only once every other
+ * member has seen its own barrier still incomplete after many progress passes (and told it so), so a barrier that
+ * let a member out early is caught, without timing. Run for every algorithm (NMAD_BARRIER_ALGO, set alike in
+ * every process). */
+static void phase_barrier_holds(struct ctx *c, const char *algo)
+{
+  struct nm_coll_group_s g = {c->size, gate_of, c};
+  nm_core_t core = nm_session_get_core(c->sess);
+  int last = c->size - 1, rc;
+  CHECK(setenv("NMAD_BARRIER_ALGO", algo, 1) == 0, "setenv");
+  if (c->rank != last) {
+    nm_coll_sched_t *b = NULL;
+    rc = nm_coll_ibarrier(c->sess, &g, c->rank, HTAG, &b);
+    CHECK_RC(rc, "nm_coll_ibarrier");
+    for (int i = 0; i < 2000; i++)
+      nm_core_progress(core);
+    CHECK(!*nm_coll_sched_done_flag(b), "barrier %s: rank %d left before rank %d entered", algo, c->rank, last);
+    nm_sr_request_t go;
+    rc = nm_sr_isend(c->sess, c->gates[last], GTAG, NULL, 0, &go);
+    CHECK_RC(rc, "nm_sr_isend(go)");
+    CHECK_RC(nm_sr_swait(c->sess, &go), "nm_sr_swait(go)");
+    CHECK_RC(nm_coll_sched_wait(b), "nm_coll_sched_wait(barrier)");
+  } else {
+    for (int m = 0; m < last; m++) {
+      nm_sr_request_t go;
+      rc = nm_sr_irecv(c->sess, c->gates[m], GTAG, NULL, 0, &go);
+      CHECK_RC(rc, "nm_sr_irecv(go)");
+      CHECK_RC(nm_sr_rwait(c->sess, &go), "nm_sr_rwait(go)");
+    }
+    CHECK_RC(nm_coll_barrier(c->sess, &g, c->rank, HTAG), "nm_coll_barrier");
+  }
+  unsetenv("NMAD_BARRIER_ALGO");
 }
 
 static const nm_len_t counts[] = {0, 1, 5, 1000, 65537};
@@ -230,6 +266,15 @@ int main(int argc, char **argv)
     CHECK_RC(rc, "nm_launcher_get_gate");
   }
   pass(&c, "barrier");
+  if (c.size > 1) {
+    static const char *const barriers[] = {"dissemination", "linear"};
+    for (int b = 0; b < 2; b++) {
+      char what[96];
+      phase_barrier_holds(&c, barriers[b]);
+      snprintf(what, sizeof(what), "barrier %s holds every member until the last one entered", barriers[b]);
+      pass(&c, what);
+    }
+  }
   for (int a = 0; a < NM_COLL_ALLREDUCE_NALGOS; a++) {
     char what[96];
     phase_allreduce(&c, (enum nm_coll_allreduce_algo_e)a);

@@ -10,6 +10,7 @@
 #include <nmad/nm_coll_reduce.h>
 #include <nmad/nm_coll_gather.h>
 #include <nmad/nm_coll_alltoall.h>
+#include <nmad/nm_coll_barrier.h>
 #include <nmad/nm_errno.h>
 
 /* Hockney figures of doc/platforms/README.md (CM02). The torus's alpha is the BG/P MPI software latency the
@@ -668,6 +669,26 @@ START_TEST(test_alltoall_choice_oversubscribed)
 }
 END_TEST
 
+/* Barrier's choice: dissemination; linear on an oversubscribed job of more than 2 members; forced stays forced. */
+START_TEST(test_barrier_choice_oversubscribed)
+{
+  enum nm_coll_barrier_algo_e a;
+  unsetenv("NMAD_BARRIER_ALGO");
+  ck_assert_int_eq(nm_coll_barrier_choose_job(4, 0, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_BARRIER_DISSEMINATION);
+  ck_assert_int_eq(nm_coll_barrier_choose_job(4, 1, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_BARRIER_LINEAR);
+  ck_assert_int_eq(nm_coll_barrier_choose_job(2, 1, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_BARRIER_DISSEMINATION);
+  setenv("NMAD_BARRIER_ALGO", "dissemination", 1);
+  ck_assert_int_eq(nm_coll_barrier_choose_job(8, 1, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_BARRIER_DISSEMINATION);
+  setenv("NMAD_BARRIER_ALGO", "no_such_barrier", 1);
+  ck_assert_int_eq(nm_coll_barrier_choose_job(8, 1, &a), -NM_EINVAL);
+  unsetenv("NMAD_BARRIER_ALGO");
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("coll_model");
@@ -691,6 +712,7 @@ int main(void)
   tcase_add_test(tc, test_reduce_choice_oversubscribed);
   tcase_add_test(tc, test_gather_choice_oversubscribed);
   tcase_add_test(tc, test_alltoall_choice_oversubscribed);
+  tcase_add_test(tc, test_barrier_choice_oversubscribed);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

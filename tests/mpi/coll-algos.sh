@@ -28,12 +28,12 @@ run shm 5 tests/mpi/t_coll NMAD_ALLREDUCE_ALGO=ring NMAD_ALLGATHER_ALGO=bruck NM
   NMAD_ALLTOALL_ALGO=linear
 run shm 4 tests/mpi/t_coll NMAD_ALLREDUCE_ALGO=rabenseifner NMAD_REDUCE_ALGO=reduce_scatter_gather \
   NMAD_REDUCE_SCATTER_ALGO=recursive_halving NMAD_ALLGATHER_ALGO=recursive_doubling NMAD_ALLTOALL_ALGO=bruck
-run shm 5 tests/mpi/t_coll NMAD_ALLGATHER_ALGO=linear
+run shm 5 tests/mpi/t_coll NMAD_ALLGATHER_ALGO=linear NMAD_BARRIER_ALGO=linear
 run tcp 3 tests/mpi/t_icoll NMAD_ALLREDUCE_ALGO=ring NMAD_REDUCE_ALGO=reduce_scatter_gather NMAD_REDUCE_SCATTER_ALGO=pairwise \
   NMAD_ALLGATHER_ALGO=bruck NMAD_ALLTOALL_ALGO=bruck NMAD_GATHER_ALGO=binomial NMAD_SCATTER_ALGO=binomial
 # an invalid override is an error of the call, not a silent default
 for var in NMAD_ALLREDUCE_ALGO NMAD_REDUCE_ALGO NMAD_ALLGATHER_ALGO NMAD_ALLTOALL_ALGO NMAD_GATHER_ALGO \
-           NMAD_SCATTER_ALGO NMAD_REDUCE_SCATTER_ALGO; do
+           NMAD_SCATTER_ALGO NMAD_REDUCE_SCATTER_ALGO NMAD_BARRIER_ALGO; do
   sec=$(echo "$var" | sed 's/NMAD_\(.*\)_ALGO/\1/' | tr 'A-Z' 'a-z')
   if env "$var=no_such_algo" T_ONLY="$sec" "$top_srcdir/tests/mpi/run.sh" shm 2 tests/mpi/t_coll \
        >coll-algos.$$.log 2>&1; then
