@@ -459,10 +459,12 @@ static void nm_sm_coop_open(struct nm_sm_s *s, struct nm_sm_large_s *r)
   atomic_store_explicit(&h->coop_claim, (uint64_t)s->coop_gen << 32, memory_order_release);
   struct nm_sm_lhelp_s help = {.id = r->id, .gen = s->coop_gen, .dst = (uint64_t)(uintptr_t)r->buf,
                                .len = r->src_len};
-  if (nm_sm_ctrl(s, r->peer, NM_SM_LHELP, &help, sizeof(help)) == NM_ESUCCESS)
+  if (nm_sm_ctrl(s, r->peer, NM_SM_LHELP, &help, sizeof(help)) == NM_ESUCCESS) {
     r->coop_gen = s->coop_gen;
-  else /* no memory for the invitation: copy alone */
+  } else { /* no memory for the invitation: copy alone, and do not ask again at every pass */
     atomic_store_explicit(&h->coop_claim, 0, memory_order_release);
+    r->coop_closed = 1;
+  }
 }
 
 /* Receiver: one pass of the shared copy of @p r. @return 1 when the copy is over (r->err says how), else 0. */
