@@ -467,6 +467,9 @@ static void nm_sm_coop_open(struct nm_sm_s *s, struct nm_sm_large_s *r)
   }
 }
 
+/* Whether process @p pid is gone (only ESRCH says so: any other answer may be a live process). */
+static int nm_sm_pid_gone(pid_t pid) { return kill(pid, 0) < 0 && errno == ESRCH; }
+
 /* Receiver: one pass of the shared copy of @p r. @return 1 when the copy is over (r->err says how), else 0. */
 static int nm_sm_coop_pull(struct nm_sm_s *s, struct nm_sm_large_s *r)
 {
@@ -482,7 +485,7 @@ static int nm_sm_coop_pull(struct nm_sm_s *s, struct nm_sm_large_s *r)
       atomic_fetch_add_explicit(&h->coop_done, 1, memory_order_acq_rel);
       s->coop_pulled++;
     }
-    if (r->err || (k < 0 && kill(pid, 0) < 0 && errno == ESRCH)) {
+    if (r->err || (k < 0 && nm_sm_pid_gone(pid))) {
       /* close it: no new claim; the copy is over once the chunks claimed so far are done (the sender's may still
        * be written into the buffer until then) */
       uint64_t w = atomic_exchange_explicit(&h->coop_claim, 0, memory_order_acq_rel);
@@ -493,8 +496,8 @@ static int nm_sm_coop_pull(struct nm_sm_s *s, struct nm_sm_large_s *r)
   }
   uint64_t done = atomic_load_explicit(&h->coop_done, memory_order_acquire);
   if (r->coop_closed) {
-    if (done < r->coop_closed && kill(pid, 0) == 0)
-      return 0;
+    if (done < r->coop_closed && !nm_sm_pid_gone(pid))
+      return 0; /* its sender may still write into the buffer */
   } else if (done < n) {
     return 0;
   }
