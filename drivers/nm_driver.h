@@ -92,6 +92,11 @@ struct nm_drv_ops_s {
    *  0 = none). A driver with this op replaces poll() on the wait fds; it also moves large transfers without
    *  progress calls, so the core blocks while they are in flight. @return 0 on an event, -NM_ETIMEDOUT. */
   int (*block)(struct nm_drv_s *drv, uint64_t deadline_ns);
+  /** Optional: whether this host's ranks outnumber the cores they may use, as the launcher counts them from
+   *  every local rank's affinity mask (nm_core_configure() calls it once the drivers are connected). A driver
+   *  that shares the work of a transfer between its two ends (sm's shared copy) stops when the other end may
+   *  have no core of its own. */
+  void (*host_oversubscribed)(struct nm_drv_s *drv, int oversubscribed);
 };
 
 struct nm_drv_s {

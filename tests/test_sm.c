@@ -373,6 +373,28 @@ START_TEST(test_coop_copy_sender_away)
 }
 END_TEST
 
+/* Told by the launcher that the host's ranks outnumber its cores (nm_core_configure()), the receiver copies
+ * alone: the sender may have no core to copy its chunks with. */
+START_TEST(test_coop_copy_off_when_oversubscribed)
+{
+  const size_t len = 2 * 1024 * 1024;
+  unsigned char *src = malloc(len), *dst = calloc(1, len);
+  ck_assert(src && dst);
+  fill(src, len, 15);
+  ck_assert(priv(1)->coop_on);
+  ep[1].ops->host_oversubscribed(&ep[1], 1);
+  ck_assert(!priv(1)->coop_on);
+  ck_assert_int_eq(coop_round(src, dst, len, 1), 0);
+  ck_assert_int_eq(memcmp(src, dst, len), 0);
+  ck_assert_uint_eq(priv(1)->coop_pulled, 0); /* no shared copy opened: its chunks are not counted */
+  ck_assert_uint_eq(priv(0)->coop_pushed, 0);
+  ep[1].ops->host_oversubscribed(&ep[1], 0);
+  ck_assert(priv(1)->coop_on);
+  free(src);
+  free(dst);
+}
+END_TEST
+
 /* A copy that fails (part of the receive buffer is read-only: both sides' chunks there fail) ends, on both sides,
  * with an error, after the chunks in flight. */
 START_TEST(test_coop_copy_fails)
@@ -510,6 +532,7 @@ int main(void)
   tcase_add_test(tc, test_coop_copy_shared);
   tcase_add_test(tc, test_coop_copy_sender_away);
   tcase_add_test(tc, test_coop_copy_fails);
+  tcase_add_test(tc, test_coop_copy_off_when_oversubscribed);
   tcase_add_test(tc, test_large_cancel);
   tcase_add_test(tc, test_large_longer_than_receive);
   tcase_add_test(tc, test_wakeup);

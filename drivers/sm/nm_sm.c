@@ -196,9 +196,11 @@ static int nm_sm_connect(struct nm_drv_s *drv, uint64_t index, const void *addr,
     s->self_index = (int)index;
   s->n_peers++;
   /* A shared copy waits for its sender's last chunk: a sender that has no core of its own (more ranks than
-   * cores) may be descheduled in the middle of one, so then each receiver copies alone. */
+   * cores) may be descheduled in the middle of one, so then each receiver copies alone. Until the launcher says
+   * (nm_sm_host_oversubscribed(), from the ranks' affinity masks), guess from the online processors. */
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  s->coop_on = ncpu > 0 && s->n_peers <= (size_t)ncpu;
+  if (!s->coop_told)
+    s->coop_on = ncpu > 0 && s->n_peers <= (size_t)ncpu;
   return NM_ESUCCESS;
 }
 
@@ -801,6 +803,13 @@ static int nm_sm_trywait(struct nm_drv_s *drv)
   return NM_ESUCCESS;
 }
 
+static void nm_sm_host_oversubscribed(struct nm_drv_s *drv, int oversubscribed)
+{
+  struct nm_sm_s *s = drv->priv;
+  s->coop_on = !oversubscribed;
+  s->coop_told = 1;
+}
+
 const struct nm_drv_ops_s nm_drv_sm_ops = {
   .name = "sm",
   .open = nm_sm_open,
@@ -814,4 +823,5 @@ const struct nm_drv_ops_s nm_drv_sm_ops = {
   .progress = nm_sm_progress,
   .wait_fd = nm_sm_wait_fd,
   .trywait = nm_sm_trywait,
+  .host_oversubscribed = nm_sm_host_oversubscribed,
 };

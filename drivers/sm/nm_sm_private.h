@@ -149,6 +149,7 @@ struct nm_sm_s {
   uint64_t next_id;
   uint32_t coop_gen;             /* last generation of our claim word */
   int coop_on;                   /* share large copies with their senders (off when ranks outnumber cores) */
+  int coop_told;                 /* coop_on comes from the launcher's count (nm_sm_host_oversubscribed()) */
   uint64_t coop_pulled, coop_pushed; /* chunks of shared copies copied here as receiver, as sender (tests) */
   int coop_invited;              /* sends with an invitation not used up (coop_gen != 0) */
 };

@@ -282,6 +282,9 @@ int nm_core_configure(nm_core_t core, int oversubscribed, int job_oversubscribed
 {
   /* The largest eager payload: what a packet holds after the headers of one message with the most options. */
   size_t max_eager = core->pw_cap - NM_WIRE_PKT_HDR_LEN - NM_WIRE_MSG_HDR_LEN - NM_WIRE_SYNC_LEN - NM_WIRE_PREFIX_LEN;
+  for (int i = 0; i < core->n_drvs; i++)
+    if (core->drvs[i].ops->host_oversubscribed)
+      core->drvs[i].ops->host_oversubscribed(&core->drvs[i], oversubscribed);
   return nm_config_load(&core->cfg, max_eager, oversubscribed, job_oversubscribed);
 }
 
