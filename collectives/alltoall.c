@@ -1,7 +1,8 @@
 /**
  * @file alltoall.c
  * @brief All-to-all as native non-blocking collectives (nm_coll_alltoall.h): pairwise exchange, Bruck's
- * algorithm and the linear one (everything posted at once), and the choice between them (MPICH's short-message rule; issue 18, deliverable 1).
+ * algorithm and the linear one (everything posted at once), and the choice between them (MPICH's short-message
+ * rule; issue 18, deliverable 1).
  */
 #include <nmad/nm_coll_alltoall.h>
 #include <nmad/nm_errno.h>

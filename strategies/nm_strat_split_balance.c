@@ -8,8 +8,8 @@
  * is priced (15 at most), which needs no threshold: a small message costs mostly latency and goes whole on the
  * lowest-latency rail; a large one is spread over every rail whose bandwidth pays for its latency.
  * On one host (nm_core_set_one_host()) the rails share the host's memory and cores, so only single rails are
- * priced (NMAD_SPLIT_LOCAL=1 prices every set there too): splitting through shared memory and loopback tcp measured 0.64-0.81x shared memory alone
- * (doc/performance.md, "Two rails on one host"). */
+ * priced (NMAD_SPLIT_LOCAL=1 prices every set there too): splitting through shared memory and loopback tcp
+ * measured 0.64-0.81x shared memory alone (doc/performance.md, "Two rails on one host"). */
 #include "nmad/core/nm_core_private.h"
 
 /* Split points of messages from this size on are aligned to NM_SPLIT_ALIGN bytes. */

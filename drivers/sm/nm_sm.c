@@ -198,9 +198,10 @@ static int nm_sm_connect(struct nm_drv_s *drv, uint64_t index, const void *addr,
   /* A shared copy waits for its sender's last chunk: a sender that has no core of its own (more ranks than
    * cores) may be descheduled in the middle of one, so then each receiver copies alone. Until the launcher says
    * (nm_sm_host_oversubscribed(), from the ranks' affinity masks), guess from the online processors. */
-  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  if (!s->coop_told)
+  if (!s->coop_told) {
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     s->coop_on = ncpu > 0 && s->n_peers <= (size_t)ncpu;
+  }
   return NM_ESUCCESS;
 }
 
@@ -418,6 +419,12 @@ static void nm_sm_pull_queue(struct nm_sm_s *s, struct nm_sm_large_s *r, const s
 
 static uint64_t nm_sm_chunks(uint64_t len) { return (len + NM_SM_PULL_STEP - 1) / NM_SM_PULL_STEP; }
 
+/* Bytes of the step that starts at @p off of a transfer of @p len bytes. */
+static uint64_t nm_sm_step_len(uint64_t len, uint64_t off)
+{
+  return len - off < NM_SM_PULL_STEP ? len - off : NM_SM_PULL_STEP;
+}
+
 /* Take the next chunk of copy @p gen. @return its index, or -1 if that copy is over, closed, or all claimed. */
 static int64_t nm_sm_coop_claim(_Atomic uint64_t *claim, uint64_t gen, uint64_t nchunks)
 {
@@ -472,9 +479,14 @@ static void nm_sm_coop_open(struct nm_sm_s *s, struct nm_sm_large_s *r)
 /* Whether process @p pid is gone (only ESRCH says so: any other answer may be a live process). */
 static int nm_sm_pid_gone(pid_t pid) { return kill(pid, 0) < 0 && errno == ESRCH; }
 
-/* Receiver: one pass of the shared copy of @p r. @return 1 when the copy is over (r->err says how), else 0. */
-static int nm_sm_coop_pull(struct nm_sm_s *s, struct nm_sm_large_s *r)
+enum nm_sm_coop_step_e { NM_SM_COOP_WAITING, NM_SM_COOP_COPIED, NM_SM_COOP_OVER };
+
+/* Receiver: one pass of the shared copy of @p r. @return NM_SM_COOP_OVER when the copy is over (r->err says how),
+ * NM_SM_COOP_COPIED when this pass copied a chunk (or changed the copy's state), NM_SM_COOP_WAITING when it only
+ * waits for the sender's chunks: an idle pass, so that the core's wait yields and blocks as on any idle pass. */
+static enum nm_sm_coop_step_e nm_sm_coop_pull(struct nm_sm_s *s, struct nm_sm_large_s *r)
 {
+  enum nm_sm_coop_step_e step = NM_SM_COOP_WAITING;
   struct nm_sm_seg_hdr_s *h = (struct nm_sm_seg_hdr_s *)s->seg;
   pid_t pid = (pid_t)s->peers[r->peer].addr.pid;
   uint64_t n = nm_sm_chunks(r->src_len);
@@ -482,10 +494,10 @@ static int nm_sm_coop_pull(struct nm_sm_s *s, struct nm_sm_large_s *r)
     int64_t k = nm_sm_coop_claim(&h->coop_claim, r->coop_gen, n);
     if (k >= 0) {
       uint64_t off = (uint64_t)k * NM_SM_PULL_STEP;
-      uint64_t len = r->src_len - off < NM_SM_PULL_STEP ? r->src_len - off : NM_SM_PULL_STEP;
-      r->err = nm_sm_cma(pid, 0, r->buf, r->src, off, len);
+      r->err = nm_sm_cma(pid, 0, r->buf, r->src, off, nm_sm_step_len(r->src_len, off));
       atomic_fetch_add_explicit(&h->coop_done, 1, memory_order_acq_rel);
       s->coop_pulled++;
+      step = NM_SM_COOP_COPIED;
     }
     if (r->err || (k < 0 && nm_sm_pid_gone(pid))) {
       /* close it: no new claim; the copy is over once the chunks claimed so far are done (the sender's may still
@@ -494,24 +506,25 @@ static int nm_sm_coop_pull(struct nm_sm_s *s, struct nm_sm_large_s *r)
       r->coop_closed = (w >> 32) == r->coop_gen ? (w & 0xffffffffu) : n;
       if (!r->err)
         r->err = -NM_EDRIVER; /* the sender died holding a chunk */
+      step = NM_SM_COOP_COPIED;
     }
   }
   uint64_t done = atomic_load_explicit(&h->coop_done, memory_order_acquire);
   if (r->coop_closed) {
     if (done < r->coop_closed && !nm_sm_pid_gone(pid))
-      return 0; /* its sender may still write into the buffer */
+      return step; /* its sender may still write into the buffer */
   } else if (done < n) {
-    return 0;
+    return step;
   }
   if (!r->err && atomic_load_explicit(&h->coop_bad, memory_order_acquire) == r->coop_gen) {
     r->coop_gen = 0; /* the sender failed a chunk: copy it all again, alone (the next passes) */
     r->coop_closed = 1;
     r->got = 0;
-    return 0;
+    return NM_SM_COOP_COPIED;
   }
   r->got = r->err ? 0 : r->src_len;
   r->coop_gen = 0;
-  return 1;
+  return NM_SM_COOP_OVER;
 }
 
 /* Sender: one chunk of each shared copy we are invited to. @return chunks copied. */
@@ -529,8 +542,7 @@ static int nm_sm_coop_push(struct nm_sm_s *s)
       continue;
     }
     uint64_t off = (uint64_t)k * NM_SM_PULL_STEP;
-    uint64_t len = l->len - off < NM_SM_PULL_STEP ? l->len - off : NM_SM_PULL_STEP;
-    if (nm_sm_cma((pid_t)p->addr.pid, 1, l->buf, l->coop_dst, off, len) != NM_ESUCCESS) {
+    if (nm_sm_cma((pid_t)p->addr.pid, 1, l->buf, l->coop_dst, off, nm_sm_step_len(l->len, off)) != NM_ESUCCESS) {
       atomic_store_explicit(&p->hdr->coop_bad, l->coop_gen, memory_order_release);
       l->coop_gen = 0;
       s->coop_invited--;
@@ -553,13 +565,14 @@ static int nm_sm_pull_step(struct nm_sm_s *s)
       r->peer != (uint64_t)s->self_index)
     nm_sm_coop_open(s, r);
   if (r->coop_gen) {
-    if (!nm_sm_coop_pull(s, r))
-      return 1;
+    enum nm_sm_coop_step_e step = nm_sm_coop_pull(s, r);
+    if (step != NM_SM_COOP_OVER)
+      return step == NM_SM_COOP_COPIED;
   } else if (!r->err) {
-    uint64_t step = r->got + NM_SM_PULL_STEP < r->src_len ? r->got + NM_SM_PULL_STEP : r->src_len;
-    r->err = nm_sm_cma((pid_t)s->peers[r->peer].addr.pid, 0, r->buf, r->src, r->got, step - r->got);
+    uint64_t n = nm_sm_step_len(r->src_len, r->got);
+    r->err = nm_sm_cma((pid_t)s->peers[r->peer].addr.pid, 0, r->buf, r->src, r->got, n);
     if (!r->err)
-      r->got = step;
+      r->got += n;
     if (!r->err && r->got < r->src_len)
       return 1;
   }
