@@ -15,7 +15,10 @@
 # Environment: STARPU_TARBALL (default: ../shared/thirdparty/starpu-1.4.12.tar.gz next to the nmad sources),
 #   STARPU_WORK (work directory, default ${TMPDIR:-/tmp}/nmad-starpu-nmad; emptied first), STARPU_TOTAL_TIMEOUT
 #   (seconds for the whole run, default 5400), STARPU_CONFIGURE_ARGS (more configure arguments, split on blanks),
-#   STARPU_NMAD_PC_DIR (see above), top_builddir (the nmad build tree, default: the tree this script is in).
+#   STARPU_NMAD_PC_DIR (see above), top_builddir (the nmad build tree, default: the tree this script is in),
+#   STARPU_TARGET (`tests`, the default: build StarPU and run mpi/tests; `cholesky`: build only libstarpu,
+#   libstarpumpi and mpi/examples' mpi_cholesky, with examples enabled, and run nothing: the build that
+#   bench/starpu_cholesky_coop.sh runs).
 # Output: configure's NMAD_CFLAGS / NMAD_LIBS, then StarPU's harness summary and one line
 #   `starpu-nmad: pass P xfail X fail F skip S error E xpass Y (T s)`.
 # Exit status: 0 every test passed or failed as expected, 1 a build step or a test failed, 77 skipped (no tarball,
@@ -29,6 +32,8 @@ tarball=${STARPU_TARBALL:-$src/../shared/thirdparty/starpu-1.4.12.tar.gz}
 mpicc=$b/nmad/mpi/mpicc
 work=${STARPU_WORK:-${TMPDIR:-/tmp}/nmad-starpu-nmad}
 total=${STARPU_TOTAL_TIMEOUT:-5400}
+target=${STARPU_TARGET:-tests}
+case $target in tests|cholesky) ;; *) echo "starpu-nmad: STARPU_TARGET must be tests or cholesky"; exit 99;; esac
 
 [ -f "$tarball" ] || { echo "starpu-nmad: SKIP: no StarPU tarball ($tarball)"; exit 77; }
 [ -x "$mpicc" ] && [ -f "$b/libnmad_mpi.la" ] && [ -f "$b/libnmad.la" ] || {
@@ -65,25 +70,33 @@ start=$(date +%s)
 # shellcheck disable=SC2016,SC2086
 timeout -k 30 "$total" sh -c '
   set -e
-  work=$1 tarball=$2 mpicc=$3
-  shift 3
+  work=$1 tarball=$2 mpicc=$3 target=$4
+  shift 4
+  examples=--disable-build-examples
+  [ "$target" = tests ] || examples=--enable-build-examples
   cd "$work"
   tar xzf "$tarball"
   cd starpu-1.4.12
   echo "starpu-nmad: autogen" && ./autogen.sh >"$work/autogen.log" 2>&1
   echo "starpu-nmad: configure --enable-mpi --enable-nmad --with-mpicc=$mpicc $*"
   ./configure --enable-mpi --enable-nmad --enable-mpi-check --with-mpicc="$mpicc" --disable-opencl --disable-cuda \
-    --disable-build-doc --disable-build-examples --disable-fortran --disable-starpufft --disable-socl "$@" \
+    --disable-build-doc "$examples" --disable-fortran --disable-starpufft --disable-socl "$@" \
     >"$work/configure.log" 2>&1
   grep -q "whether the StarPU MPI nmad library should be generated... yes" "$work/configure.log" || {
     echo "starpu-nmad: configure did not select the nmad back end"; exit 1; }
   echo "starpu-nmad: NMAD_CFLAGS = $(sed -n "s/^NMAD_CFLAGS = //p" mpi/src/Makefile)"
   echo "starpu-nmad: NMAD_LIBS = $(sed -n "s/^NMAD_LIBS = //p" mpi/src/Makefile)"
+  if [ "$target" = cholesky ]; then
+    echo "starpu-nmad: make libstarpu, libstarpumpi, mpi_cholesky"
+    { make -C src -j2 && make -C mpi/src -j2 &&
+      make -C mpi/examples -j2 matrix_decomposition/mpi_cholesky; } >"$work/make.log" 2>&1
+    exit 0
+  fi
   echo "starpu-nmad: make" && make -j2 >"$work/make.log" 2>&1
   echo "starpu-nmad: build mpi/tests" && make -C mpi/tests -j2 check TESTS= >"$work/make-tests.log" 2>&1
   echo "starpu-nmad: run mpi/tests (4 ranks each)"
   make -C mpi/tests check >"$work/check.log" 2>&1 || true
-' starpu-nmad "$work" "$tarball" "$mpicc" ${STARPU_CONFIGURE_ARGS:-}
+' starpu-nmad "$work" "$tarball" "$mpicc" "$target" ${STARPU_CONFIGURE_ARGS:-}
 rc=$?
 secs=$(($(date +%s) - start))
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
@@ -96,6 +109,10 @@ if [ "$rc" -ne 0 ]; then
   echo "starpu-nmad: FAIL: a build step failed after $secs s; end of $last:"
   tail -20 "$last"
   exit 1
+fi
+if [ "$target" = cholesky ]; then
+  echo "starpu-nmad: built $work/starpu-1.4.12/mpi/examples/matrix_decomposition/mpi_cholesky ($secs s)"
+  exit 0
 fi
 log=$work/check.log
 grep '^# [A-Z]*: ' "$log"
