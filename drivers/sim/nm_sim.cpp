@@ -43,6 +43,9 @@ namespace {
 
 constexpr unsigned NM_SIM_FREE_POLLS = 16; /* idle polls in a row that cost no simulated time */
 constexpr size_t NM_SIM_MAX_PACKET = 64 * 1024;
+/* --send-queue nic: packets of at most this many bytes (InfiniBand's largest MTU) take the wire between the larger
+ * ones, as a NIC interleaving its queues at MTU granularity lets a control packet pass a long message. */
+constexpr size_t NM_SIM_MTU = 4096;
 
 enum nm_sim_kind_e : uint8_t { NM_SIM_PACKET = 1, NM_SIM_LARGE = 2 };
 
@@ -130,6 +133,8 @@ struct nm_sim_drv_s {
   std::vector<sg4::CommPtr> wait_set;         /* block()'s activities (capacity kept: no allocation per wait) */
   std::unordered_map<uint64_t, nm_sim_peer_queue_s> queues; /* send queues by peer, made on first send */
   std::shared_ptr<nm_sim_nic_s> nic_q;        /* the queued packets and their actor, made on first need */
+  double wire_free_at = 0;                    /* --send-queue nic: when this rail's last queued packet above one
+                                                 MTU is injected */
   unsigned idle_polls;
 };
 
@@ -393,7 +398,13 @@ void queue_packet(nm_sim_drv_s *p, uint64_t peer, nm_sim_msg_s *m)
   if (q.bw == 0)
     q.bw = route_bandwidth(p, peer);
   double now = sg4::Engine::get_clock(), start = std::max(now, q.free_at);
-  q.free_at = start + static_cast<double>(m->len) / q.bw;
+  double inject = static_cast<double>(m->len) / q.bw;
+  if (p->job->send_queue == nm_sim_job_s::SEND_QUEUE_NIC && m->len > NM_SIM_MTU) {
+    /* One wire: a packet of several MTUs leaves after the rank's previous one, whatever its peer. */
+    start = std::max(start, p->wire_free_at);
+    p->wire_free_at = start + inject;
+  }
+  q.free_at = start + inject;
   if (start <= now) {
     peer_mbox(p, peer)->put_init(m, m->len)->detach(msg_free);
     return;
@@ -431,7 +442,7 @@ int sim_send(nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, void *ct
     return -NM_ENOMEM;
   if (p->job->send_overhead_ns) /* the software latency of a packet (--send-overhead), paid by the sender */
     sg4::this_actor::sleep_for(static_cast<double>(p->job->send_overhead_ns) * 1e-9);
-  if (p->job->send_queue)
+  if (p->job->send_queue != nm_sim_job_s::SEND_QUEUE_NONE)
     queue_packet(p, peer, m);
   else
     peer_mbox(p, peer)->put_init(m, len)->detach(msg_free);

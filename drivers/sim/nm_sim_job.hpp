@@ -26,11 +26,12 @@ struct nm_sim_job_s {
    *  message, doc/platforms/README.md). The sender's actor sleeps that long before the packet leaves, so one
    *  rank's packets are serialised by it; a rendezvous pays it on the RDV and on the RTR, not on the data. */
   uint64_t send_overhead_ns = 0;
-  /** The NIC's send queue per peer (--send-queue inject|none, drivers/sim/nm_sim.cpp): with it (the default),
-   *  a packet to a peer leaves when the previous packet to that peer has been injected (start + bytes / the
-   *  route's narrowest bandwidth), as from a NIC's queue; without it every packet flows at once and the packets
-   *  to one peer share the link (the driver before 2026-11-25). */
-  bool send_queue = true;
+  /** How a rank's packets leave (--send-queue nic|peer|none, drivers/sim/nm_sim.cpp, doc/nmad-sim.md "Send
+   *  queues"): nic (the default): one queue per peer, a packet leaving when the previous one to that peer has
+   *  been injected, at the rail's bandwidth shared among the peers with packets being injected (a NIC serving
+   *  its queues in turn); peer: the same at the full bandwidth per peer (the default of 2026-11-25 to 27), so
+   *  that packets to several peers pile up on the link; none: every packet flows at once (before 2026-11-25). */
+  enum send_queue_e { SEND_QUEUE_NONE, SEND_QUEUE_PEER, SEND_QUEUE_NIC } send_queue = SEND_QUEUE_NIC;
   simgrid::s4u::BarrierPtr barrier;
   /** Rail k of every rank (NMAD_DRIVER=sim+sim: one simulation driver per rail), made when a rank first opens
    *  rail k. Rail k >= 1 moves its large transfers between the hosts' NICs k: the hosts named "<host>.nic<k>" of

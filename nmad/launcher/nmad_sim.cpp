@@ -57,7 +57,7 @@ struct options {
   uint64_t fake_above = UINT64_MAX;
   uint64_t poll_cost_ns = 1000;
   uint64_t send_overhead_ns = 0;
-  bool send_queue = true;
+  nm_sim_job_s::send_queue_e send_queue = nm_sim_job_s::SEND_QUEUE_NIC;
   std::vector<std::string> cfg; /* --cfg=... passed to SimGrid */
   std::vector<std::string> prog;
 };
@@ -66,14 +66,15 @@ void usage(FILE *out)
 {
   std::fprintf(out,
                "usage: nmad-sim -n N --platform FILE [--ranks-per-host K] [--fake-payload BYTES] [--poll-cost NS]\n"
-               "                [--send-overhead NS] [--send-queue inject|none] [--cfg=NAME:VALUE ...] PROG [ARGS...]\n"
+               "                [--send-overhead NS] [--send-queue nic|peer|none] [--cfg=NAME:VALUE ...] PROG [ARGS...]\n"
                "Runs N ranks of PROG as SimGrid actors on the platform FILE and prints the simulated duration.\n"
                "  --ranks-per-host K   ranks r, r+1, ... share a host, K per host (default 1)\n"
                "  --fake-payload B     large transfers of more than B bytes move only their size (K, M, G suffixes)\n"
                "  --poll-cost NS       simulated cost of an idle poll after 16 in a row (default 1000)\n"
                "  --send-overhead NS   simulated CPU time of each packet sent, LogP's o (default 0)\n"
-               "  --send-queue Q       inject: a rank's packets to one peer leave one after the other, each at the\n"
-               "                       previous one's injection end (default); none: all at once, sharing the link\n"
+               "  --send-queue Q       nic: a rank's packets to one peer leave one after the other, at the link's\n"
+               "                       bandwidth shared among the peers being sent to (default); peer: the same at\n"
+               "                       the full bandwidth per peer (inject is its former name); none: all at once\n"
                "  --cfg=NAME:VALUE     a SimGrid configuration item (e.g. --cfg=network/model:CM02)\n"
                "See doc/nmad-sim.md.\n");
 }
@@ -147,11 +148,17 @@ int parse(int argc, char **argv, options &o)
       }
       i++;
     } else if (a == "--send-queue") {
-      if (std::strcmp(v, "inject") && std::strcmp(v, "none")) {
-        std::fprintf(stderr, "nmad-sim: --send-queue wants inject or none, not '%s'\n", v);
+      if (!std::strcmp(v, "nic"))
+        o.send_queue = nm_sim_job_s::SEND_QUEUE_NIC;
+      else if (!std::strcmp(v, "peer") || !std::strcmp(v, "inject"))
+        o.send_queue = nm_sim_job_s::SEND_QUEUE_PEER;
+      else if (!std::strcmp(v, "none"))
+        o.send_queue = nm_sim_job_s::SEND_QUEUE_NONE;
+      else {
+        std::fprintf(stderr, "nmad-sim: --send-queue wants nic, peer or none, not '%s'\n", v);
         return -1;
       }
-      o.send_queue = !std::strcmp(v, "inject"), i++;
+      i++;
     } else {
       std::fprintf(stderr, "nmad-sim: unknown option '%s'\n", a.c_str());
       usage(stderr);
