@@ -27,10 +27,10 @@ struct nm_sim_job_s {
    *  rank's packets are serialised by it; a rendezvous pays it on the RDV and on the RTR, not on the data. */
   uint64_t send_overhead_ns = 0;
   /** How a rank's packets leave (--send-queue nic|peer|none, drivers/sim/nm_sim.cpp, doc/nmad-sim.md "Send
-   *  queues"): nic (the default): one queue per peer, a packet leaving when the previous one to that peer has
-   *  been injected, at the rail's bandwidth shared among the peers with packets being injected (a NIC serving
-   *  its queues in turn); peer: the same at the full bandwidth per peer (the default of 2026-11-25 to 27), so
-   *  that packets to several peers pile up on the link; none: every packet flows at once (before 2026-11-25). */
+   *  queues"): nic (the default): a packet to a peer leaves when the previous one to that peer has been injected
+   *  (start + bytes / the route's narrowest bandwidth), and a packet above one MTU also when the rank's previous
+   *  such packet, to any peer, has (the NIC's one wire); peer: per peer only (the default of 2026-11-25 to 27),
+   *  so that packets to several peers pile up on the link; none: every packet flows at once (before 2026-11-25). */
   enum send_queue_e { SEND_QUEUE_NONE, SEND_QUEUE_PEER, SEND_QUEUE_NIC } send_queue = SEND_QUEUE_NIC;
   simgrid::s4u::BarrierPtr barrier;
   /** Rail k of every rank (NMAD_DRIVER=sim+sim: one simulation driver per rail), made when a rank first opens

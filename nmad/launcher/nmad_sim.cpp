@@ -72,9 +72,9 @@ void usage(FILE *out)
                "  --fake-payload B     large transfers of more than B bytes move only their size (K, M, G suffixes)\n"
                "  --poll-cost NS       simulated cost of an idle poll after 16 in a row (default 1000)\n"
                "  --send-overhead NS   simulated CPU time of each packet sent, LogP's o (default 0)\n"
-               "  --send-queue Q       nic: a rank's packets to one peer leave one after the other, at the link's\n"
-               "                       bandwidth shared among the peers being sent to (default); peer: the same at\n"
-               "                       the full bandwidth per peer (inject is its former name); none: all at once\n"
+               "  --send-queue Q       nic: a rank's packets to one peer leave one after the other, and those above\n"
+               "                       4 KiB also in turn on its one wire (default); peer: per peer only, peers\n"
+               "                       sharing the link (inject is its former name); none: all at once\n"
                "  --cfg=NAME:VALUE     a SimGrid configuration item (e.g. --cfg=network/model:CM02)\n"
                "See doc/nmad-sim.md.\n");
 }
