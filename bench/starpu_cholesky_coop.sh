@@ -15,8 +15,9 @@
 # time" (ms, rank 0: the factorization between two barriers), GFlop/s at the median, the broadcasts summed over
 # the ranks, their mean recipient count; then per (N, size) the ratio off / on of the medians (> 1: broadcasts
 # faster). Before the timed runs, one run per N with the example's -check at the first size, broadcasts on (rank 0
-# gathers L and compares L L^T with the input: the example asserts). Raw outputs in DIR. Exit status: 0 if every run produced a time, 1 otherwise, 77 if StarPU cannot be
-# built here (no tarball, no autotools).
+# gathers L and compares L L^T with the input: the example asserts). Raw outputs in DIR. Exit status: 0 if every
+# check passed and every run produced a time, 1 otherwise, 77 if StarPU cannot be built here (no tarball, no
+# autotools).
 set -u -o pipefail
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 NMAD_BUILD_DIR=${NMAD_BUILD_DIR:-$(dirname "$SCRIPT_DIR")}
@@ -77,8 +78,9 @@ run_one() {
 fail=0
 summary=$OUT/summary.txt
 {
-  echo "# starpu_cholesky_coop: $(date -u +%Y-%m-%dT%H:%M:%SZ), nmad $(git -C "$NMAD_BUILD_DIR" rev-parse --short HEAD 2>/dev/null)," \
-    "repeat $REPEAT, tile $TILE, STARPU_NCPU=1, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "# starpu_cholesky_coop: $(date -u +%Y-%m-%dT%H:%M:%SZ)," \
+    "nmad $(git -C "$NMAD_BUILD_DIR" rev-parse --short HEAD 2>/dev/null), repeat $REPEAT, tile $TILE," \
+    "STARPU_NCPU=1, load $(cut -d' ' -f1-3 /proc/loadavg)"
   printf '%-3s %-6s %-4s %10s %10s %8s %10s %10s\n' N size coop median_ms best_ms GFlops broadcasts recipients
 } | tee "$summary"
 first=${SIZES%% *}
@@ -114,8 +116,8 @@ for np in $NPS; do
       med[$coop]=$m
       gf=$(awk -v n="$size" -v ms="$m" 'BEGIN { printf "%.2f", n * n * n / 3 / (ms / 1000) / 1e9 }')
       mean=$(awk -v b="${nbs[$coop]}" -v r="${rcps[$coop]}" 'BEGIN { printf "%.2f", b ? r / b : 0 }')
-      printf '%-3s %-6s %-4s %10.1f %10.1f %8s %10s %10s\n' "$np" "$size" "$coop" "$m" "$b" "$gf" "${nbs[$coop]}" "$mean" |
-        tee -a "$summary"
+      printf '%-3s %-6s %-4s %10.1f %10.1f %8s %10s %10s\n' "$np" "$size" "$coop" "$m" "$b" "$gf" \
+        "${nbs[$coop]}" "$mean" | tee -a "$summary"
     done
     if [[ -n ${med[1]:-} && -n ${med[0]:-} ]]; then
       awk -v on="${med[1]}" -v off="${med[0]}" -v n="$np" -v s="$size" \
