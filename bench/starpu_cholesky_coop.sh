@@ -12,12 +12,12 @@
 # STARPU_NCPU=1 (one CPU worker per rank: 4 and 8 ranks share this host's cores), OPENBLAS_NUM_THREADS=1,
 # STARPU_MPI_STATS=1 (each rank prints NB_COOP, the broadcasts it detected, and how many recipients each had),
 # nblocks = size / 320, a 300 s limit. Printed per (N, size, coop): the median and best of StarPU's "Computation
-# time" (ms, rank 0: the factorization between two barriers), GFlop/s at the median, the broadcasts summed over
-# the ranks, their mean recipient count; then per (N, size) the ratio off / on of the medians (> 1: broadcasts
-# faster). Before the timed runs, one run per N with the example's -check at the first size, broadcasts on (rank 0
-# gathers L and compares L L^T with the input: the example asserts). Raw outputs in DIR. Exit status: 0 if every
-# check passed and every run produced a time, 1 otherwise, 77 if StarPU cannot be built here (no tarball, no
-# autotools).
+# time" (ms, rank 0: the factorization between two barriers), GFlop/s at the median, the broadcasts of the last run
+# summed over its ranks, their mean recipient count; then per (N, size) the ratio off / on of the medians (> 1:
+# broadcasts faster). Before the timed runs, one run per N with the example's -check at the first size, broadcasts
+# on (rank 0 gathers L and compares L L^T with the input: the example asserts). Raw outputs in DIR. Exit status: 0
+# if every check passed and every run produced a time, 1 otherwise, 77 if StarPU cannot be built here (no tarball,
+# no autotools).
 set -u -o pipefail
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 NMAD_BUILD_DIR=${NMAD_BUILD_DIR:-$(dirname "$SCRIPT_DIR")}

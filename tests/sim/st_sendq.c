@@ -41,8 +41,8 @@ static void st_expect(struct st_ctx *c, const char *what, double got_us, double 
   ST_CHECK(c, err <= ST_TOL, "%s: %.3f us, model %.3f us", what, got_us, model_us);
 }
 
-/* Rank 0 sends two messages of @p len bytes, to rank @p to[0] then @p to[1]; each receiver reports the arrival
- * date of each of its messages since the common start. @p seq separates the rounds' tags. */
+/* Rank 0 sends two messages of @p lens[0] and @p lens[1] bytes, to rank @p to[0] then @p to[1]; each receiver
+ * reports the arrival date of each of its messages since the common start. @p seq separates the rounds' tags. */
 static void st_round_lens(struct st_ctx *c, const int to[2], const size_t lens[2], int seq, double got_us[2])
 {
   uint8_t *buf[2] = {calloc(1, lens[0] + 1), calloc(1, lens[1] + 1)};
