@@ -38,7 +38,7 @@ static int nm_self_open(struct nm_drv_s *drv, const char *provider, int all_loca
   if (!s)
     return -NM_ENOMEM;
   drv->priv = s;
-  drv->props.max_packet = 64 * 1024;
+  drv->props.max_packet = 128 * 1024; /* not below sm's: the smallest driver caps every packet of the core */
   drv->props.inject_size = 0;
   drv->props.max_large = UINT64_MAX;
   drv->props.latency_ns = 50;

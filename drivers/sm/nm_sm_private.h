@@ -20,9 +20,15 @@
 #define NM_SM_RING_BYTES (256u * 1024u)          /* data bytes of one sender's ring */
 #define NM_SM_RING_STRIDE (NM_SM_PAGE + NM_SM_RING_BYTES) /* control page + data, page-aligned */
 #define NM_SM_MAX_PEERS 4096u                      /* ranks of one host; the segment is sparse */
-#define NM_SM_MAX_PACKET (64u * 1024u)
+/* The largest packet: an eager message of just under 128 KiB (oversubscribed hosts, nm_config_load()). A record
+ * (header + packet, aligned) may take at most half the ring, or one that does not fit before the ring's end could
+ * never be placed: the wrap skips the end, and skip + record would exceed the ring even when it is empty. */
+#define NM_SM_MAX_PACKET (128u * 1024u - 64u)
 #define NM_SM_REC_ALIGN 64u                        /* records start on cache lines */
 #define NM_SM_REC_HDR 16u
+_Static_assert(2 * ((NM_SM_REC_HDR + NM_SM_MAX_PACKET + NM_SM_REC_ALIGN - 1) / NM_SM_REC_ALIGN * NM_SM_REC_ALIGN) <=
+                   NM_SM_RING_BYTES,
+               "an sm record must fit twice in a ring");
 #define NM_SM_MAGIC 0x6e6d61642d736d31ull          /* "nmad-sm1" */
 #define NM_SM_BURST 64                             /* records read from one ring per progress pass */
 #define NM_SM_PULL_STEP (64u * 1024u)             /* bytes of CMA copy per progress pass (packets pass between) */

@@ -474,6 +474,8 @@ void nm_unexp_free(nm_core_t core, struct nm_unexp_s *u);
 /* ---- core/nm_credit.c: eager flow control ---- */
 /** Default of NMAD_EAGER_CREDIT, bytes per peer. */
 #define NM_EAGER_CREDIT_DEFAULT (1u << 20)
+/** Default rendezvous threshold when this host runs more ranks than it has cores (nm_config_load()). */
+#define NM_RDV_THRESHOLD_OVERSUB (128u * 1024u)
 /** Accepted range of NMAD_EAGER_CREDIT: a window smaller than 4 KiB sends nearly everything by rendezvous;
  *  credit travels in 32-bit per-message costs and must not overflow the signed 64-bit window. */
 #define NM_EAGER_CREDIT_MIN 4096u
