@@ -52,6 +52,11 @@ struct nm_drv_props_s {
  *  UINT64_MAX means a sender outside the address table, so the core drops the packet instead of trusting the rank
  *  its header claims (libfabric FI_SOURCE where nm_ofi_quirks.c says it holds). */
 #define NM_DRV_F_AUTH_SOURCE 0x4u
+/** The receiver pulls large transfers from the sender's announcement (sm: LRTS, then CMA), so the core may post a
+ *  large send before any receive is posted: the get rendezvous (nm_rdv.c; UCX's rndv get, vader's RGET). Such a
+ *  driver also takes a large receive shorter than its send (it copies the first len bytes: truncation, and 0 for
+ *  a discarded message), never returns -NM_EAGAIN from large_recv, and withdraws a large send in large_cancel. */
+#define NM_DRV_F_RDV_GET 0x8u
 
 #define NM_DRV_ADDR_MAX 128 /* bytes of an endpoint address */
 #define NM_DRV_NO_FD (-1)
@@ -76,7 +81,8 @@ struct nm_drv_ops_s {
   int (*large_send)(struct nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, uint64_t rtag, void *ctx);
   /** Post a large receive into [buf, buf+len) for rtag. @return 0, -NM_EAGAIN (as large_send) or -NM_E*. */
   int (*large_recv)(struct nm_drv_s *drv, uint64_t peer, void *buf, size_t len, uint64_t rtag, void *ctx);
-  /** Cancel a posted large receive (its large_done reports -NM_ECANCELED, or never comes if already done). */
+  /** Cancel a posted large receive, or with NM_DRV_F_RDV_GET a large send (its large_done reports -NM_ECANCELED,
+   *  or never comes if already done). @return 0, -NM_ENOTFOUND. */
   int (*large_cancel)(struct nm_drv_s *drv, void *ctx);
   /** Poll completions without blocking; runs the upcalls. @return number handled. */
   int (*progress)(struct nm_drv_s *drv);

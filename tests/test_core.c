@@ -444,6 +444,127 @@ START_TEST(test_rdv_sender)
 }
 END_TEST
 
+/* ---- get rendezvous (a driver whose receiver pulls: NM_DRV_F_RDV_GET) ---- */
+
+static struct nm_wire_chunk_s last_chunk(void);
+static void inject_cancel(int src, uint8_t type, uint8_t result, nm_tag_t tag, uint32_t seq);
+
+static void fake_pulls(void) { core->drvs[0].props.flags |= NM_DRV_F_RDV_GET; }
+
+static void inject_rdv(int src, nm_tag_t tag, uint32_t seq, uint64_t total, uint64_t cookie)
+{
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  off += nm_wire_put_rdv(pkt + off, sess->id, tag, seq, total, cookie, 0);
+  nm_wire_put_pkt_hdr(pkt, 1, (uint32_t)src, (uint32_t)off);
+  inject(pkt, off, src);
+}
+
+START_TEST(test_rdv_get_sender)
+{
+  static char big[50000];
+  fake_pulls();
+  nm_sr_request_t s;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(2), 11, big, sizeof(big), &s), 0);
+  struct nm_wire_chunk_s c[2];
+  ck_assert_int_eq(decode(0, c, 2), 1);
+  ck_assert_uint_eq(c[0].type, NM_WIRE_RDV);
+  ck_assert(c[0].cookie & NM_COOKIE_GET);
+  /* the data is announced with the RDV: no RTR awaited */
+  ck_assert_int_eq(fake->n_large, 1);
+  ck_assert_int_eq(fake->large[0].is_send, 1);
+  ck_assert(fake->large[0].rtag == c[0].cookie && fake->large[0].len == sizeof(big));
+  ck_assert_ptr_eq(fake->large[0].buf, big);
+  ck_assert_int_eq(core->n_large, 0); /* the receiver does the work: the sender may sleep meanwhile */
+  ck_assert_int_eq(nm_sr_stest(sess, &s), -NM_EAGAIN);
+  nm_core_large_done(core, fake->large[0].ctx, 0, sizeof(big));
+  ck_assert_int_eq(nm_sr_stest(sess, &s), 0);
+  ck_assert_ptr_null(gate(2)->rdv_sends.head);
+  /* nobody asks for announced data: an RTR naming it is a protocol error */
+  ck_assert_int_eq(nm_sr_isend(sess, gate(2), 11, big, sizeof(big), &s), 0);
+  struct nm_wire_chunk_s d = last_chunk();
+  size_t off = NM_WIRE_PKT_HDR_LEN;
+  off += nm_wire_put_rtr(pkt + off, 0, d.cookie, 0, sizeof(big), 77);
+  nm_wire_put_pkt_hdr(pkt, 1, 2, (uint32_t)off);
+  inject(pkt, off, 2);
+  ck_assert_int_eq(gate(2)->status, -NM_EPROTO);
+}
+END_TEST
+
+START_TEST(test_rdv_get_sender_large_or_plain)
+{
+  /* without the driver flag, and above one chunk, the RDV waits for RTRs as before */
+  static char big[50000];
+  nm_sr_request_t s;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(2), 11, big, sizeof(big), &s), 0);
+  ck_assert(!(last_chunk().cookie & NM_COOKIE_GET));
+  ck_assert_int_eq(fake->n_large, 0);
+  fake_pulls();
+  core->cfg.rdv_chunk = 40000;
+  nm_sr_request_t t;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(2), 12, big, sizeof(big), &t), 0);
+  ck_assert(!(last_chunk().cookie & NM_COOKIE_GET));
+  ck_assert_int_eq(fake->n_large, 0);
+}
+END_TEST
+
+START_TEST(test_rdv_get_receiver)
+{
+  static char big[100000], small[5000];
+  fake_pulls();
+  nm_sr_request_t r, t;
+  const uint64_t cookie = NM_COOKIE_GET | 4242;
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 8, big, sizeof(big), &r), 0);
+  inject_rdv(1, 8, 0, 100000, cookie);
+  ck_assert_int_eq(fake->n_large, 1);
+  ck_assert(fake->large[0].is_send == 0 && fake->large[0].rtag == cookie && fake->large[0].len == 100000);
+  ck_assert_ptr_eq(fake->large[0].buf, big);
+  nm_core_progress(core);
+  ck_assert_int_eq(fake->n_pkts, 0); /* no RTR */
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), -NM_EAGAIN);
+  nm_core_large_done(core, fake->large[0].ctx, 0, 100000);
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), 0);
+  /* truncated: the receive takes what fits (unexpected first, matched at the receive) */
+  inject_rdv(1, 8, 1, 100000, cookie + 1);
+  ck_assert_int_eq(fake->n_large, 1);
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 8, small, sizeof(small), &t), 0);
+  ck_assert_int_eq(fake->n_large, 2);
+  ck_assert(fake->large[1].rtag == cookie + 1 && fake->large[1].len == sizeof(small));
+  nm_core_large_done(core, fake->large[1].ctx, 0, sizeof(small));
+  ck_assert_int_eq(nm_sr_rtest(sess, &t), -NM_ETRUNCATED);
+  ck_assert_int_eq(gate(1)->status, 0);
+}
+END_TEST
+
+START_TEST(test_rdv_get_receiver_refused)
+{
+  /* a get rendezvous over a driver that does not pull: the peer is confused or forged */
+  static char big[100000];
+  nm_sr_request_t r;
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(1), 8, big, sizeof(big), &r), 0);
+  inject_rdv(1, 8, 0, 100000, NM_COOKIE_GET | 7);
+  ck_assert_int_eq(fake->n_large, 0);
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), -NM_EPROTO);
+  ck_assert_int_eq(gate(1)->status, -NM_EPROTO);
+}
+END_TEST
+
+START_TEST(test_rdv_get_cancel)
+{
+  static char big[50000];
+  fake_pulls();
+  nm_sr_request_t s;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(2), 11, big, sizeof(big), &s), 0);
+  ck_assert_int_eq(fake->n_large, 1);
+  ck_assert_int_eq(nm_sr_scancel(sess, &s), 0);
+  inject_cancel(2, NM_WIRE_CANCEL_REPLY, 1, 11, 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &s), -NM_ECANCELED);
+  ck_assert_int_eq(fake->cancelled, 1); /* its announcement taken back from the driver */
+  nm_core_large_done(core, fake->large[0].ctx, -NM_ECANCELED, 0); /* the driver reports it: released */
+  ck_assert_ptr_null(gate(2)->large);
+  ck_assert_int_eq(gate(2)->status, 0);
+}
+END_TEST
+
 START_TEST(test_rtr_out_of_range)
 {
   static char big[50000];
@@ -1020,12 +1141,17 @@ int main(void)
   tcase_add_test(tp, test_rdv_receiver_truncated);
   tcase_add_test(tp, test_rdv_sender);
   tcase_add_test(tp, test_rtr_out_of_range);
+  tcase_add_test(tp, test_rdv_get_sender);
+  tcase_add_test(tp, test_rdv_get_sender_large_or_plain);
+  tcase_add_test(tp, test_rdv_get_receiver);
+  tcase_add_test(tp, test_rdv_get_receiver_refused);
   tcase_add_test(tp, test_sync_send);
   tcase_add_test(tp, test_sync_recv_sends_ack);
   tcase_add_test(tp, test_cancel_eager_withdrawn);
   tcase_add_test(tp, test_cancel_eager_too_late);
   tcase_add_test(tp, test_cancel_eager_in_flight);
   tcase_add_test(tp, test_cancel_rdv);
+  tcase_add_test(tp, test_rdv_get_cancel);
   tcase_add_test(tp, test_cancel_sync);
   tcase_add_test(tp, test_cancel_receiver_unexpected);
   tcase_add_test(tp, test_cancel_receiver_tombstone);

@@ -101,6 +101,7 @@ static int nm_sm_open(struct nm_drv_s *drv, const char *word, int all_local)
   atomic_store(&hdr->sleeping, 0);
   drv->props.max_packet = NM_SM_MAX_PACKET;
   drv->props.inject_size = NM_SM_MAX_PACKET; /* every packet is copied into the ring: done at post */
+  drv->props.flags |= NM_DRV_F_RDV_GET; /* the receiver pulls (CMA) from the LRTS: see nm_driver.h */
   drv->props.max_large = (uint64_t)1 << 40;
   /* Nominal figures of this machine (doc/performance.md, "The sm driver"): ping-pong 8 B 0.2-0.3 us one way,
    * CMA's copy ~10 GB/s. Between ranks of one host the latency is CPU time on both sides: half of it is the
@@ -396,11 +397,13 @@ static int nm_sm_large_send(struct nm_drv_s *drv, uint64_t peer, const void *buf
 static void nm_sm_pull_queue(struct nm_sm_s *s, struct nm_sm_large_s *r, const struct nm_sm_lrts_s *rts)
 {
   r->src = rts->addr;
-  r->src_len = rts->len;
+  /* More than the receive holds (a truncated or discarded get rendezvous): the first r->len bytes, and no shared
+   * copy (its sender checks that the invitation names the whole send). */
+  r->src_len = rts->len < r->len ? rts->len : r->len;
+  r->no_coop = rts->len > r->len;
   r->id = rts->id;
   r->got = 0;
-  r->err = rts->len > r->len ? -NM_EPROTO : NM_ESUCCESS; /* more than the receive holds: the core never asks
-                                                              that, a peer might; nothing is copied */
+  r->err = NM_ESUCCESS;
   r->next = NULL;
   if (s->pulls_tail)
     s->pulls_tail->next = r;
@@ -561,7 +564,8 @@ static int nm_sm_pull_step(struct nm_sm_s *s)
   struct nm_sm_large_s *r = s->pulls;
   if (!r)
     return 0;
-  if (!r->err && r->got == 0 && !r->coop_gen && !r->coop_closed && s->coop_on && r->src_len >= NM_SM_COOP_MIN &&
+  if (!r->err && r->got == 0 && !r->coop_gen && !r->coop_closed && !r->no_coop && s->coop_on &&
+      r->src_len >= NM_SM_COOP_MIN &&
       r->peer != (uint64_t)s->self_index)
     nm_sm_coop_open(s, r);
   if (r->coop_gen) {
@@ -613,18 +617,25 @@ static int nm_sm_large_recv(struct nm_drv_s *drv, uint64_t peer, void *buf, size
   return NM_ESUCCESS;
 }
 
+/* A receive not paired with its LRTS yet, or a send whose receiver withdrew it (get rendezvous, nm_cancel.c): its
+ * LFIN will never come, and its peer never reads the buffer (an invitation to share a copy comes only from a
+ * receiver that pulls). */
 static int nm_sm_large_cancel(struct nm_drv_s *drv, void *ctx)
 {
   struct nm_sm_s *s = drv->priv;
-  for (struct nm_sm_large_s **pp = &s->lrecvs; *pp; pp = &(*pp)->next)
-    if ((*pp)->ctx == ctx) {
-      struct nm_sm_large_s *r = *pp;
-      *pp = r->next;
-      r->err = -NM_ECANCELED;
-      r->len = 0;
-      nm_sm_push(&s->done, r); /* reported by the next progress pass, as a provider's cancel would be */
-      return NM_ESUCCESS;
-    }
+  struct nm_sm_large_s **lists[] = {&s->lrecvs, &s->lsends};
+  for (int i = 0; i < 2; i++)
+    for (struct nm_sm_large_s **pp = lists[i]; *pp; pp = &(*pp)->next)
+      if ((*pp)->ctx == ctx) {
+        struct nm_sm_large_s *r = *pp;
+        *pp = r->next;
+        if (i == 1 && r->coop_gen)
+          s->coop_invited--;
+        r->err = -NM_ECANCELED;
+        r->len = 0;
+        nm_sm_push(&s->done, r); /* reported by the next progress pass, as a provider's cancel would be */
+        return NM_ESUCCESS;
+      }
   return -NM_ENOTFOUND;
 }
 

@@ -122,6 +122,7 @@ struct nm_sm_large_s {
    * were claimed (the copy ends when that many are done); send: the invitation's generation (0: none) and
    * destination */
   uint64_t coop_gen, coop_dst, coop_closed;
+  int no_coop; /* receive shorter than its send (truncated get rendezvous): copied alone */
 };
 
 /** A control record to send when the peer's ring has room again. */

@@ -149,6 +149,8 @@ int nm_cancel_handle_reply(struct nm_gate_s *gate, const struct nm_wire_chunk_s 
   } else if (nm_req_list_has(&gate->rdv_sends, req) &&
              (nm_req_is_rdv(gate->core, req) || (req->flags & NM_REQF_SENT))) {
     nm_req_list_remove(&gate->rdv_sends, req); /* an RDV nobody will answer, or a sync send whose data left */
+    if (req->cookie & NM_COOKIE_GET)
+      nm_rdv_get_withdraw(gate, req); /* its data was announced to the driver: taken back */
     nm_req_complete(req, -NM_ECANCELED);
   }
   /* Otherwise still queued or in a packet: it completes when packed (RDV) or when its packet left (eager). */

@@ -93,6 +93,7 @@ struct nm_large_s {
   size_t len;
   uint64_t rtag;
   int deferred;                  /* in core->large_retry, not in a driver */
+  int uncounted;                 /* a get rendezvous' send: not in core->n_large (its receiver does the work) */
   struct nm_large_s *retry_next;
 };
 
@@ -517,6 +518,14 @@ void nm_rdv_post(struct nm_req_s *req, struct nm_gate_s *gate, uint64_t cookie, 
 static inline nm_len_t nm_req_total(const struct nm_req_s *req) { return req->hdr_len + req->len; }
 /** Sender: an RTR arrived. @return 0 or -NM_EPROTO (unknown cookie / bad range). */
 int nm_rdv_handle_rtr(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c);
+/** Sender: whether @p req (going by rendezvous) goes by get rendezvous: one rail whose driver has
+ *  NM_DRV_F_RDV_GET, data of one chunk at most (larger ones keep the receiver's prioritised chunks). */
+int nm_rdv_get_wanted(const struct nm_gate_s *gate, const struct nm_req_s *req);
+/** Sender: announce @p req's data (cookie already set, with NM_COOKIE_GET) to its rail's driver.
+ *  @return 0, or the driver's error (-NM_EAGAIN included): the caller then sends a plain RDV. */
+int nm_rdv_get_announce(struct nm_gate_s *gate, struct nm_req_s *req);
+/** Sender: the receiver withdrew get-rendezvous send @p req (nm_cancel.c): take its announcement back. */
+void nm_rdv_get_withdraw(struct nm_gate_s *gate, struct nm_req_s *req);
 /** Sender: an ACK arrived for a synchronous send. @return 0 or -NM_EPROTO. */
 int nm_rdv_handle_ack(struct nm_gate_s *gate, uint64_t cookie);
 void nm_core_large_done(void *ref, void *ctx, int err, size_t len);
@@ -529,6 +538,10 @@ void nm_rdv_send_ack(struct nm_gate_s *gate, uint64_t cookie);
 #define NM_RDV_CHUNK_MAX (1ULL << 40)
 /** Receiver chunks in flight per (gate, rail): two keep a rail busy while the next chunk's RTR travels. */
 #define NM_RDV_CHUNKS_PER_RAIL 2
+/** Cookie bit of a get rendezvous (nm_rdv.c): the sender announced the data on rail 0 with this cookie as its
+ *  rendezvous tag; the receiver posts that large receive instead of asking by RTR (doc/protocol.md). Receiver-chosen
+ *  tags count up from 0 and never reach it. */
+#define NM_COOKIE_GET (1ull << 63)
 /** Gate failure (from nm_gate_fail(), before the gate's large transfers are detached): complete the requests of
  *  the chunked rendezvous messages with @p err, forget their chunks not asked for yet, free those with no chunk
  *  left in a driver (the others go when their last chunk reports). */

@@ -74,6 +74,11 @@ int nm_pw_pack_req(struct nm_pw_s *pw, struct nm_req_s *req)
     /* Large: only the RDV (and the header, if any) travels now; the rest goes when the receiver's RTR names
      * where (nm_rdv.c). */
     req->cookie = core->next_cookie++;
+    if (nm_rdv_get_wanted(gate, req)) { /* the data announced with the RDV (nm_rdv.c); on failure, asked by RTR */
+      req->cookie |= NM_COOKIE_GET;
+      if (nm_rdv_get_announce(gate, req))
+        req->cookie &= ~NM_COOKIE_GET;
+    }
     size_t h = nm_wire_put_rdv(p, sid, req->tag, req->seq, total, req->cookie, (uint32_t)req->hdr_len);
     if (req->hdr_len)
       memcpy(p + h, req->hdr, req->hdr_len);

@@ -30,6 +30,7 @@ static struct nm_large_s *nm_large_new(struct nm_gate_s *gate, struct nm_req_s *
   l->is_send = is_send;
   l->rdv = NULL;
   l->deferred = 0;
+  l->uncounted = 0;
   gate->core->n_large++;
   l->prev = NULL;
   l->next = gate->large;
@@ -48,8 +49,16 @@ static void nm_large_release(struct nm_large_s *l)
     gate->large = l->next;
   if (l->next)
     l->next->prev = l->prev;
-  gate->core->n_large--;
+  if (!l->uncounted)
+    gate->core->n_large--;
   nm_pool_put(&gate->core->large_pool, l);
+}
+
+/* Hand large send @p l to its rail's driver. @return 0, -NM_EAGAIN (no room now) or the driver's error. */
+static int nm_large_send_post(struct nm_large_s *l)
+{
+  struct nm_rail_s *rail = &l->gate->rails[l->rail];
+  return rail->drv->ops->large_send(rail->drv, rail->peer, l->buf, l->len, l->rtag, l);
 }
 
 static int nm_gate_queue_ctrl(struct nm_gate_s *gate, uint8_t type, uint8_t rail, uint64_t cookie,
@@ -257,11 +266,81 @@ static int nm_rdv_plan(struct nm_gate_s *gate, nm_len_t n, int prio, struct nm_r
   return 1;
 }
 
+/* ---- get rendezvous ----
+ * Over a driver whose receiver pulls (NM_DRV_F_RDV_GET: sm's CMA), the sender posts the large send with the RDV
+ * (the driver's LRTS follows the RDV, or passes it), and the receiver, once it matched the message, posts the large
+ * receive for the announced tag: two hops (RDV + LRTS, then LFIN) instead of four (RDV, RTR, LRTS, LFIN). Where
+ * ranks outnumber cores each hop waits for a rank to be scheduled; a flat broadcast's root no longer has to run
+ * again between its children's RTRs and their copies. The message is one chunk (at most NMAD_RDV_CHUNK), so
+ * nothing of the chunked path's prioritised order is lost: that path asks for one chunk at a time too. As UCX's
+ * rndv get and Open MPI vader's RGET. A discarded or truncated message posts a receive of what it keeps (0 bytes
+ * for a discard), which releases the sender like the empty RTR of the other path. */
+
+int nm_rdv_get_wanted(const struct nm_gate_s *gate, const struct nm_req_s *req)
+{
+  nm_len_t chunk = gate->core->cfg.rdv_chunk ? gate->core->cfg.rdv_chunk : NM_RDV_CHUNK_DEFAULT;
+  return gate->n_rails == 1 && (gate->rails[0].drv->props.flags & NM_DRV_F_RDV_GET) && req->len > 0 &&
+         req->len <= chunk && !(req->flags & NM_REQF_CANCELLED);
+}
+
+int nm_rdv_get_announce(struct nm_gate_s *gate, struct nm_req_s *req)
+{
+  struct nm_large_s *l = nm_large_new(gate, req, 0, 1);
+  if (!l)
+    return -NM_ENOMEM;
+  /* Not counted as a large transfer in flight: the receiver copies, and the LFIN wakes a sender that sleeps.
+   * Counted, a sender whose receiver posts late would spin instead of blocking until then. */
+  l->uncounted = 1;
+  gate->core->n_large--;
+  l->buf = req->buf;
+  l->len = req->len;
+  l->rtag = req->cookie;
+  int err = nm_large_send_post(l);
+  if (err)
+    nm_large_release(l);
+  return err;
+}
+
+void nm_rdv_get_withdraw(struct nm_gate_s *gate, struct nm_req_s *req)
+{
+  for (struct nm_large_s *l = gate->large; l; l = l->next)
+    if (l->req == req && l->is_send) {
+      l->req = NULL; /* completed by the caller; the driver reports the cancel, which releases l */
+      gate->rails[l->rail].drv->ops->large_cancel(gate->rails[l->rail].drv, l);
+      return;
+    }
+}
+
+/* Receiver: post the receive of a get rendezvous' data (n bytes at buf, n == 0 for a discard). */
+static void nm_rdv_get_post(struct nm_req_s *req, struct nm_gate_s *gate, uint64_t cookie, void *buf, nm_len_t n)
+{
+  struct nm_rail_s *rail = &gate->rails[0];
+  /* Only a peer that shares our driver sends one: else the sender is confused or forged (DESIGN.md rule 5). */
+  int err = gate->n_rails == 1 && (rail->drv->props.flags & NM_DRV_F_RDV_GET) ? NM_ESUCCESS : -NM_EPROTO;
+  struct nm_large_s *l = NULL;
+  if (!err && !(l = nm_large_new(gate, req, 0, 0)))
+    err = -NM_ENOMEM;
+  if (!err) {
+    err = rail->drv->ops->large_recv(rail->drv, rail->peer, buf, n, cookie, l);
+    if (err)
+      nm_large_release(l);
+  }
+  if (err) {
+    if (req)
+      nm_req_complete(req, err);
+    nm_gate_fail(gate, err);
+  }
+}
+
 void nm_rdv_post(struct nm_req_s *req, struct nm_gate_s *gate, uint64_t cookie, nm_len_t offset, void *buf,
                  nm_len_t n)
 {
   if (req)
     req->state = NM_RS_RDV;
+  if (cookie & NM_COOKIE_GET) {
+    nm_rdv_get_post(req, gate, cookie, buf, n);
+    return;
+  }
   if (n == 0) { /* nothing to move (all inline, or discarded): one empty RTR tells the sender it is over */
     if (nm_gate_queue_ctrl(gate, NM_WIRE_RTR, 0, cookie, offset, 0, 0, req ? req->prio : 0)) {
       nm_gate_fail(gate, -NM_ENOMEM);
@@ -313,13 +392,6 @@ void nm_rdv_accept(struct nm_req_s *req, struct nm_gate_s *gate, const struct nm
   nm_rdv_post(req, gate, c->cookie, c->len, (char *)req->buf + c->len, n > c->len ? n - c->len : 0);
 }
 
-/* Hand large send @p l to its rail's driver. @return 0, -NM_EAGAIN (no room now) or the driver's error. */
-static int nm_large_send_post(struct nm_large_s *l)
-{
-  struct nm_rail_s *rail = &l->gate->rails[l->rail];
-  return rail->drv->ops->large_send(rail->drv, rail->peer, l->buf, l->len, l->rtag, l);
-}
-
 /* Park large send @p l until a progress pass finds room for it (nm_rdv_retry()), after those parked before. */
 static void nm_large_defer(struct nm_large_s *l)
 {
@@ -339,6 +411,8 @@ int nm_rdv_handle_rtr(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c)
   uint32_t n_rtr = c->n_rtr ? c->n_rtr : 1;
   struct nm_rdv_s *x = NULL;
   struct nm_req_s *req;
+  if (c->cookie & NM_COOKIE_GET)
+    return -NM_EPROTO; /* its data was announced: nobody asks for it */
   HASH_FIND(hh, gate->rdv.by_cookie, &c->cookie, sizeof(c->cookie), x);
   if (x) { /* a later RTR of a message cut in chunks: it must announce the same count, and not one too many */
     req = x->req;
@@ -492,6 +566,8 @@ void nm_core_large_done(void *ref, void *ctx, int err, size_t len)
   }
   if (!req)
     return; /* detached: the gate failed meanwhile */
+  if (is_send && (req->cookie & NM_COOKIE_GET) && nm_req_index_has(&gate->rdv_sends, req))
+    nm_req_list_remove(&gate->rdv_sends, req); /* a get rendezvous: its data is in, the send is over */
   if (err) {
     nm_req_complete(req, -NM_ECLOSED);
     nm_gate_fail(gate, -NM_ECLOSED);
