@@ -426,6 +426,15 @@ START_TEST(test_large_cancel)
 }
 END_TEST
 
+/* Both sides reported one large transfer each, without error. */
+static void assert_one_large_each_ok(void)
+{
+  ck_assert_int_eq(seen[1].n_large, 1);
+  ck_assert_int_eq(seen[1].large_err[0], 0);
+  ck_assert_int_eq(seen[0].n_large, 1);
+  ck_assert_int_eq(seen[0].large_err[0], 0);
+}
+
 /* A sender announcing more than the receive holds (a truncated get rendezvous): the receive gets the first bytes,
  * nothing is written past it, and both sides complete without error (the core reports the truncation). */
 START_TEST(test_large_longer_than_receive)
@@ -439,10 +448,7 @@ START_TEST(test_large_longer_than_receive)
   ck_assert_int_eq(ep[0].ops->large_send(&ep[0], 1, src, sizeof(src), 3, &sctx), 0);
   for (int i = 0; i < 3; i++)
     progress_both();
-  ck_assert_int_eq(seen[1].n_large, 1);
-  ck_assert_int_eq(seen[1].large_err[0], 0);
-  ck_assert_int_eq(seen[0].n_large, 1);
-  ck_assert_int_eq(seen[0].large_err[0], 0);
+  assert_one_large_each_ok();
   ck_assert_int_eq(memcmp(dst, src, 128), 0);
   for (size_t i = 128; i < sizeof(dst); i++)
     ck_assert_int_eq(dst[i], 0);
@@ -460,10 +466,7 @@ START_TEST(test_large_discarded)
   ck_assert_int_eq(ep[1].ops->large_recv(&ep[1], 0, NULL, 0, 5, &rctx), 0);
   for (int i = 0; i < 3; i++)
     progress_both();
-  ck_assert_int_eq(seen[1].n_large, 1);
-  ck_assert_int_eq(seen[1].large_err[0], 0);
-  ck_assert_int_eq(seen[0].n_large, 1);
-  ck_assert_int_eq(seen[0].large_err[0], 0);
+  assert_one_large_each_ok();
 }
 END_TEST
 
