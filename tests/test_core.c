@@ -494,13 +494,12 @@ START_TEST(test_rdv_get_sender_large_or_plain)
 {
   /* without the driver flag, and above one chunk, the RDV waits for RTRs as before */
   static char big[50000];
-  nm_sr_request_t s;
+  static nm_sr_request_t s, t; /* still pending at the teardown, which fails them */
   ck_assert_int_eq(nm_sr_isend(sess, gate(2), 11, big, sizeof(big), &s), 0);
   ck_assert(!(last_chunk().cookie & NM_COOKIE_GET));
   ck_assert_int_eq(fake->n_large, 0);
   fake_pulls();
   core->cfg.rdv_chunk = 40000;
-  nm_sr_request_t t;
   ck_assert_int_eq(nm_sr_isend(sess, gate(2), 12, big, sizeof(big), &t), 0);
   ck_assert(!(last_chunk().cookie & NM_COOKIE_GET));
   ck_assert_int_eq(fake->n_large, 0);
