@@ -72,11 +72,12 @@ int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed
     fprintf(stderr, "nmad: NMAD_STRATEGY='%s' is not a strategy; accepted values: %s\n", s, NM_STRATEGY_NAMES);
     return -NM_EINVAL;
   }
-  /* More ranks than cores on this host: a rendezvous costs three more hops than an eager message (RTR back, the
-   * driver's announcement, its completion), each a wait for the peer to be scheduled (~5 us here, the
-   * NMAD_OVERSUB_HOP_US figure), which buys back the eager path's two extra copies up to ~128 KiB (sm's largest packet): a flat
-   * MPI_Bcast of 64 KiB to 7 ranks on 2 cores took 37-43 us eager against 61-136 us by rendezvous
-   * (doc/performance.md, "Eager up to 128 KiB on an oversubscribed host"). Clamped below to the packet payload. */
+  /* More ranks than cores on this host: a rendezvous costs more hops than an eager message (RTR back, the driver's
+   * announcement, its completion; one fewer with a get rendezvous), each a wait for the peer to be scheduled
+   * (~5 us here, the NMAD_OVERSUB_HOP_US figure), which buys back the eager path's two extra copies up to
+   * ~128 KiB (sm's largest packet): a flat MPI_Bcast of 64 KiB to 7 ranks on 2 cores took 37-43 us eager against
+   * 61-136 us by rendezvous (doc/performance.md, "Eager up to 128 KiB on an oversubscribed host"). Clamped below
+   * to the packet payload. */
   uint64_t v = oversubscribed ? NM_RDV_THRESHOLD_OVERSUB : 32 * 1024;
   s = getenv("NMAD_RDV_THRESHOLD");
   if (s && *s && (nm_config_parse_size(s, &v) || v > max_eager)) {

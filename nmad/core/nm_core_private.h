@@ -540,7 +540,7 @@ void nm_rdv_send_ack(struct nm_gate_s *gate, uint64_t cookie);
 #define NM_RDV_CHUNKS_PER_RAIL 2
 /** Cookie bit of a get rendezvous (nm_rdv.c): the sender announced the data on rail 0 with this cookie as its
  *  rendezvous tag; the receiver posts that large receive instead of asking by RTR (doc/protocol.md). Receiver-chosen
- *  tags count up from 0 and never reach it. */
+ *  tags count up from 1 and never reach it. */
 #define NM_COOKIE_GET (1ull << 63)
 /** Gate failure (from nm_gate_fail(), before the gate's large transfers are detached): complete the requests of
  *  the chunked rendezvous messages with @p err, forget their chunks not asked for yet, free those with no chunk

@@ -7,8 +7,8 @@
  * its receive is kept (unexpected) until a receive matches it. Small messages go eagerly; messages above the
  * rendezvous threshold (NMAD_RDV_THRESHOLD, default 32 KiB; just under 128 KiB over sm on a host with more
  * ranks than cores) go RDV -> RTR -> data straight into the receive buffer (over sm the data is announced with
- * the RDV and pulled at match, no RTR: doc/protocol.md, "Get rendezvous"). A receive buffer shorter than the message completes with -NM_ETRUNCATED after its first bytes are
- * filled. Requests are caller-owned nm_sr_request_t structs that must stay in place until completion.
+ * the RDV and pulled at match, no RTR: doc/protocol.md, "Get rendezvous"). A receive buffer shorter than the
+ * message completes with -NM_ETRUNCATED after its first bytes are filled. Requests are caller-owned nm_sr_request_t structs that must stay in place until completion.
  * Thread-safety: like the core (one thread at a time per core).
  */
 #ifndef NM_SENDRECV_H
