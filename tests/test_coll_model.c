@@ -670,6 +670,41 @@ START_TEST(test_alltoall_choice_oversubscribed)
 END_TEST
 
 /* Barrier's choice: dissemination; linear on an oversubscribed job of more than 2 members; forced stays forced. */
+static int test_sum_double(void *ref, const void *in, void *inout, nm_len_t count)
+{
+  (void)ref;
+  for (nm_len_t i = 0; i < count; i++)
+    ((double *)inout)[i] += ((const double *)in)[i];
+  return 0;
+}
+
+START_TEST(test_allreduce_choice_oversubscribed)
+{
+  /* small vectors go linear only when ranks outnumber cores, and p > 2; NMAD_ALLREDUCE_ALGO still wins */
+  const struct nm_coll_op_s sum = {.combine = test_sum_double, .esize = 8, .commute = 1};
+  enum nm_coll_allreduce_algo_e a;
+  unsetenv("NMAD_ALLREDUCE_ALGO");
+  ck_assert_int_eq(nm_coll_allreduce_choose_job(NULL, 8, 1, &sum, 0, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLREDUCE_RD);
+  ck_assert_int_eq(nm_coll_allreduce_choose_job(NULL, 8, 1, &sum, 1, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLREDUCE_LINEAR);
+  ck_assert_int_eq(nm_coll_allreduce_choose_job(NULL, 8, NM_COLL_ALLREDUCE_OVERSUB_LINEAR_UPTO / 8, &sum, 1, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLREDUCE_LINEAR);
+  ck_assert_int_eq(nm_coll_allreduce_choose_job(NULL, 8, NM_COLL_ALLREDUCE_OVERSUB_LINEAR_UPTO / 8 + 1, &sum, 1, &a),
+                   0);
+  ck_assert_int_ne(a, NM_COLL_ALLREDUCE_LINEAR);
+  ck_assert_int_eq(nm_coll_allreduce_choose_job(NULL, 2, 1, &sum, 1, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLREDUCE_RD);
+  setenv("NMAD_ALLREDUCE_ALGO", "recursive_doubling", 1);
+  ck_assert_int_eq(nm_coll_allreduce_choose_job(NULL, 8, 1, &sum, 1, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLREDUCE_RD);
+  setenv("NMAD_ALLREDUCE_ALGO", "linear", 1);
+  ck_assert_int_eq(nm_coll_allreduce_choose_job(NULL, 8, 1, &sum, 0, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLREDUCE_LINEAR);
+  unsetenv("NMAD_ALLREDUCE_ALGO");
+}
+END_TEST
+
 START_TEST(test_barrier_choice_oversubscribed)
 {
   enum nm_coll_barrier_algo_e a;
@@ -713,6 +748,7 @@ int main(void)
   tcase_add_test(tc, test_gather_choice_oversubscribed);
   tcase_add_test(tc, test_alltoall_choice_oversubscribed);
   tcase_add_test(tc, test_barrier_choice_oversubscribed);
+  tcase_add_test(tc, test_allreduce_choice_oversubscribed);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

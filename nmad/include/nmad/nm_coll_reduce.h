@@ -50,8 +50,15 @@ enum nm_coll_allreduce_algo_e {
                                        the same fold for p not a power of two */
   NM_COLL_ALLREDUCE_RING,         /**< "ring": ring reduce-scatter then ring allgather of p blocks (commutative
                                        operators only) */
+  NM_COLL_ALLREDUCE_LINEAR,       /**< "linear": every member sends to member 0, which combines in member order
+                                       and sends the result to all (Open MPI's basic_linear): 2 (p - 1) messages
+                                       through member 0, two waits per member; the choice for small vectors when
+                                       ranks outnumber cores */
   NM_COLL_ALLREDUCE_NALGOS
 };
+
+/** Bytes up to which a job with more ranks than cores allreduces linearly (nm_coll_allreduce_choose()). */
+#define NM_COLL_ALLREDUCE_OVERSUB_LINEAR_UPTO 2048
 
 /**
  * @brief Append this member's part of an allreduce to schedule @p s from round @p round on.
@@ -86,15 +93,23 @@ int nm_coll_allreduce(nm_session_t session, const struct nm_coll_group_s *group,
                       enum nm_coll_allreduce_algo_e algo);
 
 /**
- * @brief The allreduce algorithm for (p, m = count x esize bytes): NMAD_ALLREDUCE_ALGO when set, else the
- * cheapest of the three costs above with the network's alpha and beta (recursive doubling below 2 KiB or when
- * count < p, as MPICH); ring is only considered for a commutative operator. A forced ring with a non-commutative
+ * @brief The allreduce algorithm for (p, m = count x esize bytes): NMAD_ALLREDUCE_ALGO when set; else linear
+ * for p > 2 and m <= NM_COLL_ALLREDUCE_OVERSUB_LINEAR_UPTO in a job with more ranks than cores on its one host
+ * (nm_core_job_oversubscribed(), the same on every member); else the cheapest of the three costs above with the
+ * network's alpha and beta (recursive doubling below 2 KiB or when count < p, as MPICH); ring is only considered
+ * for a commutative operator. A forced ring with a non-commutative
  * operator runs recursive doubling. The same on every member for the same arguments.
  * @param[out] algo never NM_COLL_ALLREDUCE_AUTO. @return 0 or -NM_EINVAL (invalid NMAD_ALLREDUCE_ALGO, message on
  * stderr naming it and the accepted values). Thread-safety: any thread.
  */
 int nm_coll_allreduce_choose(nm_session_t session, int p, nm_len_t count, const struct nm_coll_op_s *op,
                              enum nm_coll_allreduce_algo_e *algo);
+
+/** @brief nm_coll_allreduce_choose() with the job's oversubscription given (@p job_oversubscribed, the same on
+ *  every member: nm_core_job_oversubscribed()); @p session may be NULL (nominal network figures).
+ *  @return 0 or -NM_EINVAL. Thread-safety: any thread. */
+int nm_coll_allreduce_choose_job(nm_session_t session, int p, nm_len_t count, const struct nm_coll_op_s *op,
+                                 int job_oversubscribed, enum nm_coll_allreduce_algo_e *algo);
 
 /** @brief Name of an allreduce algorithm as NMAD_ALLREDUCE_ALGO spells it, or NULL out of range. */
 const char *nm_coll_allreduce_algo_name(enum nm_coll_allreduce_algo_e algo);
