@@ -264,6 +264,8 @@ static double nm_ar_cost(enum nm_coll_allreduce_algo_e algo, int p, double m, do
     return (lg + 2 * f) * (alpha + m * beta);
   case NM_COLL_ALLREDUCE_RABENSEIFNER:
     return 2 * (lg + f) * alpha + (2.0 * (pof2 - 1) / pof2 + 2 * f) * m * beta;
+  case NM_COLL_ALLREDUCE_LINEAR:
+    return 2 * (p - 1) * (alpha + m * beta);
   default:
     return 2 * (p - 1) * alpha + 2.0 * (p - 1) / p * m * beta;
   }
@@ -300,7 +302,8 @@ int nm_coll_allreduce_choose_job(nm_session_t session, int p, nm_len_t count, co
     return 0;
   nm_coll_algo_hockney(session, &alpha, &beta);
   double best = nm_ar_cost(NM_COLL_ALLREDUCE_RD, p, m, alpha, beta);
-  for (int x = NM_COLL_ALLREDUCE_RABENSEIFNER; x < NM_COLL_ALLREDUCE_NALGOS; x++) {
+  /* linear is the oversubscribed host's choice above; on one port per member it costs 2 (p - 1) messages */
+  for (int x = NM_COLL_ALLREDUCE_RABENSEIFNER; x <= NM_COLL_ALLREDUCE_RING; x++) {
     double c = nm_ar_cost((enum nm_coll_allreduce_algo_e)x, p, m, alpha, beta);
     if ((x != NM_COLL_ALLREDUCE_RING || op->commute) && c < best) {
       best = c;

@@ -695,6 +695,11 @@ START_TEST(test_allreduce_choice_oversubscribed)
   ck_assert_int_ne(a, NM_COLL_ALLREDUCE_LINEAR);
   ck_assert_int_eq(nm_coll_allreduce_choose_job(NULL, 2, 1, &sum, 1, &a), 0);
   ck_assert_int_eq(a, NM_COLL_ALLREDUCE_RD);
+  /* large vectors, non-commutative, p not a power of two: the model chooses among the others (linear, priced as
+   * the ring it resembles, once won here where the ring is not allowed) */
+  const struct nm_coll_op_s noncomm = {.combine = test_sum_double, .esize = 8, .commute = 0};
+  ck_assert_int_eq(nm_coll_allreduce_choose_job(NULL, 5, 1 << 20, &noncomm, 0, &a), 0);
+  ck_assert(a == NM_COLL_ALLREDUCE_RD || a == NM_COLL_ALLREDUCE_RABENSEIFNER);
   setenv("NMAD_ALLREDUCE_ALGO", "recursive_doubling", 1);
   ck_assert_int_eq(nm_coll_allreduce_choose_job(NULL, 8, 1, &sum, 1, &a), 0);
   ck_assert_int_eq(a, NM_COLL_ALLREDUCE_RD);

@@ -66,7 +66,9 @@ enum nm_coll_allreduce_algo_e {
  * not a power of two, else 0):
  *  - recursive doubling: (log2 p' + 2f)(alpha + m beta);
  *  - Rabenseifner: 2 (log2 p' + f) alpha + (2 (p' - 1) / p' + 2f) m beta;
- *  - ring: 2 (p - 1) alpha + 2 ((p - 1) / p) m beta.
+ *  - ring: 2 (p - 1) alpha + 2 ((p - 1) / p) m beta;
+ *  - linear: 2 (p - 1)(alpha + m beta) at member 0 (its worth is elsewhere: two waits per member where ranks
+ *    outnumber cores), member 0 holding p vectors meanwhile.
  * @param group p >= 1 members (nm_coll.h); @param self this member's index; @param sendbuf @p count elements of
  * this member, or NULL (or == @p recvbuf) for in place: the data are then in @p recvbuf; @param recvbuf @p count
  * elements: the result on every member; @param op the operator (copied into @p s); @param algo an algorithm or
@@ -97,7 +99,7 @@ int nm_coll_allreduce(nm_session_t session, const struct nm_coll_group_s *group,
  * for p > 2 and m <= NM_COLL_ALLREDUCE_OVERSUB_LINEAR_UPTO in a job with more ranks than cores on its one host
  * (nm_core_job_oversubscribed(), the same on every member); else the cheapest of the three costs above with the
  * network's alpha and beta (recursive doubling below 2 KiB or when count < p, as MPICH); ring is only considered
- * for a commutative operator. A forced ring with a non-commutative
+ * for a commutative operator (linear is not priced against them). A forced ring with a non-commutative
  * operator runs recursive doubling. The same on every member for the same arguments.
  * @param[out] algo never NM_COLL_ALLREDUCE_AUTO. @return 0 or -NM_EINVAL (invalid NMAD_ALLREDUCE_ALGO, message on
  * stderr naming it and the accepted values). Thread-safety: any thread.
