@@ -220,30 +220,38 @@ static void nm_ar_ring(struct nm_ar_s *a)
  * and 8 ranks on 2 cores allreduced 8 B in 26-27 us this way (as MPI_Gather + MPI_Bcast) against 37-39 us by
  * recursive doubling (doc/performance.md, "Allreduce on an oversubscribed host"). ---- */
 
-static void nm_ar_linear(struct nm_ar_s *a)
+void nm_coll_ar_linear_to(struct nm_ar_s *a, int root)
 {
   nm_len_t bytes = a->count * a->esize;
-  if (a->r != 0) {
-    nm_coll_ar_send(a, a->round, 0, nm_coll_ar_own(a, 0), a->count);
-    nm_coll_ar_recv(a, a->round + 1, 0, a->acc, a->count); /* after the send: acc may be the send vector */
-    a->round += 2;
+  if (a->r != root) {
+    nm_coll_ar_send(a, a->round++, root, nm_coll_ar_own(a, 0), a->count);
     return;
   }
-  /* member m's vector in slot m (slot 0: ours), then acc = v0 op (v1 op (... op v(p-1))) from the top down,
-   * which keeps MPI's canonical order for any operator */
+  /* member m's vector in slot m, then acc = v0 op (v1 op (... op v(p-1))) from the top down, which keeps MPI's
+   * canonical order for any operator */
   char *slots = a->tmp;
-  nm_coll_sched_copy(a->s, a->round, slots, nm_coll_ar_own(a, 0), bytes);
-  for (int m = 1; m < a->p; m++)
-    nm_coll_ar_recv(a, a->round, m, slots + (size_t)m * bytes, a->count);
+  nm_coll_sched_copy(a->s, a->round, slots + (size_t)root * bytes, nm_coll_ar_own(a, 0), bytes);
+  for (int m = 0; m < a->p; m++)
+    if (m != root)
+      nm_coll_ar_recv(a, a->round, m, slots + (size_t)m * bytes, a->count);
   a->round++;
   nm_coll_sched_copy(a->s, a->round, a->acc, slots + (size_t)(a->p - 1) * bytes, bytes);
   for (int m = a->p - 2; m >= 0; m--)
     nm_coll_ar_combine(a, a->round, slots + (size_t)m * bytes, a->acc, a->count);
   a->round++;
+  a->src = NULL;
+}
+
+static void nm_ar_linear(struct nm_ar_s *a)
+{
+  nm_coll_ar_linear_to(a, 0);
+  if (a->r != 0) { /* a round after the send: acc may be the send vector */
+    nm_coll_ar_recv(a, a->round++, 0, a->acc, a->count);
+    return;
+  }
   for (int m = 1; m < a->p; m++)
     nm_coll_ar_send(a, a->round, m, a->acc, a->count);
   a->round++;
-  a->src = NULL;
 }
 
 /* ---- choice ---- */

@@ -57,4 +57,9 @@ void nm_coll_ar_unfold(struct nm_ar_s *a, int rem);
  *  @param[out] w where the walk ended (for the allgather that follows). */
 int nm_coll_ar_halving(struct nm_ar_s *a, int nr, int pof2, int rem, struct nm_ar_walk_s *w);
 
+/** Linear reduction to member @p root (Open MPI's basic_linear): every other member sends its vector (a->src, or
+ *  a->acc in place) to the root in a->round; the root receives them into a->tmp (p vectors), then in the next
+ *  round combines them in member order into a->acc. a->round ends after this member's part. */
+void nm_coll_ar_linear_to(struct nm_ar_s *a, int root);
+
 #endif /* NM_COLL_REDUCE_PRIVATE_H */

@@ -700,6 +700,19 @@ START_TEST(test_allreduce_choice_oversubscribed)
   const struct nm_coll_op_s noncomm = {.combine = test_sum_double, .esize = 8, .commute = 0};
   ck_assert_int_eq(nm_coll_allreduce_choose_job(NULL, 5, 1 << 20, &noncomm, 0, &a), 0);
   ck_assert(a == NM_COLL_ALLREDUCE_RD || a == NM_COLL_ALLREDUCE_RABENSEIFNER);
+  /* Reduce likewise */
+  enum nm_coll_reduce_algo_e ra;
+  unsetenv("NMAD_REDUCE_ALGO");
+  ck_assert_int_eq(nm_coll_reduce_choose_job(8, 1, 8, 1, &ra), 0);
+  ck_assert_int_eq(ra, NM_COLL_REDUCE_LINEAR);
+  ck_assert_int_eq(nm_coll_reduce_choose_job(8, 1, 8, 0, &ra), 0);
+  ck_assert_int_eq(ra, NM_COLL_REDUCE_BINOMIAL);
+  ck_assert_int_eq(nm_coll_reduce_choose_job(4, 1, 8, 1, &ra), 0); /* two levels: the tree stays */
+  ck_assert_int_eq(ra, NM_COLL_REDUCE_BINOMIAL);
+  ck_assert_int_eq(nm_coll_reduce_choose_job(5, 1, 8, 1, &ra), 0);
+  ck_assert_int_eq(ra, NM_COLL_REDUCE_LINEAR);
+  ck_assert_int_eq(nm_coll_reduce_choose_job(8, NM_COLL_REDUCE_OVERSUB_LINEAR_UPTO / 8 + 1, 8, 1, &ra), 0);
+  ck_assert_int_ne(ra, NM_COLL_REDUCE_LINEAR);
   setenv("NMAD_ALLREDUCE_ALGO", "recursive_doubling", 1);
   ck_assert_int_eq(nm_coll_allreduce_choose_job(NULL, 8, 1, &sum, 1, &a), 0);
   ck_assert_int_eq(a, NM_COLL_ALLREDUCE_RD);

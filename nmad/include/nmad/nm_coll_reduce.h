@@ -127,6 +127,9 @@ enum nm_coll_reduce_algo_e {
                                       (order-keeping, with the fold of non-power-of-two p), then every member sends
                                       its block to the root: (log2 p' + p' - 1 + f) alpha +
                                       (2 (p' - 1) / p' + f) m beta (the root receives p' - 1 blocks) */
+  NM_COLL_REDUCE_LINEAR,         /**< "linear": every member sends to the root, which combines in member order
+                                      (Open MPI's basic_linear): (p - 1)(alpha + m beta) at the root, one wait per
+                                      member; the choice for small vectors when ranks outnumber cores */
   NM_COLL_REDUCE_NALGOS
 };
 
@@ -159,6 +162,8 @@ int nm_coll_reduce(nm_session_t session, const struct nm_coll_group_s *group, in
  *  @return 0 or -NM_EINVAL (invalid NMAD_REDUCE_ALGO, message on stderr). */
 int nm_coll_reduce_choose(int p, nm_len_t count, nm_len_t esize, enum nm_coll_reduce_algo_e *algo);
 
+/** Bytes up to which an oversubscribed job (p > 4) reduces linearly (nm_coll_reduce_choose_job()). */
+#define NM_COLL_REDUCE_OVERSUB_LINEAR_UPTO 2048
 /** Bytes from which an oversubscribed job keeps the binomial reduce (nm_coll_reduce_choose_job()). */
 #define NM_COLL_REDUCE_OVERSUB_BINOMIAL_FROM (128u * 1024u)
 
@@ -167,7 +172,9 @@ int nm_coll_reduce_choose(int p, nm_len_t count, nm_len_t esize, enum nm_coll_re
  *  every rank at once; with more ranks than cores they cannot, and each of its extra rendezvous steps waits for a
  *  rank to be scheduled: with 4 ranks on 2 cores the binomial tree measured 2-3x faster from 256 KiB (equal with
  *  8 ranks) and reduce-scatter + gather faster at 64 KiB (doc/performance.md, issue 18). So an oversubscribed job
- *  that does not force an algorithm keeps the binomial tree from NM_COLL_REDUCE_OVERSUB_BINOMIAL_FROM bytes on.
+ *  that does not force an algorithm keeps the binomial tree from NM_COLL_REDUCE_OVERSUB_BINOMIAL_FROM bytes on,
+ *  and reduces linearly for p > 4 (three levels of the tree or more) up to NM_COLL_REDUCE_OVERSUB_LINEAR_UPTO
+ *  bytes (one wait per member).
  *  @return 0 or -NM_EINVAL (invalid NMAD_REDUCE_ALGO). Thread-safety: any thread. */
 int nm_coll_reduce_choose_job(int p, nm_len_t count, nm_len_t esize, int job_oversubscribed,
                               enum nm_coll_reduce_algo_e *algo);
