@@ -276,11 +276,16 @@ static int nm_rdv_plan(struct nm_gate_s *gate, nm_len_t n, int prio, struct nm_r
  * rndv get and Open MPI vader's RGET. A discarded or truncated message posts a receive of what it keeps (0 bytes
  * for a discard), which releases the sender like the empty RTR of the other path. */
 
+/* Whether @p gate qualifies for a get rendezvous, on either side: one rail, whose driver's receiver pulls. */
+static int nm_rdv_gate_pulls(const struct nm_gate_s *gate)
+{
+  return gate->n_rails == 1 && (gate->rails[0].drv->props.flags & NM_DRV_F_RDV_GET);
+}
+
 int nm_rdv_get_wanted(const struct nm_gate_s *gate, const struct nm_req_s *req)
 {
   nm_len_t chunk = gate->core->cfg.rdv_chunk ? gate->core->cfg.rdv_chunk : NM_RDV_CHUNK_DEFAULT;
-  return gate->n_rails == 1 && (gate->rails[0].drv->props.flags & NM_DRV_F_RDV_GET) && req->len > 0 &&
-         req->len <= chunk && !(req->flags & NM_REQF_CANCELLED);
+  return nm_rdv_gate_pulls(gate) && req->len > 0 && req->len <= chunk && !(req->flags & NM_REQF_CANCELLED);
 }
 
 int nm_rdv_get_announce(struct nm_gate_s *gate, struct nm_req_s *req)
@@ -316,7 +321,7 @@ static void nm_rdv_get_post(struct nm_req_s *req, struct nm_gate_s *gate, uint64
 {
   struct nm_rail_s *rail = &gate->rails[0];
   /* Only a peer that shares our driver sends one: else the sender is confused or forged (DESIGN.md rule 5). */
-  int err = gate->n_rails == 1 && (rail->drv->props.flags & NM_DRV_F_RDV_GET) ? NM_ESUCCESS : -NM_EPROTO;
+  int err = nm_rdv_gate_pulls(gate) ? NM_ESUCCESS : -NM_EPROTO;
   struct nm_large_s *l = NULL;
   if (!err && !(l = nm_large_new(gate, req, 0, 0)))
     err = -NM_ENOMEM;
