@@ -7,7 +7,8 @@
  *   a send copies the packet into the ring and completes at once; the receiver hands the packet to the core
  *   straight from the ring (no copy of its own);
  * - large transfers: one copy by CMA (process_vm_readv): the sender announces its buffer (LRTS), the receiver
- *   reads it into the posted buffer and answers LFIN;
+ *   reads it into the posted buffer and answers LFIN; a buffer sent to several peers at once (a broadcast's root)
+ *   is copied once into a staging slot of the sender's segment, which those peers read with memcpy ("staged sends");
  * - blocking: the owner of a ring sets a flag before it sleeps on a pipe; a sender that sees the flag writes one
  *   byte (a Dekker pair of sequentially consistent accesses, so no wake-up is lost and none is paid when the
  *   receiver is awake).
@@ -36,7 +37,10 @@
 #define NM_SM_MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels refuse it (EINVAL), and the pages fault in as used */
 #endif
 
-static size_t nm_sm_seg_len(void) { return NM_SM_PAGE + (size_t)NM_SM_MAX_PEERS * NM_SM_RING_STRIDE; }
+/* Where the staging slots start in a segment: after the rings (page-aligned). */
+static size_t nm_sm_stage_off(void) { return NM_SM_PAGE + (size_t)NM_SM_MAX_PEERS * NM_SM_RING_STRIDE; }
+
+static size_t nm_sm_seg_len(void) { return nm_sm_stage_off() + (size_t)NM_SM_STAGE_SLOTS * NM_SM_STAGE_SLOT; }
 
 static struct nm_sm_ring_ctl_s *nm_sm_ring_ctl(uint8_t *seg, uint64_t sender)
 {
@@ -134,6 +138,8 @@ static void nm_sm_close(struct nm_drv_s *drv)
       munmap(p->hdr, NM_SM_PAGE);
     if (p->out)
       munmap(p->out, NM_SM_RING_STRIDE);
+    if (p->stage)
+      munmap((void *)p->stage, (size_t)NM_SM_STAGE_SLOTS * NM_SM_STAGE_SLOT);
     if (p->wake_fd >= 0)
       close(p->wake_fd);
   }
@@ -367,6 +373,76 @@ static struct nm_sm_large_s *nm_sm_take(struct nm_sm_large_s **list, uint64_t pe
   return NULL;
 }
 
+/* ---- staged sends ----
+ * A broadcast's root announces one buffer to several peers at once. Each reading it by CMA pins the root's pages
+ * under the root's page-table lock: with 7 readers on 2 cores, ~45% of the CPU went to pinning and to that lock's
+ * spinning (doc/performance.md, "The 1 MiB point, profiled"). So from the second concurrent send of a buffer on, the
+ * sender copies it once into a staging slot of its own segment, and the peers whose LRTS name the slot read it with
+ * memcpy from a read-only mapping (no pinning). The first send keeps its CMA read: a lone send costs no extra copy.
+ * The key is (buffer, length) while a send of it is unfinished: the sender may not change a buffer it is sending
+ * (MPI's rule and nmad's), so a slot still referenced holds the buffer's current bytes. A slot is free again when
+ * every send naming it has its LFIN (the reader answers after its copy) or was cancelled before being read. */
+
+/* The staging slot for a send of (@p buf, @p len) to @p peer: one that holds it already, or a free one filled now
+ * if another unfinished send of the same buffer exists. @return slot + 1, or 0 (read by CMA). */
+static uint64_t nm_sm_stage_take(struct nm_sm_s *s, uint64_t peer, const void *buf, size_t len)
+{
+  if (len < NM_SM_STAGE_MIN || len > NM_SM_STAGE_SLOT)
+    return 0;
+  int free_slot = -1;
+  for (unsigned k = 0; k < NM_SM_STAGE_SLOTS; k++) {
+    struct nm_sm_stage_s *st = &s->stage[k];
+    if (st->refs && st->buf == buf && st->len == len) {
+      st->refs++;
+      return k + 1;
+    }
+    if (!st->refs && free_slot < 0)
+      free_slot = (int)k;
+  }
+  if (free_slot < 0)
+    return 0;
+  struct nm_sm_large_s *other = s->lsends;
+  while (other && (other->buf != buf || other->len != len || other->peer == peer))
+    other = other->next;
+  if (!other)
+    return 0;
+  struct nm_sm_stage_s *st = &s->stage[free_slot];
+  memcpy(s->seg + nm_sm_stage_off() + (size_t)free_slot * NM_SM_STAGE_SLOT, buf, len);
+  st->buf = buf;
+  st->len = len;
+  st->refs = 1;
+  return (uint64_t)free_slot + 1;
+}
+
+/* A send naming slot @p stage (slot + 1, or 0) is finished or withdrawn. */
+static void nm_sm_stage_drop(struct nm_sm_s *s, uint64_t stage)
+{
+  if (stage)
+    s->stage[stage - 1].refs--;
+}
+
+/* Peer @p p's staging slots, mapped read-only at its first staged send to us. @return NULL if it is gone. */
+static const uint8_t *nm_sm_stage_map(struct nm_sm_peer_s *p)
+{
+  if (p->stage)
+    return p->stage;
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)p->addr.pid, (int)p->addr.seg_fd);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return NULL;
+  size_t len = (size_t)NM_SM_STAGE_SLOTS * NM_SM_STAGE_SLOT;
+  struct stat st;
+  void *m = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && (size_t)st.st_size >= nm_sm_seg_len())
+    m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)nm_sm_stage_off());
+  close(fd);
+  if (m == MAP_FAILED)
+    return NULL;
+  p->stage = m;
+  return p->stage;
+}
+
 static int nm_sm_large_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, uint64_t rtag,
                             void *ctx)
 {
@@ -382,12 +458,16 @@ static int nm_sm_large_send(struct nm_drv_s *drv, uint64_t peer, const void *buf
   l->ctx = ctx;
   l->buf = (void *)buf; /* read here only, to push chunks of a shared copy */
   l->id = ++s->next_id;
-  struct nm_sm_lrts_s rts = {.rtag = rtag, .addr = (uint64_t)(uintptr_t)buf, .len = len, .id = l->id};
+  l->stage = nm_sm_stage_take(s, peer, buf, len);
+  struct nm_sm_lrts_s rts = {.rtag = rtag, .addr = (uint64_t)(uintptr_t)buf, .len = len, .id = l->id,
+                             .stage = l->stage};
   int err = nm_sm_ctrl(s, peer, NM_SM_LRTS, &rts, sizeof(rts));
   if (err) {
+    nm_sm_stage_drop(s, l->stage);
     free(l);
     return err;
   }
+  s->staged_sends += l->stage != 0;
   nm_sm_push(&s->lsends, l);
   return NM_ESUCCESS;
 }
@@ -400,7 +480,8 @@ static void nm_sm_pull_queue(struct nm_sm_s *s, struct nm_sm_large_s *r, const s
   /* More than the receive holds (a truncated or discarded get rendezvous): the first r->len bytes, and no shared
    * copy (its sender checks that the invitation names the whole send). */
   r->src_len = rts->len < r->len ? rts->len : r->len;
-  r->no_coop = rts->len > r->len;
+  r->no_coop = rts->len > r->len || rts->stage;
+  r->stage = rts->stage;
   r->id = rts->id;
   r->got = 0;
   r->err = NM_ESUCCESS;
@@ -574,7 +655,16 @@ static int nm_sm_pull_step(struct nm_sm_s *s)
       return step == NM_SM_COOP_COPIED;
   } else if (!r->err) {
     uint64_t n = nm_sm_step_len(r->src_len, r->got);
-    r->err = nm_sm_cma((pid_t)s->peers[r->peer].addr.pid, 0, r->buf, r->src, r->got, n);
+    if (r->stage) { /* from the sender's staging slot (checked at its LRTS: stage <= slots, len <= slot) */
+      const uint8_t *slots = nm_sm_stage_map(&s->peers[r->peer]);
+      if (slots)
+        memcpy((uint8_t *)r->buf + r->got, slots + (r->stage - 1) * NM_SM_STAGE_SLOT + r->got, n);
+      else
+        r->err = -NM_ECLOSED;
+      s->staged_reads += !r->err && r->got + n == r->src_len;
+    } else {
+      r->err = nm_sm_cma((pid_t)s->peers[r->peer].addr.pid, 0, r->buf, r->src, r->got, n);
+    }
     if (!r->err)
       r->got += n;
     if (!r->err && r->got < r->src_len)
@@ -608,7 +698,7 @@ static int nm_sm_large_recv(struct nm_drv_s *drv, uint64_t peer, void *buf, size
   struct nm_sm_large_s *early = nm_sm_take(&s->rts_early, peer, rtag, 0);
   if (early) { /* the copy runs at the next progress passes, and its completion is reported there */
     struct nm_sm_lrts_s rts = {.rtag = early->rtag, .addr = (uint64_t)(uintptr_t)early->buf, .len = early->len,
-                               .id = early->id};
+                               .id = early->id, .stage = early->stage};
     free(early);
     nm_sm_pull_queue(s, r, &rts);
     return NM_ESUCCESS;
@@ -631,6 +721,8 @@ static int nm_sm_large_cancel(struct nm_drv_s *drv, void *ctx)
         *pp = r->next;
         if (i == 1 && r->coop_gen)
           s->coop_invited--;
+        if (i == 1)
+          nm_sm_stage_drop(s, r->stage);
         r->err = -NM_ECANCELED;
         r->len = 0;
         nm_sm_push(&s->done, r); /* reported by the next progress pass, as a provider's cancel would be */
@@ -648,6 +740,8 @@ static int nm_sm_control(struct nm_drv_s *drv, uint64_t peer, uint32_t kind, con
     if (len != sizeof(rts))
       return -1;
     memcpy(&rts, body, sizeof(rts));
+    if (rts.stage > NM_SM_STAGE_SLOTS || (rts.stage && rts.len > NM_SM_STAGE_SLOT))
+      return -1;
     struct nm_sm_large_s *r = nm_sm_take(&s->lrecvs, peer, rts.rtag, 0);
     if (r) {
       nm_sm_pull_queue(s, r, &rts);
@@ -661,6 +755,7 @@ static int nm_sm_control(struct nm_drv_s *drv, uint64_t peer, uint32_t kind, con
     e->buf = (void *)(uintptr_t)rts.addr;
     e->len = rts.len;
     e->id = rts.id;
+    e->stage = rts.stage;
     nm_sm_push(&s->rts_early, e);
     return 0;
   }
@@ -691,6 +786,7 @@ static int nm_sm_control(struct nm_drv_s *drv, uint64_t peer, uint32_t kind, con
       return -1; /* no such send of ours */
     if (l->coop_gen)
       s->coop_invited--;
+    nm_sm_stage_drop(s, l->stage);
     void *ctx = l->ctx;
     size_t n = l->len;
     free(l);

@@ -6,6 +6,8 @@
  * header (the owner's wake-up flag); then one single-producer single-consumer byte ring per possible sender,
  * indexed by the sender's rank. A sender maps only the header page and its own ring of each peer it sends to
  * (made on first use: DESIGN.md rule 8); the owner maps the whole segment and reads the rings of its peers.
+ * After the rings, NM_SM_STAGE_SLOTS staging slots: the owner copies there a large send that several peers read
+ * (a broadcast's root), and those peers map the slots read-only.
  * Every field a peer writes is untrusted (rule 5): record lengths and kinds are checked before use.
  */
 #ifndef NM_SM_PRIVATE_H
@@ -33,6 +35,10 @@ _Static_assert(2 * ((NM_SM_REC_HDR + NM_SM_MAX_PACKET + NM_SM_REC_ALIGN - 1) / N
 #define NM_SM_BURST 64                             /* records read from one ring per progress pass */
 #define NM_SM_PULL_STEP (64u * 1024u)             /* bytes of CMA copy per progress pass (packets pass between) */
 #define NM_SM_COOP_MIN (128u * 1024u)             /* a large copy from this length on is shared with its sender */
+/* Staged sends (nm_sm.c, "staged sends"): slots after the rings, each holding one large send read by several peers. */
+#define NM_SM_STAGE_SLOTS 4u
+#define NM_SM_STAGE_SLOT (4u * 1024u * 1024u)      /* NMAD_RDV_CHUNK's default: a get rendezvous fits in one slot */
+#define NM_SM_STAGE_MIN (128u * 1024u)             /* shorter sends are read by CMA alone */
 
 /** Header page of a segment. */
 struct nm_sm_seg_hdr_s {
@@ -71,6 +77,7 @@ struct nm_sm_rec_s {
 
 struct nm_sm_lrts_s {
   uint64_t rtag, addr, len, id;
+  uint64_t stage; /* 0: read addr by CMA; k + 1: the bytes are at staging slot k of the sender's segment */
 };
 
 struct nm_sm_lfin_s {
@@ -100,6 +107,7 @@ struct nm_sm_peer_s {
   struct nm_sm_addr_s addr;
   struct nm_sm_seg_hdr_s *hdr;   /* its header page (mapped on first send) */
   struct nm_sm_ring_ctl_s *out;  /* our ring in its segment */
+  const uint8_t *stage;          /* its staging slots, read-only (mapped at its first staged send to us) */
   uint8_t *out_data;
   uint64_t out_tail;             /* our copy of out->tail */
   uint64_t out_head_seen;        /* last head read from out->head */
@@ -123,6 +131,14 @@ struct nm_sm_large_s {
    * destination */
   uint64_t coop_gen, coop_dst, coop_closed;
   int no_coop; /* receive shorter than its send (truncated get rendezvous): copied alone */
+  uint64_t stage; /* send: its staging slot + 1 (0: read from buf by CMA); receive: the LRTS's stage field */
+};
+
+/** A staging slot: one large send's bytes, read by the peers whose LRTS name it. */
+struct nm_sm_stage_s {
+  const void *buf; /* the send buffer it copies (the key: buf, len) */
+  uint64_t len;
+  int refs;        /* sends naming it and not finished: free at 0 */
 };
 
 /** A control record to send when the peer's ring has room again. */
@@ -159,6 +175,8 @@ struct nm_sm_s {
   int coop_told;                 /* coop_on comes from the launcher's count (nm_sm_host_oversubscribed()) */
   uint64_t coop_pulled, coop_pushed; /* chunks of shared copies copied here as receiver, as sender (tests) */
   int coop_invited;              /* sends with an invitation not used up (coop_gen != 0) */
+  struct nm_sm_stage_s stage[NM_SM_STAGE_SLOTS];
+  uint64_t staged_sends, staged_reads; /* sends announced from a slot, receives copied from one (tests) */
 };
 
 #endif /* NM_SM_PRIVATE_H */
