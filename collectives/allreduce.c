@@ -261,21 +261,30 @@ const char *nm_coll_allreduce_algo_name(enum nm_coll_allreduce_algo_e algo)
   return (int)algo >= 0 && algo < NM_COLL_ALLREDUCE_NALGOS ? nm_ar_names[algo] : NULL;
 }
 
-/** Hockney costs of nm_coll_allreduce_build()'s documentation. */
-static double nm_ar_cost(enum nm_coll_allreduce_algo_e algo, int p, double m, double alpha, double beta)
+/** Costs of nm_coll_allreduce_build()'s documentation, step by step: each step's message priced by
+ *  nm_coll_algo_msg_time(), so that a step above the rendezvous threshold pays its RTR's round trip (on tcp a
+ *  64 KiB vector's two exchanges of recursive doubling go by rendezvous, the four halved ones of Rabenseifner's
+ *  do not). Without a rendezvous cost these are the Hockney sums of the documentation. */
+static double nm_ar_cost(enum nm_coll_allreduce_algo_e algo, int p, double m, const struct nm_coll_algo_net_s *net)
 {
   int pof2 = nm_coll_algo_pof2(p), f = pof2 != p, lg = 0;
   while ((1 << lg) < pof2)
     lg++;
   switch (algo) {
   case NM_COLL_ALLREDUCE_RD:
-    return (lg + 2 * f) * (alpha + m * beta);
-  case NM_COLL_ALLREDUCE_RABENSEIFNER:
-    return 2 * (lg + f) * alpha + (2.0 * (pof2 - 1) / pof2 + 2 * f) * m * beta;
+    return (lg + 2 * f) * nm_coll_algo_msg_time(net, m);
+  case NM_COLL_ALLREDUCE_RABENSEIFNER: {
+    double t = 2 * f * nm_coll_algo_msg_time(net, m), part = m;
+    for (int k = 0; k < lg; k++) { /* reduce-scatter halves, the allgather doubles back */
+      part /= 2;
+      t += 2 * nm_coll_algo_msg_time(net, part);
+    }
+    return t;
+  }
   case NM_COLL_ALLREDUCE_LINEAR:
-    return 2 * (p - 1) * (alpha + m * beta);
+    return 2 * (p - 1) * nm_coll_algo_msg_time(net, m);
   default:
-    return 2 * (p - 1) * alpha + 2.0 * (p - 1) / p * m * beta;
+    return 2 * (p - 1) * nm_coll_algo_msg_time(net, m / p);
   }
 }
 
@@ -289,8 +298,16 @@ int nm_coll_allreduce_choose(nm_session_t session, int p, nm_len_t count, const 
 int nm_coll_allreduce_choose_job(nm_session_t session, int p, nm_len_t count, const struct nm_coll_op_s *op,
                                  int job_oversubscribed, enum nm_coll_allreduce_algo_e *algo)
 {
+  struct nm_coll_algo_net_s net;
+  nm_coll_algo_net(session, &net);
+  return nm_coll_allreduce_choose_net(p, count, op, job_oversubscribed, &net, algo);
+}
+
+int nm_coll_allreduce_choose_net(int p, nm_len_t count, const struct nm_coll_op_s *op, int job_oversubscribed,
+                                 const struct nm_coll_algo_net_s *net, enum nm_coll_allreduce_algo_e *algo)
+{
   int forced, err;
-  if (p < 1 || op == NULL || algo == NULL)
+  if (p < 1 || op == NULL || algo == NULL || net == NULL)
     return -NM_EINVAL;
   err = nm_coll_algo_env("NMAD_ALLREDUCE_ALGO", nm_ar_names, NM_COLL_ALLREDUCE_NALGOS, &forced);
   if (err)
@@ -300,7 +317,7 @@ int nm_coll_allreduce_choose_job(nm_session_t session, int p, nm_len_t count, co
                                                               : (enum nm_coll_allreduce_algo_e)forced;
     return 0;
   }
-  double m = (double)count * (double)op->esize, alpha, beta;
+  double m = (double)count * (double)op->esize;
   *algo = NM_COLL_ALLREDUCE_RD;
   if (p > 2 && m <= NM_COLL_ALLREDUCE_OVERSUB_LINEAR_UPTO && job_oversubscribed) {
     *algo = NM_COLL_ALLREDUCE_LINEAR;
@@ -308,11 +325,10 @@ int nm_coll_allreduce_choose_job(nm_session_t session, int p, nm_len_t count, co
   }
   if (p <= 2 || m <= 2048 || count < (nm_len_t)p)
     return 0;
-  nm_coll_algo_hockney(session, &alpha, &beta);
-  double best = nm_ar_cost(NM_COLL_ALLREDUCE_RD, p, m, alpha, beta);
+  double best = nm_ar_cost(NM_COLL_ALLREDUCE_RD, p, m, net);
   /* linear is the oversubscribed host's choice above; on one port per member it costs 2 (p - 1) messages */
   for (int x = NM_COLL_ALLREDUCE_RABENSEIFNER; x <= NM_COLL_ALLREDUCE_RING; x++) {
-    double c = nm_ar_cost((enum nm_coll_allreduce_algo_e)x, p, m, alpha, beta);
+    double c = nm_ar_cost((enum nm_coll_allreduce_algo_e)x, p, m, net);
     if ((x != NM_COLL_ALLREDUCE_RING || op->commute) && c < best) {
       best = c;
       *algo = (enum nm_coll_allreduce_algo_e)x;

@@ -7,6 +7,9 @@
 #include <nmad/nm_coll_model.h>
 #include <nmad/nm_core.h>
 #include <nmad/nm_errno.h>
+#include "nmad/core/nm_core_interface.h"
+
+#include <float.h>
 
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +46,25 @@ void nm_coll_algo_hockney(nm_session_t session, double *alpha, double *beta)
     bw = 1000;
   }
   nm_coll_model_hockney(lat_ns, bw > UINT32_MAX ? UINT32_MAX : (uint32_t)bw, alpha, beta);
+}
+
+void nm_coll_algo_net(nm_session_t session, struct nm_coll_algo_net_s *net)
+{
+  nm_coll_algo_hockney(session, &net->alpha, &net->beta);
+  net->eager_upto = net->pull_upto = DBL_MAX;
+  if (session) {
+    nm_core_t core = nm_session_get_core(session);
+    net->eager_upto = (double)nm_core_rdv_threshold(core);
+    net->pull_upto = (double)nm_core_rdv_pull_upto(core);
+  }
+}
+
+double nm_coll_algo_msg_time(const struct nm_coll_algo_net_s *net, double bytes)
+{
+  double t = net->alpha + bytes * net->beta;
+  if (bytes > net->eager_upto && bytes > net->pull_upto)
+    t += 2 * net->alpha; /* RTR back, then the data: the receiver does not pull it at match */
+  return t;
 }
 
 int nm_coll_algo_oversubscribed(const nm_coll_sched_t *s)

@@ -23,6 +23,22 @@ int nm_coll_algo_env(const char *var, const char *const names[], int n, int *alg
  *  (nm_core_network_props(); shm-like figures without one). */
 void nm_coll_algo_hockney(nm_session_t session, double *alpha, double *beta);
 
+/** What a point-to-point message costs on a session's network, for the cost models that price every step
+ *  (allreduce): Hockney's alpha (s) and beta (s/byte), and the rendezvous: a message of more than @p eager_upto
+ *  bytes that its receiver does not pull at match (more than @p pull_upto) waits for an RTR, a round trip. */
+struct nm_coll_algo_net_s {
+  double alpha, beta;
+  double eager_upto, pull_upto; /* bytes */
+};
+
+/** @p session's network (nm_coll_algo_hockney(), nm_core_rdv_threshold(), nm_core_rdv_pull_upto()); without a
+ *  session, nominal figures and no rendezvous cost. */
+void nm_coll_algo_net(nm_session_t session, struct nm_coll_algo_net_s *net);
+
+/** Time of one message of @p bytes on @p net: alpha + bytes x beta, plus 2 alpha for the RTR's round trip of a
+ *  rendezvous its receiver does not pull (seconds). */
+double nm_coll_algo_msg_time(const struct nm_coll_algo_net_s *net, double bytes);
+
 /** Whether the job of schedule @p s's session has more ranks than cores on its one host (nm_core_job_oversubscribed():
  *  the same on every rank, so the automatic choices that read it agree). 0 without a session. */
 int nm_coll_algo_oversubscribed(const nm_coll_sched_t *s);

@@ -8,6 +8,7 @@
 #define NM_COLL_REDUCE_PRIVATE_H
 
 #include <nmad/nm_coll_reduce.h>
+#include "nm_coll_algo.h"
 
 /** One build. */
 struct nm_ar_s {
@@ -61,5 +62,10 @@ int nm_coll_ar_halving(struct nm_ar_s *a, int nr, int pof2, int rem, struct nm_a
  *  a->acc in place) to the root in a->round; the root receives them into a->tmp (p vectors), then in the next
  *  round combines them in member order into a->acc. a->round ends after this member's part. */
 void nm_coll_ar_linear_to(struct nm_ar_s *a, int root);
+
+/** nm_coll_allreduce_choose_job() on the network @p net (tests give one; the library reads the session's).
+ *  @return 0 or -NM_EINVAL. Thread-safety: any thread. */
+int nm_coll_allreduce_choose_net(int p, nm_len_t count, const struct nm_coll_op_s *op, int job_oversubscribed,
+                                 const struct nm_coll_algo_net_s *net, enum nm_coll_allreduce_algo_e *algo);
 
 #endif /* NM_COLL_REDUCE_PRIVATE_H */

@@ -11,6 +11,8 @@
 #include <nmad/nm_coll_gather.h>
 #include <nmad/nm_coll_alltoall.h>
 #include <nmad/nm_coll_barrier.h>
+#include <float.h>
+#include "collectives/nm_coll_reduce_private.h"
 #include <nmad/nm_errno.h>
 
 /* Hockney figures of doc/platforms/README.md (CM02). The torus's alpha is the BG/P MPI software latency the
@@ -716,6 +718,37 @@ START_TEST(test_allreduce_choice_oversubscribed)
 }
 END_TEST
 
+/* The allreduce model prices each step's rendezvous: on a tcp-like network (16 us, 3.1 GB/s, eager up to 64 KiB,
+ * no pull) a 64 KiB vector among 4 members goes by Rabenseifner (four eager halves) rather than by recursive
+ * doubling's two 64 KiB exchanges, each of which waits for an RTR: measured over tcp at N = 4, 197-232 us against
+ * 294-492 us (doc/performance.md). Without a rendezvous cost, or where the receiver pulls at match (sm), recursive
+ * doubling stays: 2 (a + m b) < 4 a + 1.5 m b below m = 4 a / b, 198 KB here. */
+START_TEST(test_allreduce_choice_prices_rendezvous)
+{
+  const struct nm_coll_op_s sum = {.esize = 8, .commute = 1};
+  const double a = 16e-6, b = 1.0 / 3.1e9;
+  const struct nm_coll_algo_net_s tcp = {a, b, 65536 - 256, 65536 - 256};
+  const struct nm_coll_algo_net_s no_rdv = {a, b, DBL_MAX, DBL_MAX};
+  const struct nm_coll_algo_net_s pulls = {a, b, 65536 - 256, 4 << 20};
+  enum nm_coll_allreduce_algo_e algo;
+  unsetenv("NMAD_ALLREDUCE_ALGO");
+  ck_assert_int_eq(nm_coll_allreduce_choose_net(4, 65536 / 8, &sum, 0, &tcp, &algo), 0);
+  ck_assert_int_eq(algo, NM_COLL_ALLREDUCE_RABENSEIFNER);
+  ck_assert_int_eq(nm_coll_allreduce_choose_net(4, 65536 / 8, &sum, 0, &no_rdv, &algo), 0);
+  ck_assert_int_eq(algo, NM_COLL_ALLREDUCE_RD);
+  ck_assert_int_eq(nm_coll_allreduce_choose_net(4, 65536 / 8, &sum, 0, &pulls, &algo), 0);
+  ck_assert_int_eq(algo, NM_COLL_ALLREDUCE_RD);
+  /* 16 KiB: every step eager on all three networks, recursive doubling */
+  ck_assert_int_eq(nm_coll_allreduce_choose_net(4, 16384 / 8, &sum, 0, &tcp, &algo), 0);
+  ck_assert_int_eq(algo, NM_COLL_ALLREDUCE_RD);
+  /* 1 MiB: Rabenseifner everywhere (the bandwidth term decides) */
+  ck_assert_int_eq(nm_coll_allreduce_choose_net(4, (1 << 20) / 8, &sum, 0, &tcp, &algo), 0);
+  ck_assert_int_eq(algo, NM_COLL_ALLREDUCE_RABENSEIFNER);
+  ck_assert_int_eq(nm_coll_allreduce_choose_net(4, (1 << 20) / 8, &sum, 0, &no_rdv, &algo), 0);
+  ck_assert_int_eq(algo, NM_COLL_ALLREDUCE_RABENSEIFNER);
+}
+END_TEST
+
 START_TEST(test_barrier_choice_oversubscribed)
 {
   enum nm_coll_barrier_algo_e a;
@@ -760,6 +793,7 @@ int main(void)
   tcase_add_test(tc, test_alltoall_choice_oversubscribed);
   tcase_add_test(tc, test_barrier_choice_oversubscribed);
   tcase_add_test(tc, test_allreduce_choice_oversubscribed);
+  tcase_add_test(tc, test_allreduce_choice_prices_rendezvous);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -194,6 +194,12 @@ START_TEST(test_readers)
   nm_gate_fail(gate(3), -NM_ECLOSED);
   ck_assert_int_eq(nm_gate_get_status(gate(3)), -NM_ECLOSED);
   ck_assert_uint_eq(nm_core_rdv_threshold(core), 1024);
+  /* the fake rail does not pull: every rendezvous waits for its RTR; a pulling one (sm's get rendezvous) takes
+   * the chunk's worth without (the default chunk, 4 MiB, when NMAD_RDV_CHUNK is unset) */
+  ck_assert_uint_eq(nm_core_rdv_pull_upto(core), 1024);
+  core->drvs[0].props.flags |= NM_DRV_F_RDV_GET;
+  ck_assert_uint_eq(nm_core_rdv_pull_upto(core), core->cfg.rdv_chunk ? core->cfg.rdv_chunk : NM_RDV_CHUNK_DEFAULT);
+  core->drvs[0].props.flags &= ~NM_DRV_F_RDV_GET;
 }
 END_TEST
 

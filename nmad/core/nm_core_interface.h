@@ -265,6 +265,11 @@ void nm_core_progress_hook_add(nm_core_t core, struct nm_core_progress_hook_s *h
 void nm_core_progress_hook_remove(nm_core_t core, struct nm_core_progress_hook_s *h);
 /** Messages of more bytes than this go by rendezvous (NMAD_RDV_THRESHOLD). */
 nm_len_t nm_core_rdv_threshold(nm_core_t core);
+/** Rendezvous messages of up to this many bytes are pulled by their receiver at match, with no RTR round trip
+ *  (the get rendezvous, doc/protocol.md), on every gate of this core: NMAD_RDV_CHUNK when the core has one network
+ *  driver and it pulls (NM_DRV_F_RDV_GET), else nm_core_rdv_threshold(). The same on every rank of a job (the
+ *  drivers and the configuration are), so that cost models may read it. Thread-safety: any thread. */
+nm_len_t nm_core_rdv_pull_upto(nm_core_t core);
 /** Fire @p events on a request's monitor (if it asked for them) without completing it. */
 void nm_req_notify(struct nm_req_s *req, unsigned events);
 /** Complete a request and fire @p events (a mask) on its monitor in one call. */

@@ -70,6 +70,20 @@ void nm_core_session_replay(nm_session_t session)
 
 nm_len_t nm_core_rdv_threshold(nm_core_t core) { return core->cfg.rdv_threshold; }
 
+nm_len_t nm_core_rdv_pull_upto(nm_core_t core)
+{
+  int network = 0, pulls = 1;
+  for (int i = 0; i < core->n_drvs; i++)
+    if (&core->drvs[i] != core->self_drv) {
+      network++;
+      pulls = pulls && (core->drvs[i].props.flags & NM_DRV_F_RDV_GET);
+    }
+  if (network != 1 || !pulls)
+    return core->cfg.rdv_threshold;
+  nm_len_t chunk = core->cfg.rdv_chunk ? core->cfg.rdv_chunk : NM_RDV_CHUNK_DEFAULT;
+  return chunk > core->cfg.rdv_threshold ? chunk : core->cfg.rdv_threshold;
+}
+
 void nm_core_gate_fail_hook_add(nm_core_t core, struct nm_gate_fail_hook_s *h)
 {
   h->next = core->gate_fail_hooks;
