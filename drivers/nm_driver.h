@@ -57,6 +57,12 @@ struct nm_drv_props_s {
  *  driver also takes a large receive shorter than its send (it copies the first len bytes: truncation, and 0 for
  *  a discarded message), never returns -NM_EAGAIN from large_recv, and withdraws a large send in large_cancel. */
 #define NM_DRV_F_RDV_GET 0x8u
+/** The driver's peers share one send queue (a NIC): a packet that completes at post keeps the whole driver busy
+ *  until the next progress pass, so that the scheduler then picks the next packet across gates by priority (the
+ *  libfabric driver; the simulation driver, whose LogP gap is one packet per pass: doc/collectives.md, "The model
+ *  in LogP form"). Without it (sm: one ring per peer, nothing shared to order) only the packet's gate waits for
+ *  the next pass, so that a burst to it is aggregated, and other gates' packets go at once. */
+#define NM_DRV_F_PACED 0x10u
 
 #define NM_DRV_ADDR_MAX 128 /* bytes of an endpoint address */
 #define NM_DRV_NO_FD (-1)
@@ -110,7 +116,7 @@ struct nm_drv_s {
   struct nm_drv_upcalls_s up;
   struct nm_drv_props_s props;
   int index;      /* rail index in the core */
-  int inject_busy;/* set when a packet completed at post; cleared by the core at the next progress pass */
+  int inject_busy;/* NM_DRV_F_PACED: set when a packet completed at post; cleared by the core at the next pass */
   void *priv;
 };
 

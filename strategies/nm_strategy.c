@@ -44,7 +44,8 @@ int nm_strat_ready_rail(const struct nm_gate_s *gate, const int *order, int max_
   for (int k = 0; k < gate->n_rails; k++) {
     int i = order ? order[k] : k;
     const struct nm_rail_s *rail = &gate->rails[i];
-    if (!rail->drv->inject_busy && rail->inflight < max_inflight && !rail->retry)
+    if (!rail->drv->inject_busy && rail->inject_pass != gate->core->pass + 1 && rail->inflight < max_inflight &&
+        !rail->retry)
       return i;
   }
   return -1;

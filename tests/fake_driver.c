@@ -11,6 +11,7 @@ static int fake_open(struct nm_drv_s *drv, const char *word, int all_local)
   drv->priv = f;
   drv->props.max_packet = 65536;
   drv->props.max_large = UINT64_MAX;
+  drv->props.flags = NM_DRV_F_PACED; /* a NIC: its peers share one queue (tests may clear it) */
   strcpy(drv->props.provider, "fake");
   return 0;
 }

@@ -2,8 +2,9 @@
  * scheduling" and "Priorities everywhere"): the most urgent gate is served first when the driver frees up,
  * control chunks (RTR) and data are merged by priority, per-(gate, tag) order holds whatever the priorities,
  * and the default strategy (NMAD_STRATEGY unset) honours priorities and aggregates.
- * The fake driver completes sends at post (like fi_inject), which makes the core treat the driver as busy until
- * the next progress pass: one packet per pass, so what queues meanwhile shows the scheduler's order. */
+ * The fake driver completes sends at post (like fi_inject) and is paced (NM_DRV_F_PACED, its peers share one
+ * queue), which makes the core treat the driver as busy until the next progress pass: one packet per pass, so what
+ * queues meanwhile shows the scheduler's order. Unpaced (sm), only the gate that just sent waits. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,33 @@ static void check_across_gates(const char *strategy, int urgent_first)
     ck_assert_int_eq(nm_sr_stest(sess, &bulk[i]), 0);
   teardown();
 }
+
+/* An unpaced driver (one queue per peer, as sm's rings): a packet completed at post holds back only its own gate,
+ * whose next sends are aggregated at the next pass; sends to other gates leave at once (a flat broadcast's root
+ * posts its p - 1 packets in one pass). */
+START_TEST(test_unpaced_driver_holds_one_gate)
+{
+  setup_strategy("prio");
+  struct nm_drv_s *drv = nm_core_gate(core, 1)->rails[0].drv;
+  drv->props.flags &= ~NM_DRV_F_PACED;
+  nm_sr_request_t r1, r2, r3, a, b;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(1), 1, "one", 4, &r1), 0);
+  ck_assert_int_eq(nm_sr_isend(sess, gate(2), 1, "two", 4, &r2), 0);
+  ck_assert_int_eq(nm_sr_isend(sess, gate(3), 1, "three", 6, &r3), 0);
+  ck_assert_int_eq(fake->n_pkts, 3); /* three gates, three packets, no pass in between */
+  ck_assert_int_eq(nm_sr_isend(sess, gate(1), 2, "a", 2, &a), 0);
+  ck_assert_int_eq(nm_sr_isend(sess, gate(1), 3, "b", 2, &b), 0);
+  ck_assert_int_eq(fake->n_pkts, 3); /* gate 1 is busy for this pass */
+  nm_core_progress(core);
+  ck_assert_int_eq(fake->n_pkts, 4);
+  struct nm_wire_chunk_s ch[2];
+  ck_assert_uint_eq(fake->pkts[3].peer, 1);
+  ck_assert_int_eq(decode(3, ch, 2), 2); /* a and b aggregated */
+  ck_assert_int_eq(nm_sr_stest(sess, &a), 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &b), 0);
+  teardown();
+}
+END_TEST
 
 START_TEST(test_prio_across_gates)
 {
@@ -337,6 +365,7 @@ int main(void)
   Suite *s = suite_create("sched");
   TCase *t = tcase_create("priorities");
   tcase_add_test(t, test_prio_across_gates);
+  tcase_add_test(t, test_unpaced_driver_holds_one_gate);
   tcase_add_test(t, test_aggreg_gates_fifo);
   tcase_add_test(t, test_prio_gate_order_with_ctrl);
   tcase_add_test(t, test_monitor_posts_during_schedule);

@@ -183,6 +183,7 @@ static int nm_ofi_open(struct nm_drv_s *drv, const char *word, int all_local)
   snprintf(drv->props.provider, sizeof(drv->props.provider), "%s", o->info->fabric_attr->prov_name);
   if (o->auth_source)
     drv->props.flags |= NM_DRV_F_AUTH_SOURCE;
+  drv->props.flags |= NM_DRV_F_PACED; /* one endpoint, one NIC queue for every peer */
   return NM_ESUCCESS;
 }
 

@@ -310,7 +310,8 @@ int sim_open(nm_drv_s *drv, const char *provider, int all_local)
   drv->props.bandwidth_MBps = r.bandwidth_MBps;
   drv->props.overhead_ns = static_cast<uint32_t>(o_ns);
   drv->props.gap_ns = static_cast<uint32_t>(g_ns);
-  drv->props.flags = NM_DRV_F_RANK_ADDRESSED | (p->job->fake_above != UINT64_MAX ? NM_DRV_F_FAKE_PAYLOAD : 0u);
+  drv->props.flags = NM_DRV_F_RANK_ADDRESSED | NM_DRV_F_PACED |
+                     (p->job->fake_above != UINT64_MAX ? NM_DRV_F_FAKE_PAYLOAD : 0u);
   drv->props.fake_above = p->job->fake_above;
   std::snprintf(drv->props.provider, sizeof(drv->props.provider), "sim");
   return NM_ESUCCESS;

@@ -174,6 +174,8 @@ struct nm_rail_s {
   uint64_t peer;    /* the peer's index in the driver */
   int inflight;     /* packets posted and not completed */
   struct nm_pw_s *retry; /* a built packet the driver refused (queue full), sent first next time */
+  uint64_t inject_pass; /* core->pass + 1 when a packet of this gate completed at post during that pass: the gate's
+                         * next packet waits for the next pass, so that a burst to it is aggregated */
 };
 
 struct nm_gate_s {
@@ -309,6 +311,7 @@ struct nm_core_s {
   /* Events handled by the progress passes of every thread (under the lock). A waiter compares it with the value
    * it saw on entry: with a progress thread, the event it waits for may be handled by the other thread. */
   unsigned long progress_events;
+  uint64_t pass; /* progress passes so far (nm_core_progress_drivers()): a rail's inject_pass is relative to it */
   struct nm_fault_source_s fault;
   uint64_t last_fault_check_ns;
   struct nm_core_lock_s lock;

@@ -194,10 +194,15 @@ int nm_strat_pw_post(struct nm_pw_s *pw)
   /* Sealed again on a retry: harmless, the header depends on the packet only. */
   nm_wire_put_pkt_hdr_key(pw->buf, pw->n_chunks, (uint32_t)core->rank, (uint32_t)pw->len, core->door.job_key);
   int rc = drv->ops->send(drv, rail->peer, pw->buf, pw->len, pw);
-  if (rc == 1) { /* completed at post: the rail counts as busy until the next progress pass, so that a
-                  * burst of sends between two passes is aggregated instead of going one by one */
-    if (!nm_frag_cutting(gate)) /* the pieces of a message being cut are one message: they go on at once */
-      drv->inject_busy = 1;
+  if (rc == 1) { /* completed at post: this gate's rail counts as busy until the next progress pass, so that a
+                  * burst of sends to it between two passes is aggregated instead of going one by one; so does the
+                  * whole driver if its peers share one queue (NM_DRV_F_PACED), so that the next pass picks the
+                  * most urgent gate's packet */
+    if (!nm_frag_cutting(gate)) { /* the pieces of a message being cut are one message: they go on at once */
+      rail->inject_pass = core->pass + 1;
+      if (drv->props.flags & NM_DRV_F_PACED)
+        drv->inject_busy = 1;
+    }
     nm_pw_complete(pw, NM_ESUCCESS);
   } else if (rc == 0) {
     rail->inflight++;
