@@ -6,7 +6,8 @@
  *   nm_coll_model_table [--platform inti|graphene|torus|torus-hw|shm|tcp|all] [--alpha S --bandwidth B/s]
  *                       [--p 4,8,...] [--m 8,64K,...] [--csv] [--hier] [--cost]
  * (all: inti, graphene, torus; --hier: for chain, pipelined chain and scatter-ring-allgather, the best G and
- * the flat / hierarchical time ratio instead of the choice; --cost: the wall-clock cost of one choice)
+ * the flat / hierarchical time ratio instead of the choice; --cost: the wall-clock cost of one choice, with --logp
+ * of the one the library makes)
  *   nm_coll_model_table --logp [--platform NAME | --L S --o S --bandwidth B/s] [--p LIST] [--m LIST] [--csv]
  * (--logp: the choice the library makes, nm_coll_bcast_choose_logp(), with the platform's LogP split of alpha:
  * wire latency L, sender's overhead o per message; doc/collectives.md "The model in LogP form")
@@ -150,11 +151,14 @@ static void hier_table(const struct platform_s *pl, const size_t *ps, int np, co
     }
 }
 
-/* Wall-clock cost of one nm_coll_bcast_choose() call (what a caller that does not cache the choice pays per
- * broadcast): the mean over enough calls to last about 0.2 s, per p, for the first m of the list. */
-static void choose_cost(const struct platform_s *pl, const size_t *ps, int np, const size_t *ms, int nm)
+/* Wall-clock cost of one nm_coll_bcast_choose() call, or with @p logp of nm_coll_bcast_choose_logp() (the one
+ * nm_coll_bcast_auto() makes): what a caller that does not cache the choice pays per broadcast; the mean over
+ * enough calls to last about 0.2 s, per (p, m). */
+static void choose_cost(const struct platform_s *pl, const size_t *ps, int np, const size_t *ms, int nm, int logp)
 {
-  printf("# nm_coll_bcast_choose() wall-clock cost, %s\n# p  m  calls  us_per_call\n", pl->what);
+  struct nm_coll_model_net_s net = {.L = pl->L, .o = pl->o, .beta = 1.0 / pl->bandwidth};
+  printf("# nm_coll_bcast_choose%s() wall-clock cost, %s\n# p  m  calls  us_per_call\n", logp ? "_logp" : "",
+         logp ? pl->what_logp : pl->what);
   for (int i = 0; i < np; i++)
     for (int j = 0; j < nm; j++) {
       struct timespec t0, t1;
@@ -164,7 +168,10 @@ static void choose_cost(const struct platform_s *pl, const size_t *ps, int np, c
       clock_gettime(CLOCK_MONOTONIC, &t0);
       do {
         for (int k = 0; k < 100; k++, calls++)
-          nm_coll_bcast_choose((int)ps[i], ms[j] + (size_t)(k & 1), pl->alpha, 1.0 / pl->bandwidth, &c);
+          if (logp)
+            nm_coll_bcast_choose_logp((int)ps[i], ms[j] + (size_t)(k & 1), &net, &c);
+          else
+            nm_coll_bcast_choose((int)ps[i], ms[j] + (size_t)(k & 1), pl->alpha, 1.0 / pl->bandwidth, &c);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         el = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
       } while (el < 0.2);
@@ -261,7 +268,7 @@ int main(int argc, char **argv)
   if (sweep)
     return groups_sweep(sweep, (int)ps[0], ms[0], sel[0], csv);
   if (cost) {
-    choose_cost(sel[0], ps, np, ms, nm);
+    choose_cost(sel[0], ps, np, ms, nm, logp);
     return 0;
   }
   if (csv)

@@ -455,14 +455,29 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 /* ---------------------------------------------------------------- Bcast */
 
 /** The broadcast algorithm of MPI_Bcast / MPI_Ibcast for @p bytes on @p c: the model's choice or
- *  NMAD_BCAST_ALGO (nm_coll_bcast_auto()), the same on every member. @return MPI_SUCCESS or MPI_ERR_ARG (an
- *  invalid NMAD_BCAST_ALGO, reported on stderr). */
-static int nm_coll_bcast_opts(const struct nm_mpi_comm_s *c, size_t bytes, struct nm_coll_bcast_opts_s *opts)
+ *  NMAD_BCAST_ALGO (nm_coll_bcast_auto()), the same on every member. The model's choices are remembered per
+ *  communicator and length (c->bcast_memo): they depend only on the communicator's size, the length, the job's
+ *  network figures and oversubscription, all fixed for a communicator, and cost 0.5-10 us to make (8 to 6,144
+ *  members, doc/performance.md). An override is read at every call and never remembered. @return MPI_SUCCESS or
+ *  MPI_ERR_ARG (an invalid NMAD_BCAST_ALGO, reported on stderr). */
+static int nm_coll_bcast_opts(struct nm_mpi_comm_s *c, size_t bytes, struct nm_coll_bcast_opts_s *opts)
 {
+  const char *forced = getenv("NMAD_BCAST_ALGO");
+  int by_model = !forced || !*forced;
+  struct nm_mpi_bcast_memo_s *memo = &c->bcast_memo[(bytes ^ (bytes >> 10) ^ (bytes >> 20)) % NM_MPI_BCAST_MEMO];
+  if (by_model && memo->valid && memo->bytes == bytes) {
+    *opts = memo->opts;
+    return MPI_SUCCESS;
+  }
   struct nm_coll_bcast_choice_s choice;
   if (nm_coll_bcast_auto(nm_mpi.session, c->size, (nm_len_t)bytes, &choice) != 0)
     return MPI_ERR_ARG;
   nm_coll_bcast_opts_of_choice(&choice, opts);
+  if (by_model) {
+    memo->bytes = bytes;
+    memo->opts = *opts;
+    memo->valid = 1;
+  }
   return MPI_SUCCESS;
 }
 

@@ -837,6 +837,28 @@ static void t_errors(void)
   CHECK(err_class(COLL(MPI_Bcast, MPI_Ibcast, x, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_WORLD)) == MPI_ERR_TYPE,
         "bcast type");
   CHECK(err_class(COLL(MPI_Bcast, MPI_Ibcast, x, 1, MPI_INT, 0, MPI_COMM_NULL)) == MPI_ERR_COMM, "bcast comm");
+  /* nmad remembers the broadcast model's choice per communicator and length, but reads NMAD_BCAST_ALGO at every
+   * call: an override set after a broadcast of the same length still counts (an invalid one is an error on every
+   * rank, before any message). Other libraries ignore the variable. */
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+  int lib_len = 0;
+  MPI_Get_library_version(lib, &lib_len);
+  if (strstr(lib, "nmad") && size > 1) {
+    const char *was = getenv("NMAD_BCAST_ALGO");
+    char *saved = was ? strdup(was) : NULL;
+    unsetenv("NMAD_BCAST_ALGO");
+    CHECK(COLL(MPI_Bcast, MPI_Ibcast, x, 3, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS, "bcast by the model");
+    CHECK(COLL(MPI_Bcast, MPI_Ibcast, x, 3, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS, "bcast remembered");
+    setenv("NMAD_BCAST_ALGO", "no_such_algo", 1);
+    CHECK(err_class(COLL(MPI_Bcast, MPI_Ibcast, x, 3, MPI_INT, 0, MPI_COMM_WORLD)) == MPI_ERR_ARG,
+          "bcast: an override after a remembered choice is read");
+    if (saved)
+      setenv("NMAD_BCAST_ALGO", saved, 1);
+    else
+      unsetenv("NMAD_BCAST_ALGO");
+    free(saved);
+    CHECK(COLL(MPI_Bcast, MPI_Ibcast, x, 3, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS, "bcast after the override");
+  }
   CHECK(err_class(COLL(MPI_Barrier, MPI_Ibarrier, MPI_COMM_NULL)) == MPI_ERR_COMM, "barrier comm");
   CHECK(err_class(COLL(MPI_Gather, MPI_Igather, x, 1, MPI_INT, big, 1, MPI_INT, size, MPI_COMM_WORLD)) ==
             MPI_ERR_ROOT,
