@@ -597,6 +597,45 @@ START_TEST(test_staged_slot_shared_and_cancelled)
 }
 END_TEST
 
+/* A staged read from a segment that is not the one its sender published (a reused pid: the nonce differs) maps
+ * nothing and fails the receive, which writes nothing. (Its LFIN cannot reach that "other process" either: the
+ * sender's fault handling ends such a send; here it is withdrawn, which frees its slot.) */
+START_TEST(test_staged_read_checks_nonce)
+{
+  const size_t len = 256 * 1024;
+  unsigned char *src = malloc(len), *d1 = malloc(len), *d2 = calloc(1, len);
+  ck_assert(src && d1 && d2);
+  fill(src, len, 6);
+  priv(2)->peers[0].addr.nonce ^= 1; /* rank 2's view of rank 0 */
+  int s1, s2, r1, r2;
+  ck_assert_int_eq(ep[1].ops->large_recv(&ep[1], 0, d1, len, 40, &r1), 0);
+  ck_assert_int_eq(ep[2].ops->large_recv(&ep[2], 0, d2, len, 40, &r2), 0);
+  ck_assert_int_eq(ep[0].ops->large_send(&ep[0], 1, src, len, 40, &s1), 0);
+  ck_assert_int_eq(ep[0].ops->large_send(&ep[0], 2, src, len, 40, &s2), 0);
+  ck_assert_uint_eq(priv(0)->staged_sends, 1);
+  for (int i = 0; i < 100 && (seen[0].n_large < 1 || seen[2].n_large < 1); i++)
+    progress_all();
+  ck_assert_int_eq(seen[2].n_large, 1);
+  ck_assert_int_ne(seen[2].large_err[0], 0);
+  ck_assert_uint_eq(priv(2)->staged_reads, 0);
+  ck_assert_ptr_null(priv(2)->peers[0].stage);
+  ck_assert_int_eq(seen[1].n_large, 1);
+  ck_assert_int_eq(seen[1].large_err[0], 0);
+  ck_assert_int_eq(memcmp(src, d1, len), 0);
+  ck_assert_int_eq(seen[0].n_large, 1); /* rank 1's LFIN */
+  ck_assert_ptr_eq(seen[0].large_ctx[0], &s1);
+  ck_assert_int_eq(seen[0].large_err[0], 0);
+  ck_assert_int_eq(slot_refs(0), 1);
+  ck_assert_int_eq(ep[0].ops->large_cancel(&ep[0], &s2), 0);
+  ck_assert_int_eq(slot_refs(0), 0);
+  for (size_t i = 0; i < len; i++)
+    ck_assert_int_eq(d2[i], 0);
+  free(src);
+  free(d1);
+  free(d2);
+}
+END_TEST
+
 /* trywait arms the flag when nothing is pending; a send then makes the wait fd readable; a pending record makes
  * trywait refuse. */
 START_TEST(test_wakeup)
@@ -707,6 +746,7 @@ int main(void)
   tcase_add_test(tc, test_staged_send_read_by_second_peer);
   tcase_add_test(tc, test_staged_send_bounds);
   tcase_add_test(tc, test_staged_slot_shared_and_cancelled);
+  tcase_add_test(tc, test_staged_read_checks_nonce);
   tcase_add_test(tc, test_wakeup);
   tcase_add_test(tc, test_forged_length);
   tcase_add_test(tc, test_forged_length_past_tail);

@@ -421,7 +421,8 @@ static void nm_sm_stage_drop(struct nm_sm_s *s, uint64_t stage)
     s->stage[stage - 1].refs--;
 }
 
-/* Peer @p p's staging slots, mapped read-only at its first staged send to us. @return NULL if it is gone. */
+/* Peer @p p's staging slots, mapped read-only at its first staged send to us. @return NULL if it is gone (or a
+ * reused pid holds another segment there: its header's nonce is not the one the peer published). */
 static const uint8_t *nm_sm_stage_map(struct nm_sm_peer_s *p)
 {
   if (p->stage)
@@ -433,8 +434,10 @@ static const uint8_t *nm_sm_stage_map(struct nm_sm_peer_s *p)
     return NULL;
   size_t len = (size_t)NM_SM_STAGE_SLOTS * NM_SM_STAGE_SLOT;
   struct stat st;
+  uint64_t id[2] = {0, 0}; /* the header's magic and nonce */
   void *m = MAP_FAILED;
-  if (fstat(fd, &st) == 0 && (size_t)st.st_size >= nm_sm_seg_len())
+  if (fstat(fd, &st) == 0 && (size_t)st.st_size >= nm_sm_seg_len() && pread(fd, id, sizeof(id), 0) == sizeof(id) &&
+      id[0] == NM_SM_MAGIC && id[1] == p->addr.nonce)
     m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)nm_sm_stage_off());
   close(fd);
   if (m == MAP_FAILED)
