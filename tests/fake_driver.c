@@ -71,7 +71,14 @@ static int fake_large_cancel(struct nm_drv_s *drv, void *ctx)
   return 0;
 }
 
-static int fake_progress(struct nm_drv_s *drv) { return 0; }
+static int fake_progress(struct nm_drv_s *drv)
+{
+  struct fake_drv_s *f = drv->priv;
+  if (!f->arrive_after || --f->arrive_after)
+    return 0;
+  drv->up.packet(drv->up.ref, drv, f->arriving, f->arriving_len, f->arriving_src);
+  return 1;
+}
 static int fake_wait_fd(struct nm_drv_s *drv) { return NM_DRV_NO_EVENTS; }
 static int fake_trywait(struct nm_drv_s *drv) { return 0; }
 

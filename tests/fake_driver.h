@@ -31,6 +31,12 @@ struct fake_drv_s {
   int n_inflight;
   void *inflight[FAKE_MAX_PKTS];
   int cancelled;
+  /* A packet that "arrives" at the arrive_after-th progress call from now (0: none): delivered through the packet
+   * upcall from progress, as a real driver's would be. */
+  int arrive_after;
+  const uint8_t *arriving;
+  size_t arriving_len;
+  uint64_t arriving_src;
 };
 
 /** The job key of the fuzz harness's cores (fuzz_incoming.c, gen_corpus.c): the seeds carry it, so the fuzzers

@@ -1108,12 +1108,55 @@ START_TEST(test_progress_place)
 }
 END_TEST
 
+/* A fault source that reports rank 2 dead once (the launcher's, in a job). */
+static int dead_reported;
+static int report_rank2(void *ref, int *rank)
+{
+  (void)ref;
+  if (dead_reported++)
+    return 0;
+  *rank = 2;
+  return 1;
+}
+
+/* A peer that sends its last message and exits: the message and the news of its death come together. The core,
+ * woken by the fault source, first delivers what the driver holds from that peer, then fails its gate: the
+ * receive gets the data; a receive posted after the failure gets the error. */
+START_TEST(test_dead_peer_last_message_delivered)
+{
+  int fds[2];
+  ck_assert_int_eq(pipe(fds), 0);
+  ck_assert_int_eq(write(fds[1], "x", 1), 1); /* the fault fd is readable: the wait wakes at once */
+  dead_reported = 0;
+  nm_core_set_fault_source(core, fds[0], report_rank2, NULL);
+  char b[16] = "", c[16];
+  nm_sr_request_t r, r2;
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(2), 5, b, sizeof(b), &r), 0);
+  static uint8_t last[256];
+  fake->arriving_len = fake_data_packet(last, 2, sess->id, 5, 0, "bye", 4);
+  fake->arriving = last;
+  fake->arriving_src = 2;
+  fake->arrive_after = 2; /* not at the wait's first pass: it arrives while the core blocks */
+  ck_assert_int_eq(nm_core_wait(core, nm_core_time_ns(core) + 2000000000ULL), 0);
+  ck_assert_int_eq(dead_reported, 2); /* the death was seen (and the source asked again) */
+  ck_assert_int_eq(nm_sr_rtest(sess, &r), 0);
+  ck_assert_str_eq(b, "bye");
+  ck_assert_int_eq(nm_gate_get_status(gate(2)), -NM_ECLOSED);
+  ck_assert_int_eq(nm_sr_irecv(sess, gate(2), 5, c, sizeof(c), &r2), 0);
+  ck_assert_int_eq(nm_sr_rtest(sess, &r2), -NM_ECLOSED);
+  nm_core_set_fault_source(core, -1, NULL, NULL);
+  close(fds[0]);
+  close(fds[1]);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("core");
   TCase *tm = tcase_create("matching");
   tcase_add_checked_fixture(tm, setup, teardown);
   tcase_add_test(tm, test_order_same_tag);
+  tcase_add_test(tm, test_dead_peer_last_message_delivered);
   tcase_add_test(tm, test_out_of_order_arrival);
   tcase_add_test(tm, test_order_by_context);
   tcase_add_test(tm, test_duplicate_seq_fails_gate);

@@ -217,13 +217,19 @@ void nm_core_set_fault_source(nm_core_t core, int fd, int (*poll_fn)(void *, int
   core->fault.ref = ref;
 }
 
+#define NM_FAULT_DRAIN_PASSES 64 /* progress passes that may deliver a dead peer's last messages */
 static void nm_core_check_faults(nm_core_t core)
 {
   if (!core->fault.poll)
     return;
-  int rank, rc;
+  int rank, rc, drained = 0;
   while ((rc = core->fault.poll(core->fault.ref, &rank)) == 1) {
     struct nm_gate_s *g = rank != core->rank ? nm_core_gate(core, rank) : NULL; /* a dead peer's gate fails */
+    /* What the dead peer sent before it died and has arrived here (a last message, then exit) is delivered
+     * first: the drivers are read until a pass finds nothing (bounded), then the gate fails. */
+    for (int pass = 0; g && !g->status && !drained && pass < NM_FAULT_DRAIN_PASSES; pass++)
+      if (nm_core_progress_drivers(core) == 0)
+        drained = 1;
     if (g) {
       nm_gate_fail(g, -NM_ECLOSED);
       core->progress_events++; /* its requests completed in error: a waiter has news */
