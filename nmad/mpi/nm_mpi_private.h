@@ -182,7 +182,7 @@ struct nm_mpi_comm_s {
   int ndims;
   int *dims, *periods;
   unsigned coll_seq;          /* collectives started on this communicator (same order everywhere) */
-  /* The broadcast model's last choices by length (mpi_coll.c, nm_coll_bcast_opts()): the model costs 0.5-10 us a
+  /* The broadcast model's last choices by length (mpi_coll.c, nm_coll_bcast_opts()): the model costs 0.3-7.5 us a
    * call from 8 to 6,144 members, as much as a small broadcast. Direct-mapped; used while NMAD_BCAST_ALGO is unset. */
   struct nm_mpi_bcast_memo_s {
     size_t bytes;
