@@ -37,7 +37,8 @@ int nm_coll_algo_env(const char *var, const char *const names[], int n, int *alg
   return -NM_EINVAL;
 }
 
-void nm_coll_algo_hockney(nm_session_t session, double *alpha, double *beta)
+/* Hockney latency @p alpha (s) and inverse bandwidth @p beta (s/byte) of @p session's network. */
+static void nm_coll_algo_hockney(nm_session_t session, double *alpha, double *beta)
 {
   uint32_t lat_ns;
   uint64_t bw;

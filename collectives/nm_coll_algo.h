@@ -19,10 +19,6 @@
  *  (after one line on stderr naming the variable, the value and the accepted names). Thread-safe (getenv). */
 int nm_coll_algo_env(const char *var, const char *const names[], int n, int *algo);
 
-/** Hockney latency @p alpha (s) and inverse bandwidth @p beta (s/byte) of @p session's network
- *  (nm_core_network_props(); shm-like figures without one). */
-void nm_coll_algo_hockney(nm_session_t session, double *alpha, double *beta);
-
 /** What a point-to-point message costs on a session's network, for the cost models that price every step
  *  (allreduce): Hockney's alpha (s) and beta (s/byte), and the rendezvous: a message of more than @p eager_upto
  *  bytes that its receiver does not pull at match (more than @p pull_upto) waits for an RTR, a round trip. */
@@ -31,8 +27,9 @@ struct nm_coll_algo_net_s {
   double eager_upto, pull_upto; /* bytes */
 };
 
-/** @p session's network (nm_coll_algo_hockney(), nm_core_rdv_threshold(), nm_core_rdv_pull_upto()); without a
- *  session, nominal figures and no rendezvous cost. */
+/** @p session's network: Hockney's figures from nm_core_network_props() (shm-like ones without a network), the
+ *  rendezvous from nm_core_rdv_threshold() and nm_core_rdv_pull_upto(); without a session, nominal figures and no
+ *  rendezvous cost. */
 void nm_coll_algo_net(nm_session_t session, struct nm_coll_algo_net_s *net);
 
 /** Time of one message of @p bytes on @p net: alpha + bytes x beta, plus 2 alpha for the RTR's round trip of a

@@ -116,7 +116,8 @@ struct nm_drv_s {
   struct nm_drv_upcalls_s up;
   struct nm_drv_props_s props;
   int index;      /* rail index in the core */
-  int inject_busy;/* NM_DRV_F_PACED: set when a packet completed at post; cleared by the core at the next pass */
+  uint64_t inject_pass; /* NM_DRV_F_PACED: the core's pass + 1 when a packet completed at post in that pass (the
+                         * driver is busy until the next pass; nm_rail_s.inject_pass is the same for one gate) */
   void *priv;
 };
 

@@ -41,11 +41,11 @@ void nm_strat_data_fifo(struct nm_gate_s *gate, struct nm_req_s *req)
 
 int nm_strat_ready_rail(const struct nm_gate_s *gate, const int *order, int max_inflight)
 {
+  const uint64_t busy = gate->core->pass + 1; /* the stamp of a packet completed at post in this pass */
   for (int k = 0; k < gate->n_rails; k++) {
     int i = order ? order[k] : k;
     const struct nm_rail_s *rail = &gate->rails[i];
-    if (!rail->drv->inject_busy && rail->inject_pass != gate->core->pass + 1 && rail->inflight < max_inflight &&
-        !rail->retry)
+    if (rail->inject_pass != busy && rail->drv->inject_pass != busy && rail->inflight < max_inflight && !rail->retry)
       return i;
   }
   return -1;

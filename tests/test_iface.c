@@ -198,7 +198,7 @@ START_TEST(test_readers)
    * the chunk's worth without (the default chunk, 4 MiB, when NMAD_RDV_CHUNK is unset) */
   ck_assert_uint_eq(nm_core_rdv_pull_upto(core), 1024);
   core->drvs[0].props.flags |= NM_DRV_F_RDV_GET;
-  ck_assert_uint_eq(nm_core_rdv_pull_upto(core), core->cfg.rdv_chunk ? core->cfg.rdv_chunk : NM_RDV_CHUNK_DEFAULT);
+  ck_assert_uint_eq(nm_core_rdv_pull_upto(core), nm_core_rdv_chunk(core));
   core->drvs[0].props.flags &= ~NM_DRV_F_RDV_GET;
 }
 END_TEST

@@ -302,7 +302,7 @@ int sim_open(nm_drv_s *drv, const char *provider, int all_local)
   drv->props.max_large = UINT64_MAX;
   /* LogP figures (doc/collectives.md, "The model in LogP form"): a lone packet pays the --send-overhead sleep
    * and the route's latency; packets sent back to back leave one per progress pass, since the core injects one
-   * packet per pass (inject_busy), and a pass that found nothing costs --poll-cost once 16 such passes went
+   * packet per pass (NM_DRV_F_PACED), and a pass that found nothing costs --poll-cost once 16 such passes went
    * free: the root of a flat tree on 64 nodes of inti takes 1.4 + 46 x 1.000 us at the default 1000 ns. */
   uint64_t o_ns = std::min<uint64_t>(p->job->send_overhead_ns, UINT32_MAX / 4);
   uint64_t g_ns = o_ns + std::min<uint64_t>(p->job->poll_cost_ns, UINT32_MAX / 4);

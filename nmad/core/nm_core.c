@@ -244,11 +244,9 @@ static void nm_core_check_faults(nm_core_t core)
 int nm_core_progress_drivers(struct nm_core_s *core)
 {
   int n = 0;
-  core->pass++; /* ends the pass in which packets completed at post kept their gate's rail busy */
-  for (int i = 0; i < core->n_drvs; i++) {
-    core->drvs[i].inject_busy = 0;
+  core->pass++; /* ends the pass in which packets completed at post kept their rail (paced: driver) busy */
+  for (int i = 0; i < core->n_drvs; i++)
     n += core->drvs[i].ops->progress(&core->drvs[i]);
-  }
   if (core->large_retry || core->rdv_pump_retry)
     n += nm_rdv_retry(core);
   if (core->work_head)

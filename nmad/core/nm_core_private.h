@@ -311,7 +311,7 @@ struct nm_core_s {
   /* Events handled by the progress passes of every thread (under the lock). A waiter compares it with the value
    * it saw on entry: with a progress thread, the event it waits for may be handled by the other thread. */
   unsigned long progress_events;
-  uint64_t pass; /* progress passes so far (nm_core_progress_drivers()): a rail's inject_pass is relative to it */
+  uint64_t pass; /* progress passes so far (nm_core_progress_drivers()): the inject_pass stamps are relative to it */
   struct nm_fault_source_s fault;
   uint64_t last_fault_check_ns;
   struct nm_core_lock_s lock;
@@ -536,6 +536,11 @@ void nm_core_large_done(void *ref, void *ctx, int err, size_t len);
 void nm_rdv_send_ack(struct nm_gate_s *gate, uint64_t cookie);
 /** Default of NMAD_RDV_CHUNK (bytes; doc/performance.md, "Rendezvous chunks and two rails"). */
 #define NM_RDV_CHUNK_DEFAULT (4u << 20)
+/** Bytes of one rendezvous chunk (NMAD_RDV_CHUNK; the default when the configuration was not loaded). */
+static inline nm_len_t nm_core_rdv_chunk(const struct nm_core_s *core)
+{
+  return core->cfg.rdv_chunk ? core->cfg.rdv_chunk : NM_RDV_CHUNK_DEFAULT;
+}
 /** Accepted range of NMAD_RDV_CHUNK. */
 #define NM_RDV_CHUNK_MIN (16u * 1024u)
 #define NM_RDV_CHUNK_MAX (1ULL << 40)

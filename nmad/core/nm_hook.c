@@ -80,7 +80,7 @@ nm_len_t nm_core_rdv_pull_upto(nm_core_t core)
     }
   if (network != 1 || !pulls)
     return core->cfg.rdv_threshold;
-  nm_len_t chunk = core->cfg.rdv_chunk ? core->cfg.rdv_chunk : NM_RDV_CHUNK_DEFAULT;
+  nm_len_t chunk = nm_core_rdv_chunk(core);
   return chunk > core->cfg.rdv_threshold ? chunk : core->cfg.rdv_threshold;
 }
 

@@ -201,7 +201,7 @@ int nm_strat_pw_post(struct nm_pw_s *pw)
     if (!nm_frag_cutting(gate)) { /* the pieces of a message being cut are one message: they go on at once */
       rail->inject_pass = core->pass + 1;
       if (drv->props.flags & NM_DRV_F_PACED)
-        drv->inject_busy = 1;
+        drv->inject_pass = core->pass + 1;
     }
     nm_pw_complete(pw, NM_ESUCCESS);
   } else if (rc == 0) {

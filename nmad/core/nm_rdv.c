@@ -284,7 +284,7 @@ static int nm_rdv_gate_pulls(const struct nm_gate_s *gate)
 
 int nm_rdv_get_wanted(const struct nm_gate_s *gate, const struct nm_req_s *req)
 {
-  nm_len_t chunk = gate->core->cfg.rdv_chunk ? gate->core->cfg.rdv_chunk : NM_RDV_CHUNK_DEFAULT;
+  nm_len_t chunk = nm_core_rdv_chunk(gate->core);
   return nm_rdv_gate_pulls(gate) && req->len > 0 && req->len <= chunk && !(req->flags & NM_REQF_CANCELLED);
 }
 
@@ -369,7 +369,7 @@ void nm_rdv_post(struct nm_req_s *req, struct nm_gate_s *gate, uint64_t cookie, 
   x->base = offset;
   x->prio = req ? req->prio : 0;
   x->n_pieces = nm_rdv_plan(gate, n, x->prio, x->pieces);
-  nm_len_t chunk = gate->core->cfg.rdv_chunk ? gate->core->cfg.rdv_chunk : NM_RDV_CHUNK_DEFAULT;
+  nm_len_t chunk = nm_core_rdv_chunk(gate->core);
   uint64_t n_rtr = 0;
   for (int i = 0; i < x->n_pieces; i++)
     n_rtr += (x->pieces[i].len + chunk - 1) / chunk;

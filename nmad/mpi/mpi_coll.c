@@ -465,7 +465,7 @@ static int nm_coll_bcast_opts(struct nm_mpi_comm_s *c, size_t bytes, struct nm_c
   const char *forced = getenv("NMAD_BCAST_ALGO");
   int by_model = !forced || !*forced;
   struct nm_mpi_bcast_memo_s *memo = &c->bcast_memo[(bytes ^ (bytes >> 10) ^ (bytes >> 20)) % NM_MPI_BCAST_MEMO];
-  if (by_model && memo->valid && memo->bytes == bytes) {
+  if (by_model && memo->bytes == bytes) { /* bytes > 0: the caller broadcasts something */
     *opts = memo->opts;
     return MPI_SUCCESS;
   }
@@ -476,7 +476,6 @@ static int nm_coll_bcast_opts(struct nm_mpi_comm_s *c, size_t bytes, struct nm_c
   if (by_model) {
     memo->bytes = bytes;
     memo->opts = *opts;
-    memo->valid = 1;
   }
   return MPI_SUCCESS;
 }

@@ -183,10 +183,10 @@ struct nm_mpi_comm_s {
   int *dims, *periods;
   unsigned coll_seq;          /* collectives started on this communicator (same order everywhere) */
   /* The broadcast model's last choices by length (mpi_coll.c, nm_coll_bcast_opts()): the model costs 0.3-7.5 us a
-   * call from 8 to 6,144 members, as much as a small broadcast. Direct-mapped; used while NMAD_BCAST_ALGO is unset. */
+   * call from 8 to 6,144 members, as much as a small broadcast. Direct-mapped; used while NMAD_BCAST_ALGO is unset.
+   * An entry of 0 bytes is empty (a broadcast of 0 bytes chooses nothing). */
   struct nm_mpi_bcast_memo_s {
     size_t bytes;
-    int valid;
     struct nm_coll_bcast_opts_s opts;
   } bcast_memo[NM_MPI_BCAST_MEMO];
   unsigned idup_seq;          /* MPI_Comm_idup calls made on it (same order everywhere): mpi_comm.c */
