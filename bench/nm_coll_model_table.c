@@ -29,24 +29,26 @@ struct platform_s {
   const char *what;
   double L, o;      /* the LogP split nm_coll_bcast_auto() sees (s): wire latency, sender's time per message */
   const char *what_logp;
+  double burst, o_burst; /* messages a sender posts after a pause before o applies, and their cost (s) */
 };
 static const struct platform_s platforms[] = {
   /* under nmad-sim (defaults: --send-overhead 0, --poll-cost 1000): L = the route's latency, o = 1 us, the
-   * simulated cost of the progress pass each packet of a burst waits for (drivers/sim/nm_sim.cpp) */
+   * simulated cost of the progress pass each packet of a burst waits for, once the first 17 of the burst left at
+   * the send overhead (drivers/sim/nm_sim.cpp, gap_free) */
   {"inti", 1.4e-6, 3.3e9, "inti-ib-qdr-100.xml: 1.4 us, 3.3 GB/s", 1.4e-6, 1e-6,
-   "inti-ib-qdr-100.xml under nmad-sim: L = 1.4 us, o = 1 us, 3.3 GB/s"},
+   "inti-ib-qdr-100.xml under nmad-sim: L = 1.4 us, o = 1 us after a burst of 17 at 0 us, 3.3 GB/s", 17, 0},
   {"graphene", 48e-6, 117.7e6, "graphene-gige-128.xml: 48 us, 117.7 MB/s", 48e-6, 1e-6,
-   "graphene-gige-128.xml under nmad-sim: L = 48 us, o = 1 us, 117.7 MB/s"},
+   "graphene-gige-128.xml under nmad-sim: L = 48 us, o = 1 us after a burst of 17 at 0 us, 117.7 MB/s", 17, 0},
   {"torus", 3e-6, 425e6, "bgp-torus-6144.xml + BG/P MPI software latency: 3 us, 425 MB/s", 0.119e-6, 4e-6,
-   "bgp-torus-6144.xml under nmad-sim --send-overhead 3000 (--poll-cost 1000: o = 4 us): L = 0.119 us, o = 4 us, "
-   "425 MB/s"},
+   "bgp-torus-6144.xml under nmad-sim --send-overhead 3000 (--poll-cost 1000: o = 4 us after a burst of 17 at "
+   "3 us): L = 0.119 us, 425 MB/s", 17, 3e-6},
   {"torus-hw", 0.119e-6, 425e6, "bgp-torus-6144.xml, hardware only (1 hop): 0.119 us, 425 MB/s", 0.119e-6, 1e-6,
-   "bgp-torus-6144.xml under nmad-sim: L = 0.119 us, o = 1 us, 425 MB/s"},
+   "bgp-torus-6144.xml under nmad-sim: L = 0.119 us, o = 1 us after a burst of 17 at 0 us, 425 MB/s", 17, 0},
   /* the libfabric driver's nominal figures (drivers/ofi/nm_ofi_quirks.c), what MPI_Bcast sees on this host */
   {"shm", 1.1e-6, 18000e6, "NMAD_DRIVER=shm nominal: 1.1 us, 18 GB/s", 0.55e-6, 0.55e-6,
-   "NMAD_DRIVER=shm nominal: L = 0.55 us, o = 0.55 us, 18 GB/s"},
+   "NMAD_DRIVER=shm nominal: L = 0.55 us, o = 0.55 us, 18 GB/s", 0, 0},
   {"tcp", 11e-6, 3100e6, "NMAD_DRIVER=tcp nominal: 11 us, 3.1 GB/s", 5.5e-6, 5.5e-6,
-   "NMAD_DRIVER=tcp nominal: L = 5.5 us, o = 5.5 us, 3.1 GB/s"},
+   "NMAD_DRIVER=tcp nominal: L = 5.5 us, o = 5.5 us, 3.1 GB/s", 0, 0},
 };
 #define NPLATFORMS (sizeof(platforms) / sizeof(platforms[0]))
 
@@ -100,7 +102,7 @@ static void table(const struct platform_s *pl, const size_t *ps, int np, const s
                   int logp)
 {
   double alpha = pl->alpha, beta = 1.0 / pl->bandwidth;
-  struct nm_coll_model_net_s net = {.L = pl->L, .o = pl->o, .beta = beta};
+  struct nm_coll_model_net_s net = {.L = pl->L, .o = pl->o, .beta = beta, .burst = pl->burst, .o_burst = pl->o_burst};
   if (!csv)
     printf("\n### %s (%s)\n\n| p | m | model's choice | predicted | binomial | binomial / choice |\n"
            "|---:|---:|---|---:|---:|---:|\n", pl->name, logp ? pl->what_logp : pl->what);
@@ -156,7 +158,8 @@ static void hier_table(const struct platform_s *pl, const size_t *ps, int np, co
  * enough calls to last about 0.2 s, per (p, m). */
 static void choose_cost(const struct platform_s *pl, const size_t *ps, int np, const size_t *ms, int nm, int logp)
 {
-  struct nm_coll_model_net_s net = {.L = pl->L, .o = pl->o, .beta = 1.0 / pl->bandwidth};
+  struct nm_coll_model_net_s net = {.L = pl->L, .o = pl->o, .beta = 1.0 / pl->bandwidth, .burst = pl->burst,
+                                    .o_burst = pl->o_burst};
   printf("# nm_coll_bcast_choose%s() wall-clock cost, %s\n# p  m  calls  us_per_call\n", logp ? "_logp" : "",
          logp ? pl->what_logp : pl->what);
   for (int i = 0; i < np; i++)
@@ -212,7 +215,7 @@ int main(int argc, char **argv)
   size_t ms[MAXLIST] = {8, 64 << 10, 512 << 10, 2 << 20, 16 << 20};
   int np = 8, nm = 5, csv = 0, hier = 0, cost = 0, logp = 0;
   const char *plat = "all", *sweep = NULL;
-  struct platform_s custom = {"custom", -1, -1, "given alpha and bandwidth", -1, -1, "given L, o and bandwidth"};
+  struct platform_s custom = {"custom", -1, -1, "given alpha and bandwidth", -1, -1, "given L, o and bandwidth", 0, 0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--csv"))

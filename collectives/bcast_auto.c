@@ -22,15 +22,16 @@
 /** LogP parameters of @p session's network (a singleton, without one, gets shm-like figures: p is 1 there). */
 static void nm_bcast_auto_net(nm_session_t session, struct nm_coll_model_net_s *net)
 {
-  uint32_t lat_ns, o_ns, g_ns;
+  uint32_t lat_ns, o_ns, g_ns, g_free;
   uint64_t bw;
-  if (nm_core_network_logp(nm_session_get_core(session), &lat_ns, &o_ns, &g_ns, &bw) != 0) {
+  if (nm_core_network_logp(nm_session_get_core(session), &lat_ns, &o_ns, &g_ns, &g_free, &bw) != 0) {
     lat_ns = 1000;
     o_ns = 500;
     g_ns = 0;
+    g_free = 0;
     bw = 1000;
   }
-  nm_coll_model_logp(lat_ns, o_ns, g_ns, bw > UINT32_MAX ? UINT32_MAX : (uint32_t)bw, net);
+  nm_coll_model_logp(lat_ns, o_ns, g_ns, g_free, bw > UINT32_MAX ? UINT32_MAX : (uint32_t)bw, net);
 }
 
 int nm_coll_bcast_auto(nm_session_t session, int p, nm_len_t len, struct nm_coll_bcast_choice_s *choice)

@@ -60,7 +60,7 @@ static int nm_floor_log2(int p)
 static int nm_model_net_ok(const struct nm_coll_model_net_s *net)
 {
   return net && isfinite(net->L) && isfinite(net->o) && isfinite(net->beta) && net->L >= 0 && net->o >= 0 &&
-         net->beta >= 0;
+         net->beta >= 0 && isfinite(net->burst) && net->burst >= 0 && isfinite(net->o_burst) && net->o_burst >= 0;
 }
 
 static int nm_model_args_ok(enum nm_coll_bcast_algo_e algo, int p, const struct nm_coll_model_net_s *net)
@@ -72,7 +72,7 @@ static int nm_model_args_ok(enum nm_coll_bcast_algo_e algo, int p, const struct 
  * the critical path, charged at its sender. */
 static struct nm_coll_model_net_s nm_model_net_of_hockney(double alpha, double beta)
 {
-  struct nm_coll_model_net_s net = {.L = 0, .o = alpha, .beta = beta};
+  struct nm_coll_model_net_s net = {.L = 0, .o = alpha, .beta = beta, .burst = 0, .o_burst = 0};
   return net;
 }
 
@@ -82,8 +82,8 @@ void nm_coll_model_net_hockney(double alpha, double beta, struct nm_coll_model_n
     *net = nm_model_net_of_hockney(alpha, beta);
 }
 
-int nm_coll_model_logp(uint32_t latency_ns, uint32_t overhead_ns, uint32_t gap_ns, uint32_t bandwidth_MBps,
-                       struct nm_coll_model_net_s *net)
+int nm_coll_model_logp(uint32_t latency_ns, uint32_t overhead_ns, uint32_t gap_ns, uint32_t gap_free,
+                       uint32_t bandwidth_MBps, struct nm_coll_model_net_s *net)
 {
   if (bandwidth_MBps == 0 || !net)
     return -NM_EINVAL;
@@ -93,25 +93,43 @@ int nm_coll_model_logp(uint32_t latency_ns, uint32_t overhead_ns, uint32_t gap_n
    * message cannot leave sooner (LogP's gap) */
   net->o = (double)(gap_ns > overhead_ns ? gap_ns : overhead_ns) * 1e-9;
   net->beta = 1.0 / ((double)bandwidth_MBps * 1e6);
+  /* the first messages after a pause leave at the sender's own overhead: the gap binds only on a longer burst */
+  net->burst = (double)gap_free;
+  net->o_burst = (double)(overhead_ns < latency_ns ? overhead_ns : latency_ns) * 1e-9;
   return NM_ESUCCESS;
+}
+
+/* The overheads of k messages one sender posts back to back after a pause (it received, or had nothing to send):
+ * the first net->burst hold it o_burst each, the others o each. Without a burst (Hockney, most drivers) k o.
+ * A forwarder starts its row when the message it forwards arrives, so each algorithm's rows are its senders'
+ * messages between two receptions. */
+static double nm_model_row(const struct nm_coll_model_net_s *net, double k)
+{
+  if (k <= 0)
+    return 0;
+  double in_burst = k < net->burst ? k : net->burst;
+  return in_burst * net->o_burst + (k - in_burst) * net->o;
 }
 
 /* The formulas in LogP form, arguments already checked; X >= 1. A message of m bytes holds its sender for
  * o + m beta (its overhead, then its bytes on the sender's link) and reaches its receiver L later; a sender's
  * messages leave one after the other. Each formula counts the messages sent one after the other on the
  * critical path (each o + m beta) and the hops along it (each L); where the paper writes k (alpha + m beta),
- * the path has k messages, and L = 0, o = alpha gives back the paper's formula term for term. */
+ * the path has k messages, and L = 0, o = alpha gives back the paper's formula term for term. With a send queue
+ * (net->burst > 0), a sender's overheads are those of its row of messages (nm_model_row()): o1 for a message
+ * sent right after a reception, row(k) for a root's k messages in a row. */
 static double nm_model_flat(enum nm_coll_bcast_algo_e algo, int p, double m, const struct nm_coll_model_net_s *net,
                             double x)
 {
   if (p <= 1)
     return 0;
-  const double n = p, L = net->L, o = net->o, beta = net->beta;
-  const double s1 = o + m * beta; /* one whole message at its sender */
+  const double n = p, L = net->L, beta = net->beta;
+  const double o1 = nm_model_row(net, 1); /* a message sent after a reception */
+  const double s1 = o1 + m * beta;        /* one whole message at its sender, after a reception */
   switch (algo) {
   case NM_COLL_BCAST_FLAT:
     /* 2.1.1, (p - 1)(alpha + m beta): the root sends p - 1 messages in a row; the last one then needs one hop */
-    return L + (n - 1) * s1;
+    return L + (n - 1) * m * beta + nm_model_row(net, n - 1);
   case NM_COLL_BCAST_CHAIN:
     /* 2.1.2, (p - 1)(alpha + m beta): p - 1 messages, each one hop further */
     return (n - 1) * (s1 + L);
@@ -122,23 +140,23 @@ static double nm_model_flat(enum nm_coll_bcast_algo_e algo, int p, double m, con
      * a round trip: o + (m/X) beta + 2L. A segment holds at least one byte: X above m is priced as X = m. */
     if (x > m && m >= 1)
       x = m;
-    const double sx = o + m / x * beta;
+    const double sx = o1 + m / x * beta;
     return (n - 1) * (sx + L) + (x - 1) * (sx + 2 * L);
   }
   case NM_COLL_BCAST_BINARY:
     /* 2.1.4, 2 (log2(p + 1) - 1)(alpha + m beta): per level of the tree, two messages from the parent, then one
      * hop; log2(p + 1) - 1 = floor(log2 p), the depth of the heap-ordered tree, for every p */
-    return nm_floor_log2(p) * (2 * s1 + L);
+    return nm_floor_log2(p) * (nm_model_row(net, 2) + 2 * m * beta + L);
   case NM_COLL_BCAST_SPLIT_BINARY: {
-    const double half = o + m / 2 * beta;
+    const double two = nm_model_row(net, 2) + 2 * m * beta, half = o1 + m / 2 * beta;
     if (p == 2) /* no second subtree: one plain send */
       return s1 + L;
     /* 2.1.5, 2 (log2(p + 1) - 2)(alpha + m beta) + alpha + (m / 2) beta: floor(log2 p) - 1 levels of two messages
      * and one hop, then the exchange, one half-message and one hop. Below p = 7 the formula undercounts (p = 3
      * would cost less than one message); the root must at least send both halves (2o + m beta, one hop) and the
      * pairs exchange theirs (one more half, one more hop): 3o + 1.5 m beta + 2L, exact at p = 3. */
-    double paper = (nm_floor_log2(p) - 1) * (2 * s1 + L) + half + L;
-    double floor_cost = 3 * o + 1.5 * m * beta + 2 * L;
+    double paper = (nm_floor_log2(p) - 1) * (two + L) + half + L;
+    double floor_cost = nm_model_row(net, 2) + o1 + 1.5 * m * beta + 2 * L;
     return paper > floor_cost ? paper : floor_cost;
   }
   case NM_COLL_BCAST_BINOMIAL:
@@ -148,14 +166,14 @@ static double nm_model_flat(enum nm_coll_bcast_algo_e algo, int p, double m, con
   case NM_COLL_BCAST_SCATTER_RING:
     /* 2.1.7, (log2(p) + p - 1) alpha + 2 (p - 1) / p m beta: the binomial scatter's log2(p) steps and the ring's
      * p - 1 steps each send one piece and wait one hop for the next; the pieces add up to m (p - 1)/p per phase */
-    return (nm_ceil_log2(p) + n - 1) * (o + L) + 2 * (n - 1) / n * m * beta;
+    return (nm_ceil_log2(p) + n - 1) * (o1 + L) + 2 * (n - 1) / n * m * beta;
   case NM_COLL_BCAST_SCATTER_RD: {
     /* 2.1.8, 2 log2(p) alpha + 2 (p - 1) / p m beta: log2(p) scatter steps and log2(p) exchange steps, each a
      * message and a hop. p not a power of two: the broadcast (collectives/bcast_classic.c, as MPICH) runs over
      * the first p' = 2^floor(log2 p) members, then member v >= p' gets the whole message from v - p' */
     int k = nm_floor_log2(p);
     double q = (double)(1LL << k), extra = (1LL << k) < (long long)p ? s1 + L : 0;
-    return 2.0 * k * (o + L) + 2 * (q - 1) / q * m * beta + extra;
+    return 2.0 * k * (o1 + L) + 2 * (q - 1) / q * m * beta + extra;
   }
   default:
     return 0;
@@ -185,7 +203,15 @@ static double nm_model_hier(enum nm_coll_bcast_algo_e algo, int p, int g, double
                             const struct nm_coll_model_net_s *net, double x)
 {
   int inner = (p + g - 1) / g;
-  return nm_model_flat(algo, g, m, net, x) + nm_model_flat(algo, inner, m, net, x);
+  double t = nm_model_flat(algo, g, m, net, x) + nm_model_flat(algo, inner, m, net, x);
+  if (algo == NM_COLL_BCAST_FLAT && g > 1 && inner > 1) {
+    /* the root leads its own group: its outer and inner messages are one row, which a send queue may not take
+     * at once (without one this path is never the longest: it has one hop less) */
+    double k = (double)(g - 1) + (double)(inner - 1), root_row = net->L + k * m * net->beta + nm_model_row(net, k);
+    if (root_row > t)
+      t = root_row;
+  }
+  return t;
 }
 
 int nm_coll_model_bcast_hier_time_logp(enum nm_coll_bcast_algo_e algo, int p, int groups, size_t m,
@@ -224,7 +250,7 @@ size_t nm_coll_model_best_segments_logp(int p, int groups, size_t m, const struc
       k++;
       s += sizes[i] - 2;
     }
-  const double md = (double)m, per_segment = net->o + 2 * net->L;
+  const double md = (double)m, per_segment = nm_model_row(net, 1) + 2 * net->L;
   if (k == 0 || s == 0 || md * net->beta == 0)
     return 1;
   double xs = per_segment > 0 ? sqrt(s * md * net->beta / (k * per_segment)) : md;
@@ -291,7 +317,7 @@ int nm_coll_model_best_groups_logp(enum nm_coll_bcast_algo_e algo, int p, size_t
     /* 3.4: F'(G) = (G^2 - p) / G^2 (alpha - 2 m beta / p): sqrt(p) is the minimum iff alpha / beta > 2 m / p
      * (eq. (6)); otherwise it is a maximum and G = 1 (or p, the same cost) is best. In LogP form every alpha of
      * F is a step of one message and one hop: alpha reads o + L. */
-    if ((net->o + net->L) * p > 2.0 * (double)m * net->beta)
+    if ((nm_model_row(net, 1) + net->L) * p > 2.0 * (double)m * net->beta)
       return nm_model_groups_near_sqrt(algo, p, m, net, 1);
     return 1;
   default: /* 3.3, 3.5, 3.6: binary, binomial, scatter-rd, split-binary gain nothing from groups */

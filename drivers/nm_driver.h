@@ -40,6 +40,8 @@ struct nm_drv_props_s {
                              L is latency_ns - overhead_ns (nm_coll_model_logp()) */
   uint32_t gap_ns;        /* least interval between two messages a sender sends back to back (LogP's g); 0: the
                              overhead. The broadcast model charges max(o, g) per message sent */
+  uint32_t gap_free;      /* messages a sender posts back to back, after a pause, before the gap applies (a send
+                             queue that takes a burst at the overhead's cost); 0: every message pays the gap */
   char provider[32];      /* e.g. "shm", "tcp;ofi_rxm", "self" */
   unsigned flags;         /* NM_DRV_F_* */
   uint64_t fake_above;    /* with NM_DRV_F_FAKE_PAYLOAD: large transfers of more bytes move only their size */

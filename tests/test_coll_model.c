@@ -507,18 +507,66 @@ END_TEST
 START_TEST(test_logp_of_props)
 {
   struct nm_coll_model_net_s net;
-  ck_assert_int_eq(nm_coll_model_logp(1400, 0, 1000, 3300, &net), 0); /* nmad-sim on inti, --poll-cost 1000 */
+  ck_assert_int_eq(nm_coll_model_logp(1400, 0, 1000, 17, 3300, &net), 0); /* nmad-sim on inti, --poll-cost 1000 */
   ck_assert_close(net.L, 1.4e-6);
   ck_assert_close(net.o, 1e-6);
   ck_assert_close(net.beta, 1 / 3.3e9);
-  ck_assert_int_eq(nm_coll_model_logp(1100, 550, 0, 18000, &net), 0); /* shm's nominal figures */
+  ck_assert(net.burst == 17);
+  ck_assert(net.o_burst == 0);
+  ck_assert_int_eq(nm_coll_model_logp(1100, 550, 0, 0, 18000, &net), 0); /* shm's nominal figures */
   ck_assert_close(net.L, 0.55e-6);
   ck_assert_close(net.o, 0.55e-6);
-  ck_assert_int_eq(nm_coll_model_logp(1000, 3000, 0, 1000, &net), 0); /* overhead above the latency: no wire */
+  ck_assert(net.burst == 0);
+  ck_assert_int_eq(nm_coll_model_logp(1000, 3000, 0, 0, 1000, &net), 0); /* overhead above the latency: no wire */
   ck_assert(net.L == 0);
   ck_assert_close(net.o, 3e-6);
-  ck_assert_int_eq(nm_coll_model_logp(1000, 0, 0, 0, &net), -NM_EINVAL);
-  ck_assert_int_eq(nm_coll_model_logp(1000, 0, 0, 1000, NULL), -NM_EINVAL);
+  ck_assert_close(net.o_burst, 1e-6); /* no more than the whole latency */
+  ck_assert_int_eq(nm_coll_model_logp(1000, 0, 0, 0, 0, &net), -NM_EINVAL);
+  ck_assert_int_eq(nm_coll_model_logp(1000, 0, 0, 0, 1000, NULL), -NM_EINVAL);
+}
+END_TEST
+
+/* A send queue that takes a burst (nmad-sim: the first 17 packets after a pause leave without the 1 us gap): a
+ * root's row of messages pays o only beyond the burst, a forwarder's message after a reception never does. The
+ * figures are nmad-sim's on inti, measured (doc/performance.md, "The simulator's send queue in the model"): the
+ * flat tree's root at 16 members sends 15 free (1.636 us), at 64 members 17 free and 46 at 1 us (47.416 us);
+ * binomial at 16 members, 4 hops (5.758 us); flat trees in 8 groups of 8 at 64 members, the root's row 14 (3.1 us).
+ * Without a burst every formula is the one of test_logp_choice. */
+START_TEST(test_logp_burst)
+{
+  struct nm_coll_model_net_s net, plain;
+  ck_assert_int_eq(nm_coll_model_logp(1400, 0, 1000, 17, 3300, &net), 0);
+  ck_assert_int_eq(nm_coll_model_logp(1400, 0, 1000, 0, 3300, &plain), 0);
+  const double mb = 8 / 3.3e9;
+  double t;
+  ck_assert_int_eq(nm_coll_model_bcast_time_logp(NM_COLL_BCAST_FLAT, 16, 8, &net, 1, &t), 0);
+  ck_assert_close(t, 1.4e-6 + 15 * mb);
+  ck_assert_int_eq(nm_coll_model_bcast_time_logp(NM_COLL_BCAST_FLAT, 64, 8, &net, 1, &t), 0);
+  ck_assert_close(t, 1.4e-6 + 63 * mb + 46e-6);
+  ck_assert_int_eq(nm_coll_model_bcast_time_logp(NM_COLL_BCAST_BINOMIAL, 16, 8, &net, 1, &t), 0);
+  ck_assert_close(t, 4 * (1.4e-6 + mb));
+  ck_assert_int_eq(nm_coll_model_bcast_hier_time_logp(NM_COLL_BCAST_FLAT, 64, 8, 8, &net, 1, &t), 0);
+  ck_assert_close(t, 2 * (1.4e-6 + 7 * mb));
+  /* the root's own row: 40 + 40 = 80 messages in 41 groups of 41 at p = 1681 pay 63 gaps, more than the path
+   * through another leader (2 hops, 23 + 23 gaps) */
+  ck_assert_int_eq(nm_coll_model_bcast_hier_time_logp(NM_COLL_BCAST_FLAT, 1681, 41, 8, &net, 1, &t), 0);
+  ck_assert_close(t, 1.4e-6 + 80 * mb + 63e-6);
+  /* without a burst: o for every message, the plain LogP formulas */
+  ck_assert_int_eq(nm_coll_model_bcast_time_logp(NM_COLL_BCAST_FLAT, 16, 8, &plain, 1, &t), 0);
+  ck_assert_close(t, 1.4e-6 + 15 * (1e-6 + mb));
+  ck_assert_int_eq(nm_coll_model_bcast_time_logp(NM_COLL_BCAST_BINOMIAL, 16, 8, &plain, 1, &t), 0);
+  ck_assert_close(t, 4 * (1.4e-6 + 1e-6 + mb));
+  /* the choices the simulator rewards: one flat tree at 16 members, flat trees in groups at 64 */
+  struct nm_coll_bcast_choice_s c;
+  ck_assert_int_eq(nm_coll_bcast_choose_logp(16, 8, &net, &c), 0);
+  ck_assert_int_eq(c.algo, NM_COLL_BCAST_FLAT);
+  ck_assert_int_eq(c.groups, 1);
+  ck_assert_int_eq(nm_coll_bcast_choose_logp(64, 8, &net, &c), 0);
+  ck_assert_int_eq(c.algo, NM_COLL_BCAST_FLAT);
+  ck_assert_int_gt(c.groups, 1);
+  struct nm_coll_model_net_s bad = net;
+  bad.burst = -1;
+  ck_assert_int_eq(nm_coll_model_bcast_time_logp(NM_COLL_BCAST_FLAT, 16, 8, &bad, 1, &t), -NM_EINVAL);
 }
 END_TEST
 
@@ -786,6 +834,7 @@ int main(void)
   tcase_add_test(tc, test_logp_hockney_case);
   tcase_add_test(tc, test_logp_formulas);
   tcase_add_test(tc, test_logp_of_props);
+  tcase_add_test(tc, test_logp_burst);
   tcase_add_test(tc, test_logp_choice);
   tcase_add_test(tc, test_logp_choose_brute_force);
   tcase_add_test(tc, test_reduce_choice_oversubscribed);

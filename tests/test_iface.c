@@ -214,14 +214,14 @@ START_TEST(test_oversub_hop_latency)
   core->drvs[0].props.latency_ns = 300; /* the fake rail's nominal figures, as the sm driver's */
   core->drvs[0].props.bandwidth_MBps = 10000;
   ck_assert_int_eq(nm_core_configure(core, 0, 0), 0);
-  ck_assert_int_eq(nm_core_network_logp(core, &base, NULL, NULL, NULL), 0);
+  ck_assert_int_eq(nm_core_network_logp(core, &base, NULL, NULL, NULL, NULL), 0);
   setenv("NMAD_OVERSUB_HOP_US", "7", 1);
   ck_assert_int_eq(nm_core_configure(core, 1, 0), 0); /* this host only: the model must not change */
-  ck_assert_int_eq(nm_core_network_logp(core, &lat, NULL, NULL, NULL), 0);
+  ck_assert_int_eq(nm_core_network_logp(core, &lat, NULL, NULL, NULL, NULL), 0);
   ck_assert_uint_eq(lat, base);
   ck_assert_uint_eq(base, 300);
   ck_assert_int_eq(nm_core_configure(core, 1, 1), 0);
-  ck_assert_int_eq(nm_core_network_logp(core, &lat, NULL, NULL, NULL), 0);
+  ck_assert_int_eq(nm_core_network_logp(core, &lat, NULL, NULL, NULL, NULL), 0);
   ck_assert_uint_eq(lat, base + 7000);
   setenv("NMAD_OVERSUB_HOP_US", "-3", 1);
   ck_assert_int_eq(nm_core_configure(core, 1, 1), -NM_EINVAL);

@@ -180,6 +180,7 @@ static int nm_ofi_open(struct nm_drv_s *drv, const char *word, int all_local)
   drv->props.bandwidth_MBps = nom ? nom->bandwidth_MBps : 1000;
   drv->props.overhead_ns = nom ? nom->overhead_ns : 2500;
   drv->props.gap_ns = 0; /* not known apart from o (nm_ofi_quirks.c) */
+  drv->props.gap_free = 0; /* one packet per progress pass (NM_DRV_F_PACED): no burst leaves sooner */
   snprintf(drv->props.provider, sizeof(drv->props.provider), "%s", o->info->fabric_attr->prov_name);
   if (o->auth_source)
     drv->props.flags |= NM_DRV_F_AUTH_SOURCE;

@@ -303,13 +303,16 @@ int sim_open(nm_drv_s *drv, const char *provider, int all_local)
   /* LogP figures (doc/collectives.md, "The model in LogP form"): a lone packet pays the --send-overhead sleep
    * and the route's latency; packets sent back to back leave one per progress pass, since the core injects one
    * packet per pass (NM_DRV_F_PACED), and a pass that found nothing costs --poll-cost once 16 such passes went
-   * free: the root of a flat tree on 64 nodes of inti takes 1.4 + 46 x 1.000 us at the default 1000 ns. */
+   * free: the root of a flat tree on 64 nodes of inti takes 1.4 + 46 x 1.000 us at the default 1000 ns. So a
+   * burst's first 17 packets (one from the send call, then one per free pass) pay only --send-overhead: that is
+   * gap_free, and a rank that received or blocked starts a new run of free passes. */
   uint64_t o_ns = std::min<uint64_t>(p->job->send_overhead_ns, UINT32_MAX / 4);
   uint64_t g_ns = o_ns + std::min<uint64_t>(p->job->poll_cost_ns, UINT32_MAX / 4);
   drv->props.latency_ns = static_cast<uint32_t>(std::min<uint64_t>(r.latency_ns + o_ns, UINT32_MAX));
   drv->props.bandwidth_MBps = r.bandwidth_MBps;
   drv->props.overhead_ns = static_cast<uint32_t>(o_ns);
   drv->props.gap_ns = static_cast<uint32_t>(g_ns);
+  drv->props.gap_free = NM_SIM_FREE_POLLS + 1;
   drv->props.flags = NM_DRV_F_RANK_ADDRESSED | NM_DRV_F_PACED |
                      (p->job->fake_above != UINT64_MAX ? NM_DRV_F_FAKE_PAYLOAD : 0u);
   drv->props.fake_above = p->job->fake_above;
@@ -582,6 +585,13 @@ int sim_block(nm_drv_s *drv, uint64_t deadline_ns)
 }
 
 } // namespace
+
+extern "C" void nm_sim_rank_blocked(nm_sim_rank_s *self)
+{
+  for (nm_sim_drv_s *q = static_cast<nm_sim_drv_s *>(self->drvs); q; q = q->next_rail)
+    q->idle_polls = 0;
+}
+
 
 extern "C" const struct nm_drv_ops_s nm_drv_sim_ops = {
   .name = "sim",

@@ -42,6 +42,11 @@ typedef struct nm_sim_rank_s *(*nm_sim_self_fn)(void);
 /** The simulation driver (drivers/sim/nm_sim.cpp), linked into nmad-sim only. */
 extern const struct nm_drv_ops_s nm_drv_sim_ops;
 
+/** The rank blocked outside its drivers (the job's barrier): its drivers' runs of idle polls end there, as when
+ *  the core blocks in a driver, so what a rank did before a barrier does not change what its next polls cost.
+ *  Called by the barrier's owner in the rank's own actor. */
+void nm_sim_rank_blocked(struct nm_sim_rank_s *self);
+
 #ifdef __cplusplus
 }
 #endif

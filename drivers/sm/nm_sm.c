@@ -113,6 +113,7 @@ static int nm_sm_open(struct nm_drv_s *drv, const char *word, int all_local)
   drv->props.latency_ns = 300;
   drv->props.overhead_ns = 150;
   drv->props.gap_ns = 0;
+  drv->props.gap_free = 0;
   drv->props.bandwidth_MBps = 10000;
   snprintf(drv->props.provider, sizeof(drv->props.provider), "sm");
   return NM_ESUCCESS;

@@ -163,9 +163,9 @@ int nm_core_add_driver(nm_core_t core, const struct nm_drv_ops_s *ops, const cha
 }
 
 int nm_core_network_logp(nm_core_t core, uint32_t *latency_ns, uint32_t *overhead_ns, uint32_t *gap_ns,
-                         uint64_t *bandwidth_MBps)
+                         uint32_t *gap_free, uint64_t *bandwidth_MBps)
 {
-  uint32_t lat = 0, o = 0, g = 0;
+  uint32_t lat = 0, o = 0, g = 0, free_msgs = 0;
   uint64_t bw = 0;
   for (int i = 0; i < core->n_drvs; i++) {
     const struct nm_drv_s *drv = &core->drvs[i];
@@ -175,6 +175,7 @@ int nm_core_network_logp(nm_core_t core, uint32_t *latency_ns, uint32_t *overhea
       lat = drv->props.latency_ns;
       o = drv->props.overhead_ns < lat ? drv->props.overhead_ns : lat;
       g = drv->props.gap_ns;
+      free_msgs = drv->props.gap_free;
     }
     bw += drv->props.bandwidth_MBps;
   }
@@ -186,6 +187,8 @@ int nm_core_network_logp(nm_core_t core, uint32_t *latency_ns, uint32_t *overhea
     *overhead_ns = o;
   if (gap_ns)
     *gap_ns = g;
+  if (gap_free)
+    *gap_free = free_msgs;
   if (bandwidth_MBps)
     *bandwidth_MBps = bw;
   return bw ? 0 : -NM_EINVAL;

@@ -252,6 +252,7 @@ bool natural_less(const std::string &a, const std::string &b)
 int job_barrier(nm_sim_rank_s *self)
 {
   self->job->barrier->wait();
+  nm_sim_rank_blocked(self);
   return 0;
 }
 

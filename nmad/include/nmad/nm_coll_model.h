@@ -44,6 +44,10 @@ struct nm_coll_model_net_s {
   double o;    /**< sender's time per message sent in s (LogP's o, or its gap g when larger: a broadcast's
                     senders send back to back); >= 0 */
   double beta; /**< inverse bandwidth in s/byte: a message of m bytes holds its sender's link m * beta; >= 0 */
+  double burst;   /**< messages a sender posts back to back after a pause (it received, or had nothing to
+                       send) before o applies: a send queue that takes a burst; 0 (Hockney, most drivers): every
+                       message holds its sender o; >= 0 */
+  double o_burst; /**< s per message within the burst (the sender's own overhead, LogP's o proper); >= 0 */
 };
 
 /** @brief The paper's Hockney model as a LogP network: L = 0, o = alpha (every alpha of Hasanov 2015, section
@@ -54,13 +58,15 @@ void nm_coll_model_net_hockney(double alpha, double beta, struct nm_coll_model_n
 /** @brief LogP parameters from a driver's nominal figures (struct nm_drv_props_s through
  *  nm_core_network_logp()): L = latency_ns - overhead_ns (a lone message pays o + L; 0 when the overhead is the
  *  whole latency), o = max(overhead_ns, gap_ns) (senders of a broadcast send back to back, one message per gap),
- *  beta = 1 / bandwidth.
+ *  beta = 1 / bandwidth; the first gap_free messages a sender posts after a pause hold it only overhead_ns each
+ *  (burst, o_burst: a send queue that takes them at once, as nmad-sim's NIC does).
  *  @param latency_ns one-way latency of a lone small message, ns; @param overhead_ns the sender's CPU time per
  *         message, ns, part of latency_ns; @param gap_ns least interval between two messages of one sender, ns
- *         (0: the overhead); @param bandwidth_MBps 10^6 bytes/s (> 0); @param[out] net
+ *         (0: the overhead); @param gap_free messages a sender posts back to back before the gap applies (0:
+ *         none); @param bandwidth_MBps 10^6 bytes/s (> 0); @param[out] net
  *  @return 0, or -NM_EINVAL if bandwidth_MBps is 0 or net is NULL. Pure, thread-safe. */
-int nm_coll_model_logp(uint32_t latency_ns, uint32_t overhead_ns, uint32_t gap_ns, uint32_t bandwidth_MBps,
-                       struct nm_coll_model_net_s *net);
+int nm_coll_model_logp(uint32_t latency_ns, uint32_t overhead_ns, uint32_t gap_ns, uint32_t gap_free,
+                       uint32_t bandwidth_MBps, struct nm_coll_model_net_s *net);
 
 /** @brief Hockney parameters from a driver's nominal figures (struct nm_drv_props_s, issue 15).
  *  @param latency_ns one-way latency in ns; @param bandwidth_MBps bandwidth in 10^6 bytes/s (> 0)

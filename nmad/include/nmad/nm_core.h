@@ -144,15 +144,18 @@ int nm_core_network_props(nm_core_t core, uint32_t *latency_ns, uint64_t *bandwi
  *        doc/collectives.md "The model in LogP form"): besides the lowest latency and the summed bandwidth, the
  *        sender's overhead per message (LogP's o, part of the latency: the wire latency is latency - overhead)
  *        and the least interval between two messages sent back to back (LogP's g, 0 when not known apart from
- *        o), both of the rail whose latency is taken. The figures are the drivers' nominal ones (see
- *        nm_core_network_props()), the same on every rank of a job.
+ *        o), both of the rail whose latency is taken, and how many messages a sender posts back to back after a
+ *        pause before the gap applies (a send queue taking a burst at the overhead's cost; 0: every message
+ *        pays the gap). The figures are the drivers' nominal ones (see nm_core_network_props()), the same on
+ *        every rank of a job.
  * @param core the core; @param latency_ns, overhead_ns, gap_ns out, ns (overhead_ns <= latency_ns);
+ *        @param gap_free out, messages;
  *        @param bandwidth_MBps out, 10^6 bytes/s. Any output may be NULL.
  * @return 0, or -NM_EINVAL when the core has no network rail (a singleton: the outputs are then 0).
  * Thread-safety: any thread (the rails are fixed once the core is open).
  */
 int nm_core_network_logp(nm_core_t core, uint32_t *latency_ns, uint32_t *overhead_ns, uint32_t *gap_ns,
-                         uint64_t *bandwidth_MBps);
+                         uint32_t *gap_free, uint64_t *bandwidth_MBps);
 
 /** @brief Whether the whole job runs on one host with more ranks than usable cores (nm_core_configure()'s
  *  job_oversubscribed): the same answer on every rank, so collectives may choose an algorithm by it (all ranks
