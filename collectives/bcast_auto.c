@@ -67,3 +67,30 @@ void nm_coll_bcast_opts_of_choice(const struct nm_coll_bcast_choice_s *choice, s
   opts->inner_algo = choice->algo;
   opts->inner_segment = choice->segment;
 }
+
+int nm_coll_bcast_auto_opts(nm_session_t session, struct nm_coll_bcast_memo_s *memo, int p, nm_len_t len,
+                            struct nm_coll_bcast_opts_s *opts)
+{
+  if (opts == NULL)
+    return -NM_EINVAL;
+  const char *forced = getenv("NMAD_BCAST_ALGO");
+  if (forced && *forced)
+    memo = NULL; /* an expert's override is read at every call and never remembered */
+  struct nm_coll_bcast_memo_entry_s *e =
+      memo ? &memo->entry[(len ^ (len >> 10) ^ (len >> 20)) % NM_COLL_BCAST_MEMO] : NULL;
+  if (e && e->p == p && p > 0 && e->len == len) {
+    *opts = e->opts;
+    return NM_ESUCCESS;
+  }
+  struct nm_coll_bcast_choice_s choice;
+  int err = nm_coll_bcast_auto(session, p, len, &choice);
+  if (err)
+    return err;
+  nm_coll_bcast_opts_of_choice(&choice, opts);
+  if (e) {
+    e->p = p;
+    e->len = len;
+    e->opts = *opts;
+  }
+  return NM_ESUCCESS;
+}

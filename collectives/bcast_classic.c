@@ -261,9 +261,7 @@ int nm_coll_bcast_build(nm_coll_sched_t *s, int round, const struct nm_coll_grou
   struct nm_coll_bcast_opts_s chosen;
   int err = s == NULL || round < 0 ? -NM_EINVAL : nm_bc_check(group, self, root, buf, len, opts);
   if (err == 0 && opts == NULL) {
-    struct nm_coll_bcast_choice_s choice;
-    err = nm_coll_bcast_auto(nm_coll_sched_session(s), group->n, len, &choice);
-    nm_coll_bcast_opts_of_choice(&choice, &chosen);
+    err = nm_coll_bcast_auto_opts(nm_coll_sched_session(s), group->bcast_memo, group->n, len, &chosen);
     opts = &chosen;
   }
   if (err == 0 && opts->groups > 1) { /* Hasanov 2015, section 3: collectives/bcast_hier.c */
@@ -346,6 +344,6 @@ static nm_gate_t nm_bc_array_gate(void *ref, int member) { return ((const nm_gat
 int nm_coll_bcast_array(nm_session_t session, const nm_gate_t *gates, int n, int self, int root, void *buf,
                         nm_len_t len, nm_tag_t tag, const struct nm_coll_bcast_opts_s *opts)
 {
-  struct nm_coll_group_s g = {n, nm_bc_array_gate, (void *)gates};
+  struct nm_coll_group_s g = {n, nm_bc_array_gate, (void *)gates, NULL};
   return nm_coll_bcast(session, gates ? &g : NULL, self, root, buf, len, tag, opts);
 }

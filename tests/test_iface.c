@@ -255,6 +255,57 @@ START_TEST(test_oversub_bcast_flat)
 }
 END_TEST
 
+/* The broadcast memo (nm_coll_bcast_auto_opts()): the model's choice is stored per (members, length) and served
+ * from the memo afterwards (an entry planted with another algorithm comes back), not for another member count;
+ * an override is read at every call, neither served from the memo nor stored. */
+static struct nm_coll_bcast_memo_entry_s *memo_find(struct nm_coll_bcast_memo_s *m, int p, nm_len_t len)
+{
+  for (int i = 0; i < NM_COLL_BCAST_MEMO; i++)
+    if (m->entry[i].p == p && m->entry[i].len == len)
+      return &m->entry[i];
+  return NULL;
+}
+
+START_TEST(test_bcast_memo)
+{
+  struct nm_coll_bcast_memo_s memo;
+  memset(&memo, 0, sizeof(memo));
+  struct nm_coll_bcast_choice_s c;
+  struct nm_coll_bcast_opts_s model, o;
+  unsetenv("NMAD_BCAST_ALGO");
+  ck_assert_int_eq(nm_coll_bcast_auto(sess, 8, 1024, &c), 0);
+  nm_coll_bcast_opts_of_choice(&c, &model);
+  ck_assert_ptr_null(memo_find(&memo, 8, 1024));
+  ck_assert_int_eq(nm_coll_bcast_auto_opts(sess, &memo, 8, 1024, &o), 0);
+  ck_assert_int_eq(o.algo, model.algo);
+  ck_assert_int_eq(o.groups, model.groups);
+  struct nm_coll_bcast_memo_entry_s *e = memo_find(&memo, 8, 1024);
+  ck_assert_ptr_nonnull(e);
+  /* served from the memo: a planted entry wins over the model */
+  enum nm_coll_bcast_algo_e other = model.algo == NM_COLL_BCAST_CHAIN ? NM_COLL_BCAST_BINARY : NM_COLL_BCAST_CHAIN;
+  e->opts.algo = other;
+  ck_assert_int_eq(nm_coll_bcast_auto_opts(sess, &memo, 8, 1024, &o), 0);
+  ck_assert_int_eq(o.algo, other);
+  /* an override: read now, the memo neither used nor written */
+  setenv("NMAD_BCAST_ALGO", "scatter_rd", 1);
+  ck_assert_int_eq(nm_coll_bcast_auto_opts(sess, &memo, 8, 1024, &o), 0);
+  ck_assert_int_eq(o.algo, NM_COLL_BCAST_SCATTER_RD);
+  ck_assert_int_eq(e->opts.algo, other);
+  setenv("NMAD_BCAST_ALGO", "no_such_algo", 1);
+  ck_assert_int_eq(nm_coll_bcast_auto_opts(sess, &memo, 8, 1024, &o), -NM_EINVAL);
+  unsetenv("NMAD_BCAST_ALGO");
+  /* the same length among 16 members is another choice: the entry is not served, and is replaced */
+  ck_assert_int_eq(nm_coll_bcast_auto(sess, 16, 1024, &c), 0);
+  ck_assert_int_eq(nm_coll_bcast_auto_opts(sess, &memo, 16, 1024, &o), 0);
+  ck_assert_int_eq(o.algo, c.algo);
+  ck_assert_ptr_nonnull(memo_find(&memo, 16, 1024));
+  /* no memo: the model at every call */
+  ck_assert_int_eq(nm_coll_bcast_auto_opts(sess, NULL, 8, 1024, &o), 0);
+  ck_assert_int_eq(o.algo, model.algo);
+  ck_assert_int_eq(nm_coll_bcast_auto_opts(sess, &memo, 8, 1024, NULL), -NM_EINVAL);
+}
+END_TEST
+
 START_TEST(test_session_child)
 {
   nm_session_t child, again;
@@ -292,6 +343,7 @@ int main(void)
   tcase_add_test(t, test_session_child);
   tcase_add_test(t, test_oversub_hop_latency);
   tcase_add_test(t, test_oversub_bcast_flat);
+  tcase_add_test(t, test_bcast_memo);
   suite_add_tcase(s, t);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -47,7 +47,7 @@ static nm_gate_t nm_coll_comm_gate(void *ref, int member) { return nm_mpi_comm_g
 /** The communicator as a native group (used while building only: the builders ask for gates then). */
 static struct nm_coll_group_s nm_coll_comm_group(struct nm_mpi_comm_s *c)
 {
-  struct nm_coll_group_s g = {c->size, nm_coll_comm_gate, c};
+  struct nm_coll_group_s g = {c->size, nm_coll_comm_gate, c, NULL};
   return g;
 }
 
@@ -462,22 +462,8 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
  *  MPI_ERR_ARG (an invalid NMAD_BCAST_ALGO, reported on stderr). */
 static int nm_coll_bcast_opts(struct nm_mpi_comm_s *c, size_t bytes, struct nm_coll_bcast_opts_s *opts)
 {
-  const char *forced = getenv("NMAD_BCAST_ALGO");
-  int by_model = !forced || !*forced;
-  struct nm_mpi_bcast_memo_s *memo = &c->bcast_memo[(bytes ^ (bytes >> 10) ^ (bytes >> 20)) % NM_MPI_BCAST_MEMO];
-  if (by_model && memo->bytes == bytes) { /* bytes > 0: the caller broadcasts something */
-    *opts = memo->opts;
-    return MPI_SUCCESS;
-  }
-  struct nm_coll_bcast_choice_s choice;
-  if (nm_coll_bcast_auto(nm_mpi.session, c->size, (nm_len_t)bytes, &choice) != 0)
-    return MPI_ERR_ARG;
-  nm_coll_bcast_opts_of_choice(&choice, opts);
-  if (by_model) {
-    memo->bytes = bytes;
-    memo->opts = *opts;
-  }
-  return MPI_SUCCESS;
+  return nm_coll_bcast_auto_opts(nm_mpi.session, &c->bcast_memo, c->size, (nm_len_t)bytes, opts) ? MPI_ERR_ARG
+                                                                                                 : MPI_SUCCESS;
 }
 
 
@@ -503,7 +489,7 @@ static int nm_mpi_coll_bcast(void *buf, int count, MPI_Datatype datatype, int ro
   if (bytes > 0 && p > 1) {
     /* collectives/bcast_classic.c builds the broadcast over packed bytes: the root packs them in round 0 (before
      * its first send), a non-root receives them into buf (contiguous) or scratch unpacked after its last round */
-    struct nm_coll_group_s group = {p, nm_coll_comm_gate, c};
+    struct nm_coll_group_s group = {p, nm_coll_comm_gate, c, NULL};
     struct nm_coll_bcast_opts_s opts;
     void *data;
     int next = 0;

@@ -29,6 +29,7 @@
 #include <nmad/nm_mcast.h>
 #include <nmad/nm_coll.h>
 #include <nmad/nm_coll_bcast.h>
+#include <nmad/nm_coll_model.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -161,7 +162,6 @@ struct nm_mpi_attr_s {
   void *value;
 };
 
-#define NM_MPI_BCAST_MEMO 8 /* broadcast choices remembered per communicator */
 struct nm_mpi_comm_s {
   uint32_t context;           /* even; context + 1 is for collectives */
   int rank, size;             /* in the local group */
@@ -182,13 +182,9 @@ struct nm_mpi_comm_s {
   int ndims;
   int *dims, *periods;
   unsigned coll_seq;          /* collectives started on this communicator (same order everywhere) */
-  /* The broadcast model's last choices by length (mpi_coll.c, nm_coll_bcast_opts()): the model costs 0.3-7.5 us a
-   * call from 8 to 6,144 members, as much as a small broadcast. Direct-mapped; used while NMAD_BCAST_ALGO is unset.
-   * An entry of 0 bytes is empty (a broadcast of 0 bytes chooses nothing). */
-  struct nm_mpi_bcast_memo_s {
-    size_t bytes;
-    struct nm_coll_bcast_opts_s opts;
-  } bcast_memo[NM_MPI_BCAST_MEMO];
+  /* The broadcast model's choices by length (mpi_coll.c, nm_coll_bcast_opts(); nm_coll_bcast_auto_opts()): the
+   * model costs 0.3-7.5 us a call from 8 to 6,144 members, as much as a small broadcast. */
+  struct nm_coll_bcast_memo_s bcast_memo;
   unsigned idup_seq;          /* MPI_Comm_idup calls made on it (same order everywhere): mpi_comm.c */
 };
 /* nm_mpi_comm_get(), nm_mpi_comm_gate(): with the global state, at the end of this file. */

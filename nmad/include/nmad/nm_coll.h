@@ -28,10 +28,15 @@ extern "C" {
 typedef nm_gate_t (*nm_coll_gate_of_t)(void *ref, int member);
 
 /** A group of @p n members given by a function, the same on every member. */
+struct nm_coll_bcast_memo_s; /* nmad/nm_coll_model.h */
 struct nm_coll_group_s {
   int n;
   nm_coll_gate_of_t gate_of;
   void *ref; /* passed to gate_of */
+  /** NULL, or where the broadcast model's choices for this group are remembered (nm_coll_bcast_auto_opts():
+   *  nm_coll_bcast() without options then prices each length once); zero-initialised by the owner, who keeps it
+   *  as long as the group. A group used by several threads at once should carry none. */
+  struct nm_coll_bcast_memo_s *bcast_memo;
 };
 
 /**

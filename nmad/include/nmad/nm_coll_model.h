@@ -195,6 +195,34 @@ int nm_coll_bcast_auto(nm_session_t session, int p, nm_len_t len, struct nm_coll
 /** @brief The options of nm_coll_bcast() that run @p choice. Pure. */
 void nm_coll_bcast_opts_of_choice(const struct nm_coll_bcast_choice_s *choice, struct nm_coll_bcast_opts_s *opts);
 
+/** Entries of a struct nm_coll_bcast_memo_s. */
+#define NM_COLL_BCAST_MEMO 8
+
+/** The model's broadcast choices remembered by (members, length), direct-mapped by length: one choice costs
+ *  0.3-7.5 us from 8 to 6,144 members (doc/performance.md), as much as a small broadcast, and depends only on
+ *  the member count, the length and the job's fixed figures. Owned by the caller, zero-initialised = empty: the
+ *  MPI shim keeps one per communicator, a native group may point to one (nm_coll_group_s.bcast_memo). */
+struct nm_coll_bcast_memo_s {
+  struct nm_coll_bcast_memo_entry_s {
+    int p; /**< members; 0: empty entry */
+    nm_len_t len;
+    struct nm_coll_bcast_opts_s opts;
+  } entry[NM_COLL_BCAST_MEMO];
+};
+
+/**
+ * @brief nm_coll_bcast_auto() as nm_coll_bcast() options, remembered in @p memo (collectives/bcast_auto.c). The
+ * model's choice is looked up and stored per (p, len); NMAD_BCAST_ALGO, when set, is read at every call and its
+ * choice is never stored nor served from the memo.
+ * @param session the network's session; @param memo NULL (no memo: the model prices every call) or the group's
+ *        memo; @param p members (>= 1); @param len bytes; @param[out] opts the options that run the choice
+ * @return 0, or -NM_EINVAL as nm_coll_bcast_auto() (opts and memo then untouched).
+ * Thread-safety: any thread; a memo is written without a lock, so one memo must not be used by two threads at
+ * once (the MPI shim's is used under its lock; a native group shared by threads should carry none).
+ */
+int nm_coll_bcast_auto_opts(nm_session_t session, struct nm_coll_bcast_memo_s *memo, int p, nm_len_t len,
+                            struct nm_coll_bcast_opts_s *opts);
+
 #ifdef __cplusplus
 }
 #endif
