@@ -7,9 +7,10 @@
  * Every member of a broadcast must reach the same choice without talking: it depends only on p, the length (both
  * the same on every member, as MPI_Bcast requires), the drivers' nominal figures (nm_core_network_props(): the
  * same on every rank of a job), whether the job is oversubscribed (nm_core_job_oversubscribed(), likewise) and the
- * environment (nmad-run gives every rank the same). Nothing is cached here: the choice costs a getenv and at most
- * a few hundred model evaluations (the best G scan), 0.3 us at p = 8 and 6-8 us at p = 6,144; the MPI shim
- * remembers its choices per communicator and length (nmad/mpi/mpi_coll.c, nm_coll_bcast_opts()).
+ * environment (nmad-run gives every rank the same). A choice costs a getenv and at most a few hundred model
+ * evaluations (the best G scan), 0.3 us at p = 8 and 6-8 us at p = 6,144, so nm_coll_bcast_auto_opts() keeps the
+ * model's choices in a memo the caller owns (one per MPI communicator, nmad/mpi/mpi_coll.c; optional per native
+ * group): the state lives with the group, never here.
  */
 #include <nmad/nm_coll_bcast.h>
 #include <nmad/nm_coll_model.h>
