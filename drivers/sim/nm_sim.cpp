@@ -592,7 +592,6 @@ extern "C" void nm_sim_rank_blocked(nm_sim_rank_s *self)
     q->idle_polls = 0;
 }
 
-
 extern "C" const struct nm_drv_ops_s nm_drv_sim_ops = {
   .name = "sim",
   .open = sim_open,
