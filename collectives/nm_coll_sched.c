@@ -63,6 +63,7 @@ struct nm_coll_sched_s {
   int pending;    /* communications of the current round not yet completed (+1 while posting) */
   int in_advance;
   int orphan;     /* released by its owner: free when done */
+  uint64_t spin_ns; /* a builder's hint: how long a waiter should spin before it yields (nm_coll_sched_set_spin()) */
   volatile int done;
   /* not zeroed at creation: */
   struct nm_coll_round_s rounds_inline[NM_COLL_SCHED_ROUNDS];
@@ -249,6 +250,14 @@ int nm_coll_sched_rounds(const nm_coll_sched_t *s) { return s->n_rounds; }
 
 nm_session_t nm_coll_sched_session(const nm_coll_sched_t *s) { return s->session; }
 
+void nm_coll_sched_set_spin(nm_coll_sched_t *s, uint64_t ns)
+{
+  if (ns > s->spin_ns)
+    s->spin_ns = ns;
+}
+
+uint64_t nm_coll_sched_spin(const nm_coll_sched_t *s) { return s->spin_ns; }
+
 /* ---------------------------------------------------------------- running */
 
 static void nm_coll_sched_advance(nm_coll_sched_t *s);
@@ -367,7 +376,7 @@ int nm_coll_sched_wait(nm_coll_sched_t *s)
   }
   nm_core_t core = nm_session_get_core(s->session);
   while (!s->done)
-    nm_core_wait_flag(core, &s->done, 0);
+    nm_core_wait_flag_spin(core, &s->done, 0, s->spin_ns);
   nm_core_lock(core); /* the last monitor may still be reading the schedule after setting done */
   err = s->err;
   nm_coll_sched_free(s);

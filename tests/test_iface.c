@@ -8,6 +8,7 @@
 #include "fake_driver.h"
 #include <nmad/nm_sendrecv.h>
 #include <nmad/nm_coll_model.h>
+#include <nmad/nm_coll_sched.h>
 
 static nm_core_t core;
 static struct fake_drv_s *fake;
@@ -306,6 +307,46 @@ START_TEST(test_bcast_memo)
 }
 END_TEST
 
+/* A flat broadcast's receiver spins before it yields on an oversubscribed job (collectives/bcast_classic.c,
+ * nm_bc_flat_spin_ns()): the schedule's hint is 2 (p - 1) times the sender's overhead for an eager message, none
+ * at the root, above the rendezvous threshold (raised on an oversubscribed job: nm_core_rdv_threshold()), one rank
+ * per core, or another algorithm. */
+static nm_gate_t member_gate(void *ref, int m) { return nm_core_gate((nm_core_t)ref, m); }
+
+static uint64_t flat_spin(int self, int root, nm_len_t len, enum nm_coll_bcast_algo_e algo)
+{
+  static char buf[1 << 17];
+  struct nm_coll_group_s g = {4, member_gate, core, NULL};
+  struct nm_coll_bcast_opts_s o = {algo, 0, 1, algo, 0};
+  nm_coll_sched_t *s = nm_coll_sched_new(sess, 77);
+  ck_assert_ptr_nonnull(s);
+  int next = 0;
+  ck_assert_int_eq(nm_coll_bcast_build(s, 0, &g, self, root, buf, len, &o, &next), 0);
+  uint64_t ns = nm_coll_sched_spin(s);
+  nm_coll_sched_destroy(s);
+  return ns;
+}
+
+START_TEST(test_flat_bcast_receiver_spin)
+{
+  core->drvs[0].props.latency_ns = 300;
+  core->drvs[0].props.overhead_ns = 150;
+  core->drvs[0].props.bandwidth_MBps = 10000;
+  ck_assert_int_eq(nm_core_configure(core, 1, 1), 0);
+  ck_assert_int_eq(nm_core_job_oversubscribed(core), 1);
+  ck_assert_uint_eq(flat_spin(0, 1, 8, NM_COLL_BCAST_FLAT), 2 * 3 * 150);
+  const nm_len_t eager = nm_core_rdv_threshold(core);
+  ck_assert_uint_ge(eager, 1024);
+  ck_assert_uint_lt(eager, 1 << 17); /* flat_spin()'s buffer */
+  ck_assert_uint_eq(flat_spin(0, 1, eager, NM_COLL_BCAST_FLAT), 2 * 3 * 150);
+  ck_assert_uint_eq(flat_spin(0, 1, eager + 1, NM_COLL_BCAST_FLAT), 0);
+  ck_assert_uint_eq(flat_spin(0, 0, 8, NM_COLL_BCAST_FLAT), 0);
+  ck_assert_uint_eq(flat_spin(0, 1, 8, NM_COLL_BCAST_BINOMIAL), 0);
+  ck_assert_int_eq(nm_core_configure(core, 0, 0), 0);
+  ck_assert_uint_eq(flat_spin(0, 1, 8, NM_COLL_BCAST_FLAT), 0);
+}
+END_TEST
+
 START_TEST(test_session_child)
 {
   nm_session_t child, again;
@@ -344,6 +385,7 @@ int main(void)
   tcase_add_test(t, test_oversub_hop_latency);
   tcase_add_test(t, test_oversub_bcast_flat);
   tcase_add_test(t, test_bcast_memo);
+  tcase_add_test(t, test_flat_bcast_receiver_spin);
   suite_add_tcase(s, t);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

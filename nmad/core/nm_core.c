@@ -381,13 +381,19 @@ static void nm_core_block(nm_core_t core, uint64_t deadline_ns, uint64_t *backof
  * move (manual progress), so while one is in flight we never go past the yield phase. */
 int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
 {
+  return nm_core_wait_flag_spin(core, flag, deadline_ns, 0);
+}
+
+int nm_core_wait_flag_spin(nm_core_t core, volatile int *flag, uint64_t deadline_ns, uint64_t min_spin_ns)
+{
   NM_CORE_LOCKED(core);
+  const uint64_t spin_ns = min_spin_ns > core->cfg.spin_ns ? min_spin_ns : core->cfg.spin_ns;
   uint64_t idle_since = 0, backoff = 0;
   unsigned idle_passes = 0;
   /* No spin phase (ranks outnumber cores): yield from the first idle pass, not after NM_CLOCK_EVERY passes
    * of spinning, which would hold the core for ~10 us while the peer that shares it has the message to send. */
   /* Several application threads: no spin with the lock held either (the others could not post meanwhile). */
-  const int yield_at_once = core->cfg.spin_ns == 0 || core->block_drv || core->lock.multi;
+  const int yield_at_once = spin_ns == 0 || core->block_drv || core->lock.multi;
   int yielding = yield_at_once;
   while (!*flag) {
     int n = nm_core_progress(core);
@@ -413,7 +419,7 @@ int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
     uint64_t idle = now - idle_since;
     /* A driver that blocks by itself (simulation) has no spin or yield phase: its time passes only while ranks
      * block, so such a phase would never end. */
-    if (!core->block_drv && idle < core->cfg.spin_ns)
+    if (!core->block_drv && idle < spin_ns)
       continue;
     if (!core->block_drv && (idle < core->cfg.yield_ns || core->n_large)) {
       yielding = 1;

@@ -92,6 +92,12 @@ int nm_coll_sched_rounds(const nm_coll_sched_t *s);
 /** @brief Session of the schedule's messages. */
 nm_session_t nm_coll_sched_session(const nm_coll_sched_t *s);
 
+/** @brief A builder's hint to the schedule's blocking waiters: spin at least @p ns before yielding
+ *  (nm_core_wait_flag_spin()); the largest hint of the schedule's builders is kept. Not thread-safe (building). */
+void nm_coll_sched_set_spin(nm_coll_sched_t *s, uint64_t ns);
+/** @brief The spin hint (ns; 0: none). */
+uint64_t nm_coll_sched_spin(const nm_coll_sched_t *s);
+
 /** @brief Post round 0 (and every round that completes at once).
  *  @return 0, or the build error; on error the schedule is freed. */
 int nm_coll_sched_start(nm_coll_sched_t *s);

@@ -166,6 +166,14 @@ int nm_core_job_oversubscribed(nm_core_t core);
  *  @param deadline_ns absolute ns on nm_core_time_ns(), 0 for none. @return 0 or -NM_ETIMEDOUT. */
 int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns);
 
+/** @brief nm_core_wait_flag() that spins at least @p min_spin_ns before it yields, even on an oversubscribed host
+ *  (whose configured spin is 0): for a waiter that knows its sender is running and about to send, such as a flat
+ *  broadcast's receiver (collectives/bcast_classic.c), where yielding would hand the core to ranks that have
+ *  nothing to do and come back a whole round of context switches later.
+ *  @param min_spin_ns ns (0: the configured spin, as nm_core_wait_flag()); @return 0 or -NM_ETIMEDOUT.
+ *  Thread-safety: as nm_core_wait_flag(). */
+int nm_core_wait_flag_spin(nm_core_t core, volatile int *flag, uint64_t deadline_ns, uint64_t min_spin_ns);
+
 /**
  * @brief Take the core lock: the thread-safety layer of the core (DESIGN.md rule 3). A no-op unless a progress
  *        thread runs. Recursive: a monitor running inside progress may call the interfaces again. Released whole
