@@ -91,8 +91,8 @@ static int nm_bc_whole_tree(struct nm_bc_s *b, enum nm_coll_tree_kind_e kind)
  * the root takes to post its p - 1 messages (the sender's overhead of the network's figures), for an eager
  * message. The root never waits for a receiver, so while it runs a receiver's data is at most that far away,
  * and yielding at once would hand the core to ranks with nothing to do: measured over sm at 8 ranks on 2 cores
- * (doc/performance.md, "A flat broadcast's receivers spin for the root's row"), 8 B went from 1.3-15 us
- * (bimodal) to 1.1-1.3 us. A large message is pulled by each receiver, whose copy needs the cores: no spin. */
+ * (doc/performance.md, "A flat broadcast's receivers spin for the root's row"), 8 B went from 1.2-15 us
+ * (bimodal) to 1.0-1.8 us. A large message is pulled by each receiver, whose copy needs the cores: no spin. */
 static uint64_t nm_bc_flat_spin_ns(const struct nm_bc_s *b)
 {
   nm_core_t core = nm_session_get_core(nm_coll_sched_session(b->s));

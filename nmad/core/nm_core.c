@@ -388,6 +388,8 @@ int nm_core_wait_flag_spin(nm_core_t core, volatile int *flag, uint64_t deadline
 {
   NM_CORE_LOCKED(core);
   const uint64_t spin_ns = min_spin_ns > core->cfg.spin_ns ? min_spin_ns : core->cfg.spin_ns;
+  /* a caller's short spin (a microsecond or two) is timed by the clock every few passes, not every 64 */
+  const unsigned clock_every = min_spin_ns > core->cfg.spin_ns ? 4 : NM_CLOCK_EVERY;
   uint64_t idle_since = 0, backoff = 0;
   unsigned idle_passes = 0;
   /* No spin phase (ranks outnumber cores): yield from the first idle pass, not after NM_CLOCK_EVERY passes
@@ -409,7 +411,7 @@ int nm_core_wait_flag_spin(nm_core_t core, volatile int *flag, uint64_t deadline
     if (yielding)
       nm_core_yield(core); /* every idle pass: other ranks sharing this core (other threads: the lock) run */
     /* Reading the clock costs as much as a progress pass: look at it only now and then. */
-    if (++idle_passes % NM_CLOCK_EVERY != 0 && !(yielding && idle_passes % 4 == 0))
+    if (++idle_passes % clock_every != 0 && !(yielding && idle_passes % 4 == 0))
       continue;
     uint64_t now = nm_core_time_ns(core);
     if (deadline_ns && now >= deadline_ns)

@@ -167,7 +167,8 @@ int nm_core_job_oversubscribed(nm_core_t core);
 int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns);
 
 /** @brief nm_core_wait_flag() that spins at least @p min_spin_ns before it yields, even on an oversubscribed host
- *  (whose configured spin is 0): for a waiter that knows its sender is running and about to send, such as a flat
+ *  (whose configured spin is 0; such a short spin reads the clock every 4 idle passes, not every 64): for a waiter
+ *  that knows its sender is running and about to send, such as a flat
  *  broadcast's receiver (collectives/bcast_classic.c), where yielding would hand the core to ranks that have
  *  nothing to do and come back a whole round of context switches later.
  *  @param min_spin_ns ns (0: the configured spin, as nm_core_wait_flag()); @return 0 or -NM_ETIMEDOUT.
