@@ -35,13 +35,14 @@ static void nm_bcast_auto_net(nm_session_t session, struct nm_coll_model_net_s *
   nm_coll_model_logp(lat_ns, o_ns, g_ns, g_free, bw > UINT32_MAX ? UINT32_MAX : (uint32_t)bw, net);
 }
 
-int nm_coll_bcast_auto(nm_session_t session, int p, nm_len_t len, struct nm_coll_bcast_choice_s *choice)
+/* nm_coll_bcast_auto() with the override @p env already read (NULL or empty: none). */
+static int nm_bcast_auto_env(nm_session_t session, int p, nm_len_t len, const char *env,
+                             struct nm_coll_bcast_choice_s *choice)
 {
   struct nm_coll_model_net_s net;
   if (session == NULL || p < 1 || choice == NULL)
     return -NM_EINVAL;
   nm_bcast_auto_net(session, &net);
-  const char *env = getenv("NMAD_BCAST_ALGO");
   if (env && *env) {
     struct nm_coll_bcast_choice_s forced;
     int err = nm_coll_bcast_choice_parse(env, &forced);
@@ -59,6 +60,11 @@ int nm_coll_bcast_auto(nm_session_t session, int p, nm_len_t len, struct nm_coll
   return nm_coll_bcast_choose_logp(p, (size_t)len, &net, choice);
 }
 
+int nm_coll_bcast_auto(nm_session_t session, int p, nm_len_t len, struct nm_coll_bcast_choice_s *choice)
+{
+  return nm_bcast_auto_env(session, p, len, getenv("NMAD_BCAST_ALGO"), choice);
+}
+
 void nm_coll_bcast_opts_of_choice(const struct nm_coll_bcast_choice_s *choice, struct nm_coll_bcast_opts_s *opts)
 {
   /* the model prices the paper's form: the same algorithm (and segment) at both levels */
@@ -74,8 +80,8 @@ int nm_coll_bcast_auto_opts(nm_session_t session, struct nm_coll_bcast_memo_s *m
 {
   if (opts == NULL)
     return -NM_EINVAL;
-  const char *forced = getenv("NMAD_BCAST_ALGO");
-  if (forced && *forced)
+  const char *env = getenv("NMAD_BCAST_ALGO");
+  if (env && *env)
     memo = NULL; /* an expert's override is read at every call and never remembered */
   struct nm_coll_bcast_memo_entry_s *e =
       memo ? &memo->entry[(len ^ (len >> 10) ^ (len >> 20)) % NM_COLL_BCAST_MEMO] : NULL;
@@ -84,7 +90,7 @@ int nm_coll_bcast_auto_opts(nm_session_t session, struct nm_coll_bcast_memo_s *m
     return NM_ESUCCESS;
   }
   struct nm_coll_bcast_choice_s choice;
-  int err = nm_coll_bcast_auto(session, p, len, &choice);
+  int err = nm_bcast_auto_env(session, p, len, env, &choice);
   if (err)
     return err;
   nm_coll_bcast_opts_of_choice(&choice, opts);

@@ -552,10 +552,17 @@ int sim_trywait(nm_drv_s *drv) { return priv(drv)->done.empty() ? 0 : -NM_EAGAIN
 
 uint64_t sim_now_ns(nm_drv_s *drv) { return static_cast<uint64_t>(std::llround(sg4::Engine::get_clock() * 1e9)); }
 
+/* The rank blocked (in a driver, or in the job's barrier): the runs of idle polls of all its rails end. */
+void end_idle_runs(nm_sim_rank_s *self)
+{
+  for (nm_sim_drv_s *q = static_cast<nm_sim_drv_s *>(self->drvs); q; q = q->next_rail)
+    q->idle_polls = 0;
+}
+
 int sim_block(nm_drv_s *drv, uint64_t deadline_ns)
 {
   nm_sim_drv_s *p = priv(drv);
-  p->idle_polls = 0;
+  end_idle_runs(p->self);
   /* the core blocks in one driver: wait for the activities of every rail of the rank */
   std::vector<sg4::CommPtr> &comms = p->wait_set;
   comms.clear();
@@ -586,11 +593,7 @@ int sim_block(nm_drv_s *drv, uint64_t deadline_ns)
 
 } // namespace
 
-extern "C" void nm_sim_rank_blocked(nm_sim_rank_s *self)
-{
-  for (nm_sim_drv_s *q = static_cast<nm_sim_drv_s *>(self->drvs); q; q = q->next_rail)
-    q->idle_polls = 0;
-}
+extern "C" void nm_sim_rank_blocked(nm_sim_rank_s *self) { end_idle_runs(self); }
 
 extern "C" const struct nm_drv_ops_s nm_drv_sim_ops = {
   .name = "sim",

@@ -387,9 +387,11 @@ int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
 int nm_core_wait_flag_spin(nm_core_t core, volatile int *flag, uint64_t deadline_ns, uint64_t min_spin_ns)
 {
   NM_CORE_LOCKED(core);
-  const uint64_t spin_ns = min_spin_ns > core->cfg.spin_ns ? min_spin_ns : core->cfg.spin_ns;
-  /* a caller's short spin (a microsecond or two) is timed by the clock every few passes, not every 64 */
-  const unsigned clock_every = min_spin_ns > core->cfg.spin_ns ? 4 : NM_CLOCK_EVERY;
+  /* a caller's spin above the configured one is short (a microsecond or two): timed by the clock every few
+   * passes, not every 64 */
+  const int caller_spin = min_spin_ns > core->cfg.spin_ns;
+  const uint64_t spin_ns = caller_spin ? min_spin_ns : core->cfg.spin_ns;
+  const unsigned clock_every = caller_spin ? 4 : NM_CLOCK_EVERY;
   uint64_t idle_since = 0, backoff = 0;
   unsigned idle_passes = 0;
   /* No spin phase (ranks outnumber cores): yield from the first idle pass, not after NM_CLOCK_EVERY passes
