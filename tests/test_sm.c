@@ -597,6 +597,20 @@ START_TEST(test_staged_slot_shared_and_cancelled)
 }
 END_TEST
 
+/* On a host with more ranks than cores (the shared copy off), a lone large send is staged too: its reader
+ * memcpys from the slot, the bytes are the sender's, and the slot is free once the LFIN is in. With a core per
+ * rank, the same send stays a CMA read (test_staged_send_read_by_second_peer: the first of two sends). */
+START_TEST(test_staged_lone_send_when_oversubscribed)
+{
+  ep[0].ops->host_oversubscribed(&ep[0], 1);
+  large_round(1); /* 3 MiB + 17: one slot */
+  ck_assert_uint_eq(priv(0)->staged_sends, 1);
+  ck_assert_uint_eq(priv(1)->staged_reads, 1);
+  ck_assert_uint_eq(priv(1)->coop_pulled, 0);
+  ck_assert_int_eq(slot_refs(0), 0);
+}
+END_TEST
+
 /* A staged read from a segment that is not the one its sender published (a reused pid: the nonce differs) maps
  * nothing and fails the receive, which writes nothing. (Its LFIN cannot reach that "other process" either: the
  * sender's fault handling ends such a send; here it is withdrawn, which frees its slot.) */
@@ -747,6 +761,7 @@ int main(void)
   tcase_add_test(tc, test_staged_send_bounds);
   tcase_add_test(tc, test_staged_slot_shared_and_cancelled);
   tcase_add_test(tc, test_staged_read_checks_nonce);
+  tcase_add_test(tc, test_staged_lone_send_when_oversubscribed);
   tcase_add_test(tc, test_wakeup);
   tcase_add_test(tc, test_forged_length);
   tcase_add_test(tc, test_forged_length_past_tail);

@@ -7,8 +7,9 @@
  *   a send copies the packet into the ring and completes at once; the receiver hands the packet to the core
  *   straight from the ring (no copy of its own);
  * - large transfers: one copy by CMA (process_vm_readv): the sender announces its buffer (LRTS), the receiver
- *   reads it into the posted buffer and answers LFIN; a buffer sent to several peers at once (a broadcast's root)
- *   is copied once into a staging slot of the sender's segment, which those peers read with memcpy ("staged sends");
+ *   reads it into the posted buffer and answers LFIN; a buffer sent to several peers at once (a broadcast's root),
+ *   and any large send on a host with more ranks than cores, is copied once into a staging slot of the sender's
+ *   segment, which the peers read with memcpy ("staged sends");
  * - blocking: the owner of a ring sets a flag before it sleeps on a pipe; a sender that sees the flag writes one
  *   byte (a Dekker pair of sequentially consistent accesses, so no wake-up is lost and none is paid when the
  *   receiver is awake).
@@ -379,13 +380,22 @@ static struct nm_sm_large_s *nm_sm_take(struct nm_sm_large_s **list, uint64_t pe
  * under the root's page-table lock: with 7 readers on 2 cores, ~45% of the CPU went to pinning and to that lock's
  * spinning (doc/performance.md, "The 1 MiB point, profiled"). So from the second concurrent send of a buffer on, the
  * sender copies it once into a staging slot of its own segment, and the peers whose LRTS name the slot read it with
- * memcpy from a read-only mapping (no pinning). The first send keeps its CMA read: a lone send costs no extra copy.
+ * memcpy from a read-only mapping (no pinning). With a core per rank the first send keeps its CMA read (shared
+ * with its sender), so a lone send costs no extra copy; with more ranks than cores every send is staged
+ * (nm_sm_stage_take()).
  * The key is (buffer, length) while a send of it is unfinished: the sender may not change a buffer it is sending
  * (MPI's rule and nmad's), so a slot still referenced holds the buffer's current bytes. A slot is free again when
  * every send naming it has its LFIN (the reader answers after its copy) or was cancelled before being read. */
 
 /* The staging slot for a send of (@p buf, @p len) to @p peer: one that holds it already, or a free one filled now
- * if another unfinished send of the same buffer exists. @return slot + 1, or 0 (read by CMA). */
+ * if another unfinished send of the same buffer exists, or if ranks outnumber cores (coop_on off). There a lone
+ * send is staged too: its reader then memcpys (4x a CMA read's speed here) instead of pinning the sender's pages
+ * page by page, and with every rank sending at once (alltoall, allgather, reduce's halving) the CMA reads also
+ * contend for each other's page-table locks; 4 ranks on 2 cores, 1 MiB, Gather 1.25-1.45x Open MPI -> 0.48-0.62,
+ * Reduce 1.5 -> 0.9-1.07 (doc/performance.md, "Staged sends for every large send on an oversubscribed host").
+ * With a core per rank the lone send keeps its CMA read shared with the sender: there the fresh slot's lines are
+ * read from the other core's cache, which this host makes 2x slower at 128-256 KiB and sometimes 8x at 1 MiB.
+ * @return slot + 1, or 0 (read by CMA). */
 static uint64_t nm_sm_stage_take(struct nm_sm_s *s, uint64_t peer, const void *buf, size_t len)
 {
   if (len < NM_SM_STAGE_MIN || len > NM_SM_STAGE_SLOT)
@@ -405,7 +415,7 @@ static uint64_t nm_sm_stage_take(struct nm_sm_s *s, uint64_t peer, const void *b
   struct nm_sm_large_s *other = s->lsends;
   while (other && (other->buf != buf || other->len != len || other->peer == peer))
     other = other->next;
-  if (!other)
+  if (!other && s->coop_on)
     return 0;
   struct nm_sm_stage_s *st = &s->stage[free_slot];
   memcpy(s->seg + nm_sm_stage_off() + (size_t)free_slot * NM_SM_STAGE_SLOT, buf, len);
