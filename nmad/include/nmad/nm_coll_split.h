@@ -47,8 +47,8 @@ struct nm_coll_split_model_s {
   int n_proc;     /**< N_proc: cores of the node (>= 1) */
   int n;          /**< N: ranks, one per application core (>= 1) */
   int comm_cores; /**< P(N): cores left to the progress threads; < 0 means N_proc - N (section 6.2). When P <= 0
-                       the progress threads share the application's cores: nothing is overlapped and the model
-                       answers S = H, "the same as for the blocking call" (section 7) */
+                       the progress threads share the application's cores: nothing is overlapped in the model, and
+                       nm_coll_split_model_best() answers S = 0 (measured; the paper's section 7 keeps S = H) */
   double compute; /**< C(N): the computation overlapped with the collective, in transfer units; < 0 means the
                        paper's choice: sized for perfect overlap on all cores, C(N_proc) = T_blocking(N_proc) =
                        H(N_proc), and strong scaling, C(N) = (N_proc / N) C(N_proc) (eq. 4; see below) */
@@ -93,7 +93,10 @@ double nm_coll_split_model_compute(const struct nm_coll_split_model_s *m);
 
 /**
  * @brief The model's S (section 6.2, "Discussion and tuning": compute the predicted time for every S and keep
- * the best): argmin over S = 0..H of nm_coll_split_model_overlapped(), the smallest S on a tie; H when P <= 0.
+ * the best): argmin over S = 0..H of nm_coll_split_model_overlapped(), the smallest S on a tie; 0 when P <= 0 (no idle core: every S costs the same in the model; nmad's progress
+ * thread blocks when idle, so on a time-sliced core the levels it holds move during the computation: measured
+ * within 1.07x of the best S in every case on a 2-core host, where the paper's S = H was up to 1.19x slower,
+ * doc/split-tree.md).
  * @return S in [0, H], or -NM_EINVAL for a NULL model, n < 1 or n_proc < 1. O(H^2). Thread-safe.
  */
 int nm_coll_split_model_best(const struct nm_coll_split_model_s *m);
