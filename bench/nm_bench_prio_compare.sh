@@ -4,7 +4,7 @@
 # default strategy, NMAD_STRATEGY unset) and off (NMAD_STRATEGY=aggreg), over shm and tcp, in one run; plus the
 # price of the default strategy for unprioritised traffic: message rate at 8 B, window 64, tcp, default vs aggreg.
 #
-# Usage: bench/nm_bench_prio_compare.sh [--provider sm|shm|tcp|both] [--pieces "64M 1M 16K"] [--bulk 64M]
+# Usage: bench/nm_bench_prio_compare.sh [--provider sm|shm|tcp|ntcp|both] [--pieces "64M 1M 16K"] [--bulk 64M]
 #                                       [--iters 20] [--warmup 2] [--mr-repeat 3] [--no-msgrate] [--out DIR]
 #
 # Each line of the table is one nm_bench_prio run (nmad-run -n 3): median one-way latency (round trip / 2, us) of
@@ -36,7 +36,7 @@ usage() {
 
 while [[ $# -gt 0 ]]; do
   case $1 in
-    --provider) case $2 in both) PROVIDERS="shm tcp" ;; sm | shm | tcp) PROVIDERS=$2 ;; *) usage >&2; exit 2 ;; esac; shift 2 ;;
+    --provider) case $2 in both) PROVIDERS="shm tcp" ;; sm | shm | tcp | ntcp) PROVIDERS=$2 ;; *) usage >&2; exit 2 ;; esac; shift 2 ;;
     --pieces) PIECES=$2; shift 2 ;;
     --bulk) BULK=$2; shift 2 ;;
     --iters) ITERS=$2; shift 2 ;;

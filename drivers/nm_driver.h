@@ -126,8 +126,10 @@ struct nm_drv_s {
 extern const struct nm_drv_ops_s nm_drv_ofi_ops;
 extern const struct nm_drv_ops_s nm_drv_self_ops;
 extern const struct nm_drv_ops_s nm_drv_sm_ops;
+extern const struct nm_drv_ops_s nm_drv_tcp_ops;
 
-/** Ops table for a NMAD_DRIVER word: "self" -> self driver, "sm" -> nmad's shared memory, the rest -> ofi (which validates the word).
+/** Ops table for a NMAD_DRIVER word: "self" -> self driver, "sm" -> nmad's shared memory, "ntcp" -> nmad's own TCP
+ *  sockets, the rest -> ofi (which validates the word).
  *  @return the table or NULL if the word is unknown. */
 const struct nm_drv_ops_s *nm_driver_lookup(const char *word);
 

@@ -1,0 +1,749 @@
+/* Driver "ntcp": nmad's own TCP transport (NMAD_DRIVER=ntcp), over plain sockets.
+ *
+ * Why a driver of our own next to libfabric's tcp;ofi_rxm: an urgent 8 B message sent while 64 MiB of bulk is
+ * moving to the same peer waited 18-27x its idle latency over libfabric (doc/performance.md, issue 15). The bulk
+ * is written into the provider's queue and the kernel a whole rendezvous chunk at a time, and the provider's
+ * progress moves all of it before the next packet can go; smaller chunks shorten the wait but lose a third of the
+ * bandwidth. Here nmad writes the stream itself: a large transfer goes in DATA frames of NM_TCP_SLICE bytes, one
+ * frame per connection and progress pass, and a packet goes before the next frame. So what a packet finds ahead of
+ * it is the bulk written in the passes before it that the receiver has not read yet, and a pass that reads a whole
+ * packet returns at once, so that the core answers it (a ping, an RTR) before more bulk is read.
+ * - Connections: one outgoing connection per peer sent to (made on first use, DESIGN.md rule 8), accepted by the
+ *   peer as its incoming connection from us: each carries one direction, so two ranks never race to connect.
+ * - Packets are copied into a queue at send() and complete at once (inject); large sends complete when their last
+ *   byte is written, large receives when their last byte is read, straight into the posted buffer.
+ * - Waiting: an epoll fd over every socket (the core polls it when idle); while anything is left to write,
+ *   trywait asks the core to keep progressing instead.
+ * Wire format and state: nm_tcp_private.h; doc/architecture.md, "The ntcp driver". */
+#define _GNU_SOURCE
+#include "drivers/tcp/nm_tcp_private.h"
+#include "nmad/core/nm_le.h"
+#include <nmad/nm_errno.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+static void nm_tcp_close(struct nm_drv_s *drv);
+
+static uint64_t nm_tcp_nonce(void)
+{
+  uint64_t n = 0;
+  if (getrandom(&n, sizeof(n), GRND_NONBLOCK) != (ssize_t)sizeof(n)) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    n = ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) ^ ((uint64_t)getpid() << 32);
+  }
+  return n | 1;
+}
+
+/* The address to listen on: loopback when every rank is on this host; else the interface NMAD_TCP_IFACE names,
+ * or the first IPv4 interface that is up and not loopback. @return 0, or -NM_ENOTSUP (message printed). */
+static int nm_tcp_local_ip(int all_local, uint32_t *ip)
+{
+  const char *want = getenv("NMAD_TCP_IFACE");
+  if (all_local && !(want && *want)) {
+    *ip = htonl(INADDR_LOOPBACK);
+    return NM_ESUCCESS;
+  }
+  struct ifaddrs *ifs = NULL;
+  if (getifaddrs(&ifs) != 0) {
+    fprintf(stderr, "nmad: ntcp: getifaddrs: %s\n", strerror(errno));
+    return -NM_ENOTSUP;
+  }
+  int found = 0;
+  for (struct ifaddrs *a = ifs; a && !found; a = a->ifa_next) {
+    if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET || !(a->ifa_flags & IFF_UP))
+      continue;
+    if (want && *want ? strcmp(a->ifa_name, want) != 0 : (a->ifa_flags & IFF_LOOPBACK) != 0)
+      continue;
+    *ip = ((const struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr;
+    found = 1;
+  }
+  freeifaddrs(ifs);
+  if (!found) {
+    fprintf(stderr, "nmad: ntcp: no IPv4 interface %s%s\n", want && *want ? "named " : "up besides loopback",
+            want && *want ? want : "");
+    return -NM_ENOTSUP;
+  }
+  return NM_ESUCCESS;
+}
+
+static int nm_tcp_open(struct nm_drv_s *drv, const char *word, int all_local)
+{
+  (void)word;
+  struct nm_tcp_s *t = calloc(1, sizeof(*t));
+  if (!t)
+    return -NM_ENOMEM;
+  drv->priv = t;
+  t->self_index = -1;
+  t->listen_fd = -1;
+  t->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+  uint32_t ip = 0;
+  int err = nm_tcp_local_ip(all_local, &ip);
+  if (err) {
+    nm_tcp_close(drv);
+    return err;
+  }
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = ip, .sin_port = 0};
+  socklen_t sl = sizeof(sa);
+  t->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (t->epoll_fd < 0 || t->listen_fd < 0 || bind(t->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+      listen(t->listen_fd, SOMAXCONN) != 0 || getsockname(t->listen_fd, (struct sockaddr *)&sa, &sl) != 0) {
+    fprintf(stderr, "nmad: ntcp: cannot listen: %s\n", strerror(errno));
+    nm_tcp_close(drv);
+    return -NM_ENOTSUP;
+  }
+  struct epoll_event ev = {.events = EPOLLIN, .data.u64 = UINT64_MAX};
+  epoll_ctl(t->epoll_fd, EPOLL_CTL_ADD, t->listen_fd, &ev);
+  t->self = (struct nm_tcp_addr_s){.magic = NM_TCP_MAGIC, .nonce = nm_tcp_nonce(), .ip = ip, .port = sa.sin_port};
+  drv->props.max_packet = NM_TCP_MAX_PACKET;
+  drv->props.inject_size = NM_TCP_MAX_PACKET; /* every packet is copied into the peer's queue: done at post */
+  drv->props.max_large = (uint64_t)1 << 40;
+  drv->props.flags |= NM_DRV_F_AUTH_SOURCE; /* a connection's sender is the rank its HELLO proved */
+  /* Nominal figures over loopback on the project's machine (doc/performance.md, "The ntcp driver"). */
+  drv->props.latency_ns = 12000;
+  drv->props.overhead_ns = 2000;
+  drv->props.gap_ns = 0;
+  drv->props.gap_free = 0;
+  drv->props.bandwidth_MBps = 3000;
+  snprintf(drv->props.provider, sizeof(drv->props.provider), "ntcp");
+  return NM_ESUCCESS;
+}
+
+static void nm_tcp_free_large(struct nm_tcp_large_s *l)
+{
+  while (l) {
+    struct nm_tcp_large_s *next = l->next;
+    free(l);
+    l = next;
+  }
+}
+
+static void nm_tcp_close(struct nm_drv_s *drv)
+{
+  struct nm_tcp_s *t = drv->priv;
+  if (!t)
+    return;
+  for (size_t i = 0; i < t->n_peers; i++) {
+    struct nm_tcp_peer_s *p = &t->peers[i];
+    if (p->out_fd >= 0)
+      close(p->out_fd);
+    if (p->in_fd >= 0)
+      close(p->in_fd);
+    while (p->pk_head) {
+      struct nm_tcp_out_s *o = p->pk_head;
+      p->pk_head = o->next;
+      free(o);
+    }
+    nm_tcp_free_large(p->ls_head);
+    free(p->in_pkt);
+  }
+  while (t->pending) {
+    struct nm_tcp_pending_s *q = t->pending;
+    t->pending = q->next;
+    close(q->fd);
+    free(q);
+  }
+  nm_tcp_free_large(t->lrecvs);
+  nm_tcp_free_large(t->done);
+  free(t->peers);
+  if (t->listen_fd >= 0)
+    close(t->listen_fd);
+  if (t->epoll_fd >= 0)
+    close(t->epoll_fd);
+  free(t);
+  drv->priv = NULL;
+}
+
+static int nm_tcp_get_address(struct nm_drv_s *drv, void *addr, size_t *len)
+{
+  struct nm_tcp_s *t = drv->priv;
+  if (*len < sizeof(t->self))
+    return -NM_EINVAL;
+  memcpy(addr, &t->self, sizeof(t->self));
+  *len = sizeof(t->self);
+  return NM_ESUCCESS;
+}
+
+static int nm_tcp_connect(struct nm_drv_s *drv, uint64_t index, const void *addr, size_t len)
+{
+  struct nm_tcp_s *t = drv->priv;
+  if (index != t->n_peers || len != sizeof(struct nm_tcp_addr_s))
+    return -NM_EINVAL;
+  if (t->n_peers == t->cap_peers) {
+    size_t cap = t->cap_peers ? 2 * t->cap_peers : 16;
+    struct nm_tcp_peer_s *p = realloc(t->peers, cap * sizeof(*p));
+    if (!p)
+      return -NM_ENOMEM;
+    t->peers = p;
+    t->cap_peers = cap;
+  }
+  struct nm_tcp_peer_s *p = &t->peers[t->n_peers];
+  memset(p, 0, sizeof(*p));
+  memcpy(&p->addr, addr, sizeof(p->addr));
+  p->out_fd = p->in_fd = -1;
+  if (p->addr.magic != NM_TCP_MAGIC)
+    return -NM_EINVAL;
+  if (memcmp(&p->addr, &t->self, sizeof(t->self)) == 0)
+    t->self_index = (int)index;
+  t->n_peers++;
+  return NM_ESUCCESS;
+}
+
+/* ---- failures ---- */
+
+static void nm_tcp_fail_list(struct nm_tcp_s *t, struct nm_tcp_large_s **list, uint64_t peer)
+{
+  for (struct nm_tcp_large_s **pp = list; *pp;) {
+    struct nm_tcp_large_s *l = *pp;
+    if (l->peer != peer) {
+      pp = &l->next;
+      continue;
+    }
+    *pp = l->next;
+    l->err = -NM_ECLOSED;
+    l->next = t->done;
+    t->done = l;
+  }
+}
+
+/* Peer @p i is gone, or sent a frame we refuse: close both connections and fail everything with it. */
+static void nm_tcp_peer_dead(struct nm_tcp_s *t, uint64_t i, const char *why)
+{
+  struct nm_tcp_peer_s *p = &t->peers[i];
+  if (p->dead)
+    return;
+  if (why)
+    fprintf(stderr, "nmad: ntcp: rank %llu: %s; its connections are closed\n", (unsigned long long)i, why);
+  p->dead = 1;
+  if (p->out_fd >= 0)
+    close(p->out_fd); /* also leaves the epoll set */
+  if (p->in_fd >= 0)
+    close(p->in_fd);
+  p->out_fd = p->in_fd = -1;
+  while (p->pk_head) {
+    struct nm_tcp_out_s *o = p->pk_head;
+    p->pk_head = o->next;
+    free(o);
+  }
+  p->pk_tail = NULL;
+  p->pk_bytes = 0;
+  p->in_slice = 0;
+  nm_tcp_fail_list(t, &p->ls_head, i);
+  p->ls_tail = NULL;
+  nm_tcp_fail_list(t, &t->lrecvs, i);
+  p->in_lr = NULL;
+}
+
+/* ---- sending ---- */
+
+static struct nm_tcp_out_s *nm_tcp_frame(uint32_t kind, uint64_t tag, const void *body, size_t len)
+{
+  struct nm_tcp_out_s *o = malloc(sizeof(*o) + NM_TCP_HDR + len);
+  if (!o)
+    return NULL;
+  o->next = NULL;
+  o->len = NM_TCP_HDR + len;
+  o->off = 0;
+  nm_put32(o->bytes, kind);
+  nm_put32(o->bytes + 4, (uint32_t)len);
+  nm_put64(o->bytes + 8, tag);
+  if (len)
+    memcpy(o->bytes + NM_TCP_HDR, body, len);
+  return o;
+}
+
+static void nm_tcp_queue(struct nm_tcp_peer_s *p, struct nm_tcp_out_s *o, int first)
+{
+  if (first) {
+    o->next = p->pk_head;
+    p->pk_head = o;
+    if (!p->pk_tail)
+      p->pk_tail = o;
+  } else {
+    if (p->pk_tail)
+      p->pk_tail->next = o;
+    else
+      p->pk_head = o;
+    p->pk_tail = o;
+  }
+  p->pk_bytes += o->len;
+}
+
+/* Our connection to peer @p i, made on first use (blocking connect: the peer listens from its open on).
+ * @return 0, or -NM_ECLOSED. */
+static int nm_tcp_out_conn(struct nm_tcp_s *t, uint64_t i)
+{
+  struct nm_tcp_peer_s *p = &t->peers[i];
+  if (p->dead)
+    return -NM_ECLOSED;
+  if (p->out_fd >= 0)
+    return NM_ESUCCESS;
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = p->addr.ip, .sin_port = p->addr.port};
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+  if (fd >= 0)
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  uint8_t nonce[8];
+  nm_put64(nonce, p->addr.nonce);
+  struct nm_tcp_out_s *hello = nm_tcp_frame(NM_TCP_HELLO, (uint64_t)t->self_index, nonce, sizeof(nonce));
+  if (fd < 0 || !hello || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
+    char why[96];
+    snprintf(why, sizeof(why), "cannot connect: %s", strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    free(hello);
+    nm_tcp_peer_dead(t, i, why);
+    return -NM_ECLOSED;
+  }
+  p->out_fd = fd; /* not in the epoll set: a peer that dies shows as a failed write, an end of its own connection
+                   * to us, or the launcher's fault report */
+  nm_tcp_queue(p, hello, 1);
+  return NM_ESUCCESS;
+}
+
+/* Write what is queued for peer @p i: the DATA frame under way to its end, then packets, then the next DATA frame,
+ * up to NM_TCP_WRITE_BYTES of DATA. @return the number of transfers finished. */
+static int nm_tcp_flush(struct nm_tcp_s *t, uint64_t i)
+{
+  struct nm_tcp_peer_s *p = &t->peers[i];
+  size_t budget = NM_TCP_WRITE_BYTES;
+  int n = 0;
+  while (!p->dead && p->out_fd >= 0 && budget > 0) {
+    struct iovec iov[2];
+    int k = 0;
+    struct nm_tcp_out_s *o = NULL;
+    struct nm_tcp_large_s *l = p->ls_head;
+    if (p->in_slice) {
+      uint64_t body = p->slice_off > NM_TCP_HDR ? p->slice_off - NM_TCP_HDR : 0;
+      if (p->slice_off < NM_TCP_HDR)
+        iov[k++] = (struct iovec){p->slice_hdr + p->slice_off, NM_TCP_HDR - p->slice_off};
+      size_t left = (size_t)(p->slice_len - body);
+      iov[k++] = (struct iovec){l->buf + l->done + body, left < budget ? left : budget};
+    } else if (p->pk_head) {
+      o = p->pk_head;
+      iov[k++] = (struct iovec){o->bytes + o->off, o->len - o->off};
+    } else if (l) {
+      p->slice_len = l->len - l->done < NM_TCP_SLICE ? l->len - l->done : NM_TCP_SLICE;
+      nm_put32(p->slice_hdr, NM_TCP_DATA);
+      nm_put32(p->slice_hdr + 4, (uint32_t)p->slice_len);
+      nm_put64(p->slice_hdr + 8, l->rtag);
+      p->slice_off = 0;
+      p->in_slice = 1;
+      continue;
+    } else {
+      break;
+    }
+    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)k};
+    ssize_t w = sendmsg(p->out_fd, &mh, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        break;
+      nm_tcp_peer_dead(t, i, strerror(errno));
+      break;
+    }
+    budget -= (size_t)w < budget ? (size_t)w : budget;
+    if (o) {
+      o->off += (size_t)w;
+      if (o->off == o->len) {
+        p->pk_head = o->next;
+        if (!p->pk_head)
+          p->pk_tail = NULL;
+        p->pk_bytes -= o->len;
+        free(o);
+      }
+      continue;
+    }
+    p->slice_off += (uint64_t)w;
+    if (p->slice_off == NM_TCP_HDR + p->slice_len) {
+      p->in_slice = 0;
+      l->done += p->slice_len;
+      if (l->done == l->len) {
+        p->ls_head = l->next;
+        if (!p->ls_head)
+          p->ls_tail = NULL;
+        l->next = t->done;
+        t->done = l;
+        n++;
+      }
+    }
+  }
+  return n;
+}
+
+static int nm_tcp_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, void *ctx)
+{
+  (void)ctx; /* done at post: no send_done upcall */
+  struct nm_tcp_s *t = drv->priv;
+  if (peer >= t->n_peers || len > NM_TCP_MAX_PACKET || len == 0)
+    return -NM_EINVAL;
+  int err = nm_tcp_out_conn(t, peer);
+  if (err)
+    return err;
+  struct nm_tcp_peer_s *p = &t->peers[peer];
+  if (p->pk_bytes + len > NM_TCP_QUEUE_MAX) {
+    nm_tcp_flush(t, peer);
+    if (p->dead)
+      return -NM_ECLOSED;
+    if (p->pk_bytes + len > NM_TCP_QUEUE_MAX)
+      return -NM_EAGAIN;
+  }
+  struct nm_tcp_out_s *o = nm_tcp_frame(NM_TCP_PKT, 0, buf, len);
+  if (!o)
+    return -NM_ENOMEM;
+  nm_tcp_queue(p, o, 0);
+  nm_tcp_flush(t, peer); /* on the wire now when the socket takes it: the latency path */
+  return p->dead ? -NM_ECLOSED : 1;
+}
+
+static struct nm_tcp_large_s *nm_tcp_large_new(uint64_t peer, void *buf, size_t len, uint64_t rtag, void *ctx)
+{
+  struct nm_tcp_large_s *l = calloc(1, sizeof(*l));
+  if (l)
+    *l = (struct nm_tcp_large_s){.peer = peer, .rtag = rtag, .len = len, .buf = buf, .ctx = ctx};
+  return l;
+}
+
+static int nm_tcp_large_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, uint64_t rtag,
+                             void *ctx)
+{
+  struct nm_tcp_s *t = drv->priv;
+  if (peer >= t->n_peers || len > drv->props.max_large)
+    return -NM_EINVAL;
+  int err = nm_tcp_out_conn(t, peer);
+  if (err)
+    return err;
+  struct nm_tcp_large_s *l = nm_tcp_large_new(peer, (void *)buf, len, rtag, ctx); /* only read */
+  if (!l)
+    return -NM_ENOMEM;
+  if (len == 0) { /* nothing to write: done at the next pass */
+    l->next = t->done;
+    t->done = l;
+    return NM_ESUCCESS;
+  }
+  struct nm_tcp_peer_s *p = &t->peers[peer];
+  if (p->ls_tail)
+    p->ls_tail->next = l;
+  else
+    p->ls_head = l;
+  p->ls_tail = l;
+  return NM_ESUCCESS; /* written from the next progress pass on */
+}
+
+static int nm_tcp_large_recv(struct nm_drv_s *drv, uint64_t peer, void *buf, size_t len, uint64_t rtag, void *ctx)
+{
+  struct nm_tcp_s *t = drv->priv;
+  if (peer >= t->n_peers)
+    return -NM_EINVAL;
+  struct nm_tcp_large_s *l = nm_tcp_large_new(peer, buf, len, rtag, ctx);
+  if (!l)
+    return -NM_ENOMEM;
+  if (len == 0 || t->peers[peer].dead) {
+    l->err = len == 0 ? 0 : -NM_ECLOSED;
+    l->next = t->done;
+    t->done = l;
+    return NM_ESUCCESS;
+  }
+  l->next = t->lrecvs;
+  t->lrecvs = l;
+  return NM_ESUCCESS;
+}
+
+/* A cancelled receive stays in the list with no buffer (ctx NULL) until its bytes, if its sender already writes
+ * them, have been read and dropped: the stream must stay in step. */
+static int nm_tcp_large_cancel(struct nm_drv_s *drv, void *ctx)
+{
+  struct nm_tcp_s *t = drv->priv;
+  for (struct nm_tcp_large_s *l = t->lrecvs; l; l = l->next)
+    if (l->ctx == ctx && ctx) {
+      struct nm_tcp_large_s *c = nm_tcp_large_new(l->peer, NULL, 0, l->rtag, ctx);
+      if (!c)
+        return -NM_ENOMEM;
+      c->err = -NM_ECANCELED;
+      c->next = t->done;
+      t->done = c;
+      l->ctx = NULL;
+      l->buf = NULL;
+      return NM_ESUCCESS;
+    }
+  return -NM_ENOTFOUND;
+}
+
+/* ---- receiving ---- */
+
+static struct nm_tcp_large_s *nm_tcp_lrecv_find(struct nm_tcp_s *t, uint64_t peer, uint64_t rtag)
+{
+  for (struct nm_tcp_large_s *l = t->lrecvs; l; l = l->next)
+    if (l->peer == peer && l->rtag == rtag)
+      return l;
+  return NULL;
+}
+
+static void nm_tcp_lrecv_unlink(struct nm_tcp_s *t, struct nm_tcp_large_s *l)
+{
+  for (struct nm_tcp_large_s **pp = &t->lrecvs; *pp; pp = &(*pp)->next)
+    if (*pp == l) {
+      *pp = l->next;
+      return;
+    }
+}
+
+/* A frame header from peer @p i is complete: check it. @return 0, or a reason to refuse it. */
+static const char *nm_tcp_header(struct nm_tcp_s *t, uint64_t i)
+{
+  struct nm_tcp_peer_s *p = &t->peers[i];
+  p->in_kind = nm_get32(p->in_hdr);
+  p->in_len = nm_get32(p->in_hdr + 4);
+  uint64_t tag = nm_get64(p->in_hdr + 8);
+  p->in_got = 0;
+  if (p->in_kind == NM_TCP_PKT) {
+    if (p->in_len == 0 || p->in_len > NM_TCP_MAX_PACKET)
+      return "packet length out of range";
+    if (!p->in_pkt && !(p->in_pkt = malloc(NM_TCP_MAX_PACKET)))
+      return "out of memory";
+    return NULL;
+  }
+  if (p->in_kind == NM_TCP_DATA) {
+    struct nm_tcp_large_s *l = nm_tcp_lrecv_find(t, i, tag);
+    if (!l)
+      return "data for no posted receive";
+    if (p->in_len == 0 || p->in_len > l->len - l->done)
+      return "data beyond its receive";
+    p->in_lr = l;
+    return NULL;
+  }
+  return "unknown frame kind";
+}
+
+/* The next bytes of peer @p p's stream into @p dst (at most @p want): those read ahead first; else a short read
+ * (a frame header, a short body) takes up to NM_TCP_STAGE bytes at once, so that a header and a small packet
+ * cost one recv(), and a long one goes straight into @p dst. @return bytes, 0 at the end of the stream, or -1
+ * (errno). */
+static ssize_t nm_tcp_pull(struct nm_tcp_peer_s *p, uint8_t *dst, size_t want)
+{
+  if (p->st_off == p->st_len && want < NM_TCP_STAGE) {
+    ssize_t r = recv(p->in_fd, p->stage, NM_TCP_STAGE, 0);
+    if (r <= 0)
+      return r;
+    p->st_off = 0;
+    p->st_len = (size_t)r;
+  }
+  if (p->st_off < p->st_len) {
+    size_t n = p->st_len - p->st_off < want ? p->st_len - p->st_off : want;
+    memcpy(dst, p->stage + p->st_off, n);
+    p->st_off += n;
+    return (ssize_t)n;
+  }
+  return recv(p->in_fd, dst, want, 0);
+}
+
+/* Read from peer @p i's connection up to NM_TCP_READ_BYTES; packets go up as soon as they are whole. @return the
+ * number of packets and transfers finished. */
+static int nm_tcp_read(struct nm_drv_s *drv, uint64_t i)
+{
+  struct nm_tcp_s *t = drv->priv;
+  struct nm_tcp_peer_s *p = &t->peers[i];
+  size_t budget = NM_TCP_READ_BYTES;
+  int n = 0;
+  while (!p->dead && p->in_fd >= 0 && budget > 0) {
+    uint8_t *dst;
+    size_t want;
+    uint8_t drop[4096];
+    if (p->in_hdr_got < NM_TCP_HDR) {
+      dst = p->in_hdr + p->in_hdr_got;
+      want = NM_TCP_HDR - p->in_hdr_got;
+    } else if (p->in_kind == NM_TCP_PKT) {
+      dst = p->in_pkt + p->in_got;
+      want = p->in_len - p->in_got;
+    } else if (p->in_lr->buf) {
+      dst = p->in_lr->buf + p->in_lr->done;
+      want = p->in_len - p->in_got;
+    } else { /* a cancelled receive: read and drop */
+      dst = drop;
+      want = p->in_len - p->in_got < sizeof(drop) ? p->in_len - p->in_got : sizeof(drop);
+    }
+    ssize_t r = nm_tcp_pull(p, dst, want < budget ? want : budget);
+    if (r <= 0) {
+      if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        break;
+      nm_tcp_peer_dead(t, i, r == 0 ? NULL : strerror(errno)); /* closed: its process ended */
+      break;
+    }
+    budget -= (size_t)r < budget ? (size_t)r : budget;
+    if (p->in_hdr_got < NM_TCP_HDR) {
+      p->in_hdr_got += (size_t)r;
+      const char *bad = p->in_hdr_got == NM_TCP_HDR ? nm_tcp_header(t, i) : NULL;
+      if (bad)
+        nm_tcp_peer_dead(t, i, bad);
+      continue;
+    }
+    p->in_got += (size_t)r;
+    if (p->in_kind == NM_TCP_DATA)
+      p->in_lr->done += (uint64_t)r;
+    if (p->in_got < p->in_len)
+      continue;
+    p->in_hdr_got = 0; /* the next frame; the state is clean before any upcall, which may progress again */
+    if (p->in_kind == NM_TCP_PKT) {
+      uint8_t *pkt = p->in_pkt;
+      p->in_pkt = NULL;
+      drv->up.packet(drv->up.ref, drv, pkt, p->in_len, i);
+      if (!p->in_pkt)
+        p->in_pkt = pkt;
+      else
+        free(pkt);
+      n++;
+      break; /* back to the core, which answers the packet (a ping, an RTR) before more bulk is read */
+    }
+    struct nm_tcp_large_s *l = p->in_lr;
+    p->in_lr = NULL;
+    if (l->done == l->len) {
+      nm_tcp_lrecv_unlink(t, l);
+      if (l->ctx) {
+        l->next = t->done;
+        t->done = l;
+        n++;
+      } else {
+        free(l); /* cancelled, now drained */
+      }
+    }
+  }
+  return n;
+}
+
+/* Accepted connections: read their HELLO, then they become a peer's incoming connection. */
+static void nm_tcp_accept(struct nm_tcp_s *t)
+{
+  int fd;
+  while ((fd = accept4(t->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+    struct nm_tcp_pending_s *q = calloc(1, sizeof(*q));
+    if (!q) {
+      close(fd);
+      continue;
+    }
+    q->fd = fd;
+    q->next = t->pending;
+    t->pending = q;
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = UINT64_MAX};
+    epoll_ctl(t->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+  }
+  for (struct nm_tcp_pending_s **pp = &t->pending; *pp;) {
+    struct nm_tcp_pending_s *q = *pp;
+    ssize_t r = recv(q->fd, q->hello + q->got, sizeof(q->hello) - q->got, 0);
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      pp = &q->next;
+      continue;
+    }
+    if (r > 0)
+      q->got += (size_t)r;
+    if (r > 0 && q->got < sizeof(q->hello)) {
+      pp = &q->next;
+      continue;
+    }
+    *pp = q->next;
+    uint64_t from = nm_get64(q->hello + 8);
+    int ok = r > 0 && nm_get32(q->hello) == NM_TCP_HELLO && nm_get32(q->hello + 4) == 8 && from < t->n_peers &&
+             nm_get64(q->hello + NM_TCP_HDR) == t->self.nonce && t->peers[from].in_fd < 0 && !t->peers[from].dead;
+    if (ok) {
+      t->peers[from].in_fd = q->fd;
+      struct epoll_event ev = {.events = EPOLLIN, .data.u64 = from};
+      epoll_ctl(t->epoll_fd, EPOLL_CTL_MOD, q->fd, &ev);
+    } else {
+      if (r > 0)
+        fprintf(stderr, "nmad: ntcp: a connection with a bad HELLO was refused\n");
+      close(q->fd);
+    }
+    free(q);
+  }
+}
+
+static int nm_tcp_progress(struct nm_drv_s *drv)
+{
+  struct nm_tcp_s *t = drv->priv;
+  int n = 0;
+  /* which sockets have something: one call, whatever the number of peers */
+  struct epoll_event ev[NM_TCP_EVENTS];
+  int k = epoll_wait(t->epoll_fd, ev, NM_TCP_EVENTS, 0);
+  int accept_seen = 0;
+  for (int e = 0; e < k; e++) {
+    uint64_t i = ev[e].data.u64;
+    if (i == UINT64_MAX) {
+      if (!accept_seen++)
+        nm_tcp_accept(t);
+    } else if (i < t->n_peers && t->peers[i].in_fd >= 0) {
+      n += nm_tcp_read(drv, i);
+    }
+  }
+  /* bytes read ahead are no longer in the kernel: epoll does not report them */
+  for (uint64_t i = 0; i < t->n_peers; i++)
+    if (t->peers[i].in_fd >= 0 && t->peers[i].st_off < t->peers[i].st_len)
+      n += nm_tcp_read(drv, i);
+  for (uint64_t i = 0; i < t->n_peers; i++) {
+    struct nm_tcp_peer_s *p = &t->peers[i];
+    if (p->out_fd >= 0 && (p->pk_head || p->ls_head))
+      n += nm_tcp_flush(t, i);
+  }
+  while (t->done) {
+    struct nm_tcp_large_s *l = t->done;
+    t->done = l->next;
+    void *ctx = l->ctx;
+    if (!ctx) { /* a cancelled receive failed with its peer: reported at its cancel already */
+      free(l);
+      continue;
+    }
+    int err = l->err;
+    size_t len = err ? 0 : l->len;
+    free(l);
+    drv->up.large_done(drv->up.ref, ctx, err, len);
+    n++;
+  }
+  return n;
+}
+
+static int nm_tcp_wait_fd(struct nm_drv_s *drv)
+{
+  struct nm_tcp_s *t = drv->priv;
+  return t->epoll_fd;
+}
+
+/* Blocking is safe when nothing is left to write (the bytes to read wake the epoll fd) and no transfer has
+ * finished unreported. */
+static int nm_tcp_trywait(struct nm_drv_s *drv)
+{
+  struct nm_tcp_s *t = drv->priv;
+  if (t->done)
+    return -NM_EAGAIN;
+  for (size_t i = 0; i < t->n_peers; i++) {
+    const struct nm_tcp_peer_s *p = &t->peers[i];
+    if ((p->out_fd >= 0 && (p->pk_head || p->ls_head)) || (p->in_fd >= 0 && p->st_off < p->st_len))
+      return -NM_EAGAIN;
+  }
+  return NM_ESUCCESS;
+}
+
+const struct nm_drv_ops_s nm_drv_tcp_ops = {
+  .name = "ntcp",
+  .open = nm_tcp_open,
+  .close = nm_tcp_close,
+  .get_address = nm_tcp_get_address,
+  .connect = nm_tcp_connect,
+  .send = nm_tcp_send,
+  .large_send = nm_tcp_large_send,
+  .large_recv = nm_tcp_large_recv,
+  .large_cancel = nm_tcp_large_cancel,
+  .progress = nm_tcp_progress,
+  .wait_fd = nm_tcp_wait_fd,
+  .trywait = nm_tcp_trywait,
+};

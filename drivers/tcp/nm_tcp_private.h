@@ -1,0 +1,110 @@
+/**
+ * @file nm_tcp_private.h
+ * @brief Private: the "ntcp" driver's wire format and state (drivers/tcp/nm_tcp.c).
+ *
+ * Each rank listens on one TCP port. To send to a peer it connects once (its own outgoing connection); the peer
+ * accepts it as that peer's incoming connection. So every connection carries one direction only: no connect race,
+ * no ordering between the two directions. A connection starts with a HELLO frame naming the sender's rank and
+ * the nonce the receiver published for it; then PKT frames (a core packet) and DATA frames (a slice of a large
+ * transfer, for the rendezvous tag the receiver chose and posted). Everything a peer writes is untrusted (DESIGN.md
+ * rule 5): kinds, lengths and tags are checked before use, and a bad frame closes that peer's connection.
+ */
+#ifndef NM_TCP_PRIVATE_H
+#define NM_TCP_PRIVATE_H
+
+#include "drivers/nm_driver.h"
+#include <stdint.h>
+#include <sys/types.h>
+
+#define NM_TCP_MAGIC 0x6e6d61642d746370ull /* "nmad-tcp" */
+#define NM_TCP_HDR 16u                      /* frame header: kind u32, len u32, tag u64, little-endian */
+/* The largest packet: an eager message of just under 128 KiB (the oversubscribed eager threshold, as sm's). */
+#define NM_TCP_MAX_PACKET (128u * 1024u - 64u)
+/* Bytes of a large transfer per DATA frame, and written to one connection per progress pass: what the writer
+ * puts ahead of a later packet in the kernel's buffers. Measured over loopback (doc/performance.md, "The ntcp
+ * driver"): urgent 8 B behind bulk 1.6-3x its idle latency with 32 KiB, 2.4-3.3x with 64 KiB, 6-11x with 256 KiB
+ * written per pass; bandwidth 2.2-3.2 GB/s with 32 KiB. */
+#define NM_TCP_SLICE (32u * 1024u)
+#define NM_TCP_WRITE_BYTES NM_TCP_SLICE
+/* Bytes read from one connection per progress pass (a pass also stops at the first whole packet). */
+#define NM_TCP_READ_BYTES (256u * 1024u)
+/* Bytes a read takes at once when it expects a frame header: a header and a short packet come in one recv(). */
+#define NM_TCP_STAGE 4096u
+/* Socket events taken per progress pass. */
+#define NM_TCP_EVENTS 64
+/* Packet bytes queued to one peer before send() answers -NM_EAGAIN. */
+#define NM_TCP_QUEUE_MAX (8u * 1024u * 1024u)
+
+enum nm_tcp_kind_e {
+  NM_TCP_HELLO = 1, /* tag: the sender's rank; body: 8 bytes, the nonce the receiver published */
+  NM_TCP_PKT = 2,   /* body: one core packet */
+  NM_TCP_DATA = 3,  /* tag: the rendezvous tag; body: the next bytes of that large transfer */
+};
+
+/** What a rank publishes. */
+struct nm_tcp_addr_s {
+  uint64_t magic;
+  uint64_t nonce; /* a sender proves it read our address from the launcher by echoing it in its HELLO */
+  uint32_t ip;    /* IPv4, network order */
+  uint16_t port;  /* network order */
+  uint16_t pad;
+};
+
+/** A packet copied for sending: header + body, written from off. */
+struct nm_tcp_out_s {
+  struct nm_tcp_out_s *next;
+  size_t len, off;
+  uint8_t bytes[];
+};
+
+/** A large transfer: a posted receive (filled by DATA frames in order) or a send (cut into DATA frames). */
+struct nm_tcp_large_s {
+  struct nm_tcp_large_s *next;
+  uint64_t peer, rtag, len, done; /* done: bytes received, or sent */
+  uint8_t *buf;
+  void *ctx;
+  int err;
+};
+
+/** An accepted connection whose HELLO is not complete yet. */
+struct nm_tcp_pending_s {
+  struct nm_tcp_pending_s *next;
+  int fd;
+  size_t got;
+  uint8_t hello[NM_TCP_HDR + 8];
+};
+
+struct nm_tcp_peer_s {
+  struct nm_tcp_addr_s addr;
+  int out_fd, in_fd; /* our connection to it, its connection to us; -1 until made */
+  int dead;          /* a connection failed or a bad frame came: every operation with it fails */
+  /* sending */
+  struct nm_tcp_out_s *pk_head, *pk_tail; /* packets, before any further DATA frame */
+  size_t pk_bytes;
+  struct nm_tcp_large_s *ls_head, *ls_tail; /* large sends, in order */
+  uint8_t slice_hdr[NM_TCP_HDR];
+  uint64_t slice_len, slice_off; /* the DATA frame being written: body bytes, bytes written (header included) */
+  int in_slice;
+  /* receiving */
+  uint8_t in_hdr[NM_TCP_HDR];
+  size_t in_hdr_got;
+  uint32_t in_kind, in_len;
+  size_t in_got;                 /* body bytes read of the current frame */
+  uint8_t *in_pkt;               /* NM_TCP_MAX_PACKET bytes, the packet being read */
+  uint8_t stage[NM_TCP_STAGE];   /* bytes read ahead of the frame being parsed: stage[st_off, st_len) */
+  size_t st_off, st_len;
+  struct nm_tcp_large_s *in_lr;  /* the receive a DATA frame fills */
+};
+
+struct nm_tcp_s {
+  struct nm_tcp_addr_s self;
+  int self_index;
+  int listen_fd, epoll_fd;
+  struct nm_tcp_peer_s *peers;
+  size_t n_peers, cap_peers;
+  struct nm_tcp_pending_s *pending;
+  struct nm_tcp_large_s *lrecvs; /* posted receives */
+  struct nm_tcp_large_s *done;   /* finished large transfers, reported at the end of the pass */
+};
+
+#endif /* NM_TCP_PRIVATE_H */
