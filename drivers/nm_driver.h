@@ -128,6 +128,21 @@ extern const struct nm_drv_ops_s nm_drv_self_ops;
 extern const struct nm_drv_ops_s nm_drv_sm_ops;
 extern const struct nm_drv_ops_s nm_drv_tcp_ops;
 
+/* Helpers the drivers share (drivers/nm_driver.c). */
+/** A random odd 64-bit value (getrandom, else the clock and the pid): a driver publishes it in its address, and a
+ *  peer proves it read that address by echoing it. */
+uint64_t nm_drv_nonce(void);
+/** get_address for a driver whose address is the struct @p self of @p size bytes: copy it into @p addr if
+ *  *@p len allows. @return 0 (and *len = size), -NM_EINVAL. */
+int nm_drv_copy_address(const void *self, size_t size, void *addr, size_t *len);
+/** Make room for peer @p index in a growing table (*@p peers of *@p cap elements of @p elem bytes, @p n used):
+ *  connect() is called for index 0, 1, ... in order. @return 0, -NM_EINVAL (index != n), -NM_ENOMEM. */
+int nm_drv_peer_slot(void **peers, size_t *cap, size_t n, size_t elem, uint64_t index);
+/** The nominal figures a driver gives the core (nm_drv_props_s): latency and overhead in ns, bandwidth in MB/s;
+ *  gap and gap_free 0 (every message pays the overhead); @p provider names it. */
+void nm_drv_set_nominal(struct nm_drv_props_s *props, uint32_t latency_ns, uint32_t overhead_ns,
+                        uint32_t bandwidth_MBps, const char *provider);
+
 /** Ops table for a NMAD_DRIVER word: "self" -> self driver, "sm" -> nmad's shared memory, "ntcp" -> nmad's own TCP
  *  sockets, the rest -> ofi (which validates the word).
  *  @return the table or NULL if the word is unknown. */

@@ -8,97 +8,16 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "drivers/sm/nm_sm_private.h"
+#include "tests/drv_endpoints.h"
 #include <nmad/nm_errno.h>
-
-#define MAX_SEEN 4096
-
-/* What one endpoint's upcalls saw. */
-struct seen_s {
-  int n_pkts;
-  size_t lens[MAX_SEEN];
-  uint64_t srcs[MAX_SEEN];
-  unsigned char first[MAX_SEEN], last[MAX_SEEN];
-  int bad_content;
-  int nest;  /* the packet upcall progresses its endpoint again (a handler that waits, a forwarding hook) */
-  int depth;
-  int nested_calls;
-  int n_large;
-  void *large_ctx[16];
-  int large_err[16];
-  size_t large_len[16];
-};
-
-#define NEP 3
-static struct nm_drv_s ep[NEP];
-static struct seen_s seen[NEP];
-
-/* Packet k of length len: byte i is (k + i) mod 251, so that any shift or mix-up shows. */
-static void fill(unsigned char *buf, size_t len, int k)
-{
-  for (size_t i = 0; i < len; i++)
-    buf[i] = (unsigned char)((k + i) % 251);
-}
-
-static void up_packet(void *ref, struct nm_drv_s *drv, const void *buf, size_t len, uint64_t src)
-{
-  struct seen_s *s = ref;
-  if (s->n_pkts >= MAX_SEEN)
-    return;
-  const unsigned char *b = buf;
-  int k = s->n_pkts;
-  for (size_t i = 0; i < len; i++)
-    if (b[i] != (unsigned char)((k + i) % 251))
-      s->bad_content++;
-  s->lens[k] = len;
-  s->srcs[k] = src;
-  s->n_pkts++;
-  if (s->nest && s->depth < 3) {
-    s->depth++;
-    s->nested_calls++;
-    drv->ops->progress(drv);
-    s->depth--;
-  }
-}
-
-static void up_send_done(void *ref, void *ctx, int err) { (void)ref, (void)ctx, (void)err; }
-
-static void up_large_done(void *ref, void *ctx, int err, size_t len)
-{
-  struct seen_s *s = ref;
-  if (s->n_large < 16) {
-    s->large_ctx[s->n_large] = ctx;
-    s->large_err[s->n_large] = err;
-    s->large_len[s->n_large] = len;
-    s->n_large++;
-  }
-}
 
 static void setup(void)
 {
-  memset(seen, 0, sizeof(seen));
-  memset(ep, 0, sizeof(ep));
-  unsigned char addr[NEP][NM_DRV_ADDR_MAX];
-  size_t len[NEP];
-  for (int i = 0; i < NEP; i++) {
-    ep[i].ops = &nm_drv_sm_ops;
-    ep[i].up = (struct nm_drv_upcalls_s){&seen[i], up_send_done, up_packet, up_large_done};
-    ck_assert_int_eq(ep[i].ops->open(&ep[i], "sm", 1), 0);
-    len[i] = sizeof(addr[i]);
-    ck_assert_int_eq(ep[i].ops->get_address(&ep[i], addr[i], &len[i]), 0);
-  }
-  for (int i = 0; i < NEP; i++)
-    for (int j = 0; j < NEP; j++)
-      ck_assert_int_eq(ep[i].ops->connect(&ep[i], (uint64_t)j, addr[j], len[j]), 0);
+  endpoints_open(&nm_drv_sm_ops, "sm");
   /* as the launcher would say on a host with a core per rank (the guess from the online processors would turn
    * the shared copy off on a machine with fewer cores than these three endpoints) */
   for (int i = 0; i < NEP; i++)
     ep[i].ops->host_oversubscribed(&ep[i], 0);
-}
-
-static void teardown(void)
-{
-  for (int i = 0; i < NEP; i++)
-    ep[i].ops->close(&ep[i]);
 }
 
 static void progress_both(void)
@@ -492,11 +411,6 @@ END_TEST
 
 /* ---- staged sends: one buffer sent to ranks 1 and 2 at once ---- */
 
-static void progress_all(void)
-{
-  for (int i = 0; i < NEP; i++)
-    ep[i].ops->progress(&ep[i]);
-}
 
 static int slot_refs(int i)
 {

@@ -11,96 +11,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "drivers/tcp/nm_tcp_private.h"
+#include "tests/drv_endpoints.h"
 #include "nmad/core/nm_le.h"
 #include <nmad/nm_errno.h>
-
-#define MAX_SEEN 1024
-#define NEP 3
-
-struct seen_s {
-  int n_pkts;
-  size_t lens[MAX_SEEN];
-  uint64_t srcs[MAX_SEEN];
-  int bad_content;
-  int large_at_pkt[MAX_SEEN]; /* large transfers done when each packet came */
-  int n_large;
-  void *large_ctx[16];
-  int large_err[16];
-  size_t large_len[16];
-};
-
-static struct nm_drv_s ep[NEP];
-static struct seen_s seen[NEP];
-
-static void fill(unsigned char *buf, size_t len, int k)
-{
-  for (size_t i = 0; i < len; i++)
-    buf[i] = (unsigned char)((k + i) % 251);
-}
-
-/* Packet k of each endpoint carries fill(k): checked on arrival, in order. */
-static void up_packet(void *ref, struct nm_drv_s *drv, const void *buf, size_t len, uint64_t src)
-{
-  (void)drv;
-  struct seen_s *s = ref;
-  if (s->n_pkts >= MAX_SEEN)
-    return;
-  const unsigned char *b = buf;
-  int k = s->n_pkts;
-  for (size_t i = 0; i < len; i++)
-    if (b[i] != (unsigned char)((k + i) % 251))
-      s->bad_content++;
-  s->lens[k] = len;
-  s->srcs[k] = src;
-  s->large_at_pkt[k] = s->n_large;
-  s->n_pkts++;
-}
-
-static void up_send_done(void *ref, void *ctx, int err) { (void)ref, (void)ctx, (void)err; }
-
-static void up_large_done(void *ref, void *ctx, int err, size_t len)
-{
-  struct seen_s *s = ref;
-  if (s->n_large < 16) {
-    s->large_ctx[s->n_large] = ctx;
-    s->large_err[s->n_large] = err;
-    s->large_len[s->n_large] = len;
-    s->n_large++;
-  }
-}
 
 static struct nm_tcp_s *priv(int i) { return ep[i].priv; }
 
 static void setup(void)
 {
-  memset(seen, 0, sizeof(seen));
-  memset(ep, 0, sizeof(ep));
-  unsigned char addr[NEP][NM_DRV_ADDR_MAX];
-  size_t len[NEP];
-  for (int i = 0; i < NEP; i++) {
-    ep[i].ops = &nm_drv_tcp_ops;
-    ep[i].up = (struct nm_drv_upcalls_s){&seen[i], up_send_done, up_packet, up_large_done};
-    ck_assert_int_eq(ep[i].ops->open(&ep[i], "ntcp", 1), 0);
-    len[i] = sizeof(addr[i]);
-    ck_assert_int_eq(ep[i].ops->get_address(&ep[i], addr[i], &len[i]), 0);
-  }
-  for (int i = 0; i < NEP; i++)
-    for (int j = 0; j < NEP; j++)
-      ck_assert_int_eq(ep[i].ops->connect(&ep[i], (uint64_t)j, addr[j], len[j]), 0);
+  endpoints_open(&nm_drv_tcp_ops, "ntcp");
   for (int i = 0; i < NEP; i++)
     ck_assert_int_eq(priv(i)->self_index, i);
-}
-
-static void teardown(void)
-{
-  for (int i = 0; i < NEP; i++)
-    ep[i].ops->close(&ep[i]);
-}
-
-static void progress_all(void)
-{
-  for (int i = 0; i < NEP; i++)
-    ep[i].ops->progress(&ep[i]);
 }
 
 /* Progress until endpoint @p i saw @p pkts packets and @p large transfers ended (or a bound is reached). */

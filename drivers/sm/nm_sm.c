@@ -25,11 +25,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <signal.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifdef MADV_POPULATE_WRITE
@@ -49,17 +47,6 @@ static struct nm_sm_ring_ctl_s *nm_sm_ring_ctl(uint8_t *seg, uint64_t sender)
 }
 
 static void nm_sm_close(struct nm_drv_s *drv);
-
-static uint64_t nm_sm_nonce(void)
-{
-  uint64_t n = 0;
-  if (getrandom(&n, sizeof(n), GRND_NONBLOCK) != (ssize_t)sizeof(n)) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    n = ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) ^ ((uint64_t)getpid() << 32);
-  }
-  return n | 1;
-}
 
 static int nm_sm_open(struct nm_drv_s *drv, const char *word, int all_local)
 {
@@ -98,7 +85,7 @@ static int nm_sm_open(struct nm_drv_s *drv, const char *word, int all_local)
    * Without Yama the call fails with EINVAL and nothing is needed. */
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
   s->self.magic = NM_SM_MAGIC;
-  s->self.nonce = nm_sm_nonce();
+  s->self.nonce = nm_drv_nonce();
   s->self.pid = (int32_t)getpid();
   struct nm_sm_seg_hdr_s *hdr = (struct nm_sm_seg_hdr_s *)s->seg;
   hdr->magic = NM_SM_MAGIC;
@@ -111,12 +98,7 @@ static int nm_sm_open(struct nm_drv_s *drv, const char *word, int all_local)
   /* Nominal figures of this machine (doc/performance.md, "The sm driver"): ping-pong 8 B 0.2-0.3 us one way,
    * CMA's copy ~10 GB/s. Between ranks of one host the latency is CPU time on both sides: half of it is the
    * sender's (LogP's o), as the ofi table does for libfabric's shm (nm_ofi_quirks.c). */
-  drv->props.latency_ns = 300;
-  drv->props.overhead_ns = 150;
-  drv->props.gap_ns = 0;
-  drv->props.gap_free = 0;
-  drv->props.bandwidth_MBps = 10000;
-  snprintf(drv->props.provider, sizeof(drv->props.provider), "sm");
+  nm_drv_set_nominal(&drv->props, 300, 150, 10000, "sm");
   return NM_ESUCCESS;
 }
 
@@ -171,32 +153,22 @@ static void nm_sm_close(struct nm_drv_s *drv)
 static int nm_sm_get_address(struct nm_drv_s *drv, void *addr, size_t *len)
 {
   struct nm_sm_s *s = drv->priv;
-  if (*len < sizeof(s->self))
-    return -NM_EINVAL;
-  memcpy(addr, &s->self, sizeof(s->self));
-  *len = sizeof(s->self);
-  return NM_ESUCCESS;
+  return nm_drv_copy_address(&s->self, sizeof(s->self), addr, len);
 }
 
 static int nm_sm_connect(struct nm_drv_s *drv, uint64_t index, const void *addr, size_t len)
 {
   struct nm_sm_s *s = drv->priv;
-  if (index != s->n_peers || len != sizeof(struct nm_sm_addr_s))
+  if (len != sizeof(struct nm_sm_addr_s))
     return -NM_EINVAL;
   if (index >= NM_SM_MAX_PEERS) {
     fprintf(stderr, "nmad: sm: more than %u ranks on one host\n", NM_SM_MAX_PEERS);
     return -NM_ENOTSUP;
   }
-  if (s->n_peers == s->cap_peers) {
-    size_t cap = s->cap_peers ? 2 * s->cap_peers : 16;
-    struct nm_sm_peer_s *p = realloc(s->peers, cap * sizeof(*p));
-    if (!p)
-      return -NM_ENOMEM;
-    s->peers = p;
-    s->cap_peers = cap;
-  }
+  int err = nm_drv_peer_slot((void **)&s->peers, &s->cap_peers, s->n_peers, sizeof(*s->peers), index);
+  if (err)
+    return err;
   struct nm_sm_peer_s *p = &s->peers[s->n_peers];
-  memset(p, 0, sizeof(*p));
   memcpy(&p->addr, addr, sizeof(p->addr));
   p->wake_fd = -1;
   if (p->addr.magic != NM_SM_MAGIC)
