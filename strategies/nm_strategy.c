@@ -60,6 +60,7 @@ int nm_strat_retry(struct nm_gate_s *gate, int *blocked)
     if (!pw)
       continue;
     gate->rails[i].retry = NULL;
+    gate->core->n_retry--;
     if (nm_strat_pw_post(pw))
       n++;
     else

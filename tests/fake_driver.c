@@ -31,7 +31,7 @@ static int fake_connect(struct nm_drv_s *drv, uint64_t i, const void *a, size_t 
 static int fake_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, void *ctx)
 {
   struct fake_drv_s *f = drv->priv;
-  if (f->n_pkts == FAKE_MAX_PKTS)
+  if (f->n_pkts == FAKE_MAX_PKTS || f->refuse)
     return -NM_EAGAIN;
   struct fake_pkt_s *p = &f->pkts[f->n_pkts];
   if (!p->buf && !(p->buf = malloc(drv->props.max_packet)))

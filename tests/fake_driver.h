@@ -28,6 +28,7 @@ struct fake_drv_s {
   int n_large;
   struct fake_large_s large[FAKE_MAX_LARGE];
   int inject; /* 1: sends complete at post (like fi_inject); 0: stay in flight until fake_complete_sends() */
+  int refuse; /* 1: packet sends are refused with -NM_EAGAIN (no room) */
   int n_inflight;
   void *inflight[FAKE_MAX_PKTS];
   int cancelled;

@@ -360,6 +360,38 @@ START_TEST(test_rdv_accept_covers)
 }
 END_TEST
 
+/* A packet the driver refuses (-NM_EAGAIN: no room, as a full sm ring) waits on its rail and is counted in
+ * n_retry, which keeps the core from sleeping meanwhile (nm_core_block(): the room comes without a driver event).
+ * It leaves at the first pass with room, and a gate that fails drops it from the count. */
+START_TEST(test_refused_packet_counted)
+{
+  setup_strategy("prio");
+  nm_sr_request_t a, b;
+  fake->refuse = 1;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(1), 5, "abc", 4, &a), 0);
+  nm_core_progress(core);
+  ck_assert_int_eq(fake->n_pkts, 0);
+  ck_assert_int_eq(core->n_retry, 1);
+  nm_core_progress(core); /* refused again: still one */
+  ck_assert_int_eq(core->n_retry, 1);
+  fake->refuse = 0;
+  for (int pass = 0; pass < 3 && fake->n_pkts == 0; pass++)
+    nm_core_progress(core);
+  ck_assert_int_eq(fake->n_pkts, 1);
+  ck_assert_uint_eq(fake->pkts[0].peer, 1);
+  ck_assert_int_eq(core->n_retry, 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &a), 0);
+  fake->refuse = 1;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(2), 6, "def", 4, &b), 0);
+  nm_core_progress(core);
+  ck_assert_int_eq(core->n_retry, 1);
+  nm_gate_fail(gate(2), -NM_ECLOSED);
+  ck_assert_int_eq(core->n_retry, 0);
+  ck_assert_int_ne(nm_sr_stest(sess, &b), 0);
+  teardown();
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("sched");
@@ -374,6 +406,7 @@ int main(void)
   tcase_add_test(t, test_prio_sorted_distinct_tags);
   tcase_add_test(t, test_default_strategy_prio_aggreg);
   tcase_add_test(t, test_rdv_accept_covers);
+  tcase_add_test(t, test_refused_packet_counted);
   suite_add_tcase(s, t);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -128,6 +128,7 @@ void nm_gate_fail(struct nm_gate_s *gate, int err)
       nm_gate_detach_pw_reqs(gate->rails[i].retry, err);
       nm_pool_put(&core->pw_pool, gate->rails[i].retry);
       gate->rails[i].retry = NULL;
+      core->n_retry--;
     }
   nm_gate_fail_list(&gate->send_queue, err);
   nm_gate_fail_list(&gate->rdv_sends, err);

@@ -210,6 +210,7 @@ int nm_strat_pw_post(struct nm_pw_s *pw)
     gate->inflight_pws = pw;
   } else if (rc == -NM_EAGAIN) {
     rail->retry = pw;
+    core->n_retry++;
     return 0;
   } else {
     nm_pw_complete(pw, -NM_ECLOSED);
