@@ -371,7 +371,8 @@ static int nm_tcp_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, siz
     nm_tcp_flush(t, peer);
     if (p->dead)
       return -NM_ECLOSED;
-    if (p->pk_bytes + len > NM_TCP_QUEUE_MAX)
+    if (p->pk_bytes && p->pk_bytes + len > NM_TCP_QUEUE_MAX) /* an empty queue takes any packet: a bound below
+                                                                * max_packet must not refuse one for ever */
       return -NM_EAGAIN;
   }
   struct nm_tcp_out_s *o = nm_tcp_frame(NM_TCP_PKT, 0, buf, len);
