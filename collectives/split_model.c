@@ -128,14 +128,12 @@ int nm_coll_split_model_best(const struct nm_coll_split_model_s *m)
   if (!nm_split_model_ok(m))
     return -NM_EINVAL;
   int h = nm_coll_split_depth(m->n);
-  /* No idle core (P <= 0): the model prices every S the same (nothing overlaps), and the paper keeps the blocking
-   * behaviour, S = H (section 7). nmad's progress thread blocks in the drivers when it has nothing to do, so on a
-   * time-sliced core it takes CPU only for the work it is given, and the levels it holds move during the
-   * computation, where S = H leaves them all to the wait. Measured on this project's 2-core host (2 and 4 ranks,
-   * sm and tcp, every NMAD_BIND policy: doc/split-tree.md), S = 0 was within 1.07x of the best S in 24 of 24
-   * cases and S = H up to 1.19x slower: we answer S = 0 there. */
-  if (nm_split_P(m) <= 0)
-    return 0;
+  /* No idle core (P <= 0): the model prices every S the same (nothing overlaps), so the tie rule answers S = 0,
+   * where the paper keeps the blocking behaviour, S = H (section 7). nmad's progress thread blocks in the drivers
+   * when it has nothing to do, so on a time-sliced core it takes CPU only for the work it is given, and the levels
+   * it holds move during the computation, where S = H leaves them all to the wait. Measured on this project's
+   * 2-core host (2 and 4 ranks, sm and tcp, every NMAD_BIND policy: doc/split-tree.md), S = 0 was within 1.1x of
+   * the best S in 72 of 72 cases (worst 1.09x) and S = H up to 1.30x slower. */
   int best = 0;
   double tbest = nm_coll_split_model_overlapped(m, 0);
   for (int S = 1; S <= h; S++) {

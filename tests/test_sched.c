@@ -361,7 +361,8 @@ START_TEST(test_rdv_accept_covers)
 END_TEST
 
 /* A packet the driver refuses (-NM_EAGAIN: no room, as a full sm ring) waits on its rail and is counted in
- * n_retry, which keeps the core from sleeping meanwhile (nm_core_block(): the room comes without a driver event).
+ * n_retry, which makes the core sleep by the short back-off meanwhile (nm_core_block(): the room comes without a
+ * driver event).
  * It leaves at the first pass with room, and a gate that fails drops it from the count. */
 START_TEST(test_refused_packet_counted)
 {

@@ -207,6 +207,7 @@ static void nm_tcp_peer_dead(struct nm_tcp_s *t, uint64_t i, const char *why)
   if (p->in_fd >= 0)
     close(p->in_fd);
   p->out_fd = p->in_fd = -1;
+  p->out_watch = 0;
   while (p->pk_head) {
     struct nm_tcp_out_s *o = p->pk_head;
     p->pk_head = o->next;
@@ -223,6 +224,13 @@ static void nm_tcp_peer_dead(struct nm_tcp_s *t, uint64_t i, const char *why)
 
 /* ---- sending ---- */
 
+static void nm_tcp_put_hdr(uint8_t *h, uint32_t kind, uint32_t len, uint64_t tag)
+{
+  nm_put32(h, kind);
+  nm_put32(h + 4, len);
+  nm_put64(h + 8, tag);
+}
+
 static struct nm_tcp_out_s *nm_tcp_frame(uint32_t kind, uint64_t tag, const void *body, size_t len)
 {
   struct nm_tcp_out_s *o = malloc(sizeof(*o) + NM_TCP_HDR + len);
@@ -231,9 +239,7 @@ static struct nm_tcp_out_s *nm_tcp_frame(uint32_t kind, uint64_t tag, const void
   o->next = NULL;
   o->len = NM_TCP_HDR + len;
   o->off = 0;
-  nm_put32(o->bytes, kind);
-  nm_put32(o->bytes + 4, (uint32_t)len);
-  nm_put64(o->bytes + 8, tag);
+  nm_tcp_put_hdr(o->bytes, kind, (uint32_t)len, tag);
   if (len)
     memcpy(o->bytes + NM_TCP_HDR, body, len);
   return o;
@@ -282,8 +288,11 @@ static int nm_tcp_out_conn(struct nm_tcp_s *t, uint64_t i)
     nm_tcp_peer_dead(t, i, why);
     return -NM_ECLOSED;
   }
-  p->out_fd = fd; /* not in the epoll set: a peer that dies shows as a failed write, an end of its own connection
-                   * to us, or the launcher's fault report */
+  p->out_fd = fd;
+  /* in the epoll set for its errors and hang-ups (always reported: a peer gone while we only write to it), and
+   * for EPOLLOUT while something waits to be written (nm_tcp_trywait()) */
+  struct epoll_event ev = {.events = 0, .data.u64 = i | NM_TCP_OUT_EV};
+  epoll_ctl(t->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
   nm_tcp_queue(p, hello, 1);
   return NM_ESUCCESS;
 }
@@ -311,9 +320,7 @@ static int nm_tcp_flush(struct nm_tcp_s *t, uint64_t i)
       iov[k++] = (struct iovec){o->bytes + o->off, o->len - o->off};
     } else if (l) {
       p->slice_len = l->len - l->done < NM_TCP_SLICE ? l->len - l->done : NM_TCP_SLICE;
-      nm_put32(p->slice_hdr, NM_TCP_DATA);
-      nm_put32(p->slice_hdr + 4, (uint32_t)p->slice_len);
-      nm_put64(p->slice_hdr + 8, l->rtag);
+      nm_tcp_put_hdr(p->slice_hdr, NM_TCP_DATA, (uint32_t)p->slice_len, l->rtag);
       p->slice_off = 0;
       p->in_slice = 1;
       continue;
@@ -375,17 +382,36 @@ static int nm_tcp_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, siz
                                                                 * max_packet must not refuse one for ever */
       return -NM_EAGAIN;
   }
-  struct nm_tcp_out_s *o = nm_tcp_frame(NM_TCP_PKT, 0, buf, len);
+  ssize_t w = 0;
+  if (!p->pk_head && !p->in_slice) { /* nothing ahead of it: straight from the caller's buffer (the latency path) */
+    uint8_t h[NM_TCP_HDR];
+    nm_tcp_put_hdr(h, NM_TCP_PKT, (uint32_t)len, 0);
+    struct iovec iov[2] = {{h, NM_TCP_HDR}, {(void *)buf, len}};
+    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+    w = sendmsg(p->out_fd, &mh, MSG_NOSIGNAL);
+    if (w == (ssize_t)(NM_TCP_HDR + len))
+      return 1;
+    if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      nm_tcp_peer_dead(t, peer, strerror(errno));
+      return -NM_ECLOSED;
+    }
+  }
+  struct nm_tcp_out_s *o = nm_tcp_frame(NM_TCP_PKT, 0, buf, len); /* what the socket did not take: queued */
+  if (!o && w > 0) { /* part of a frame is on the wire: the stream cannot go on */
+    nm_tcp_peer_dead(t, peer, "out of memory in the middle of a frame");
+    return -NM_ECLOSED;
+  }
   if (!o)
     return -NM_ENOMEM;
+  o->off = w > 0 ? (size_t)w : 0;
   nm_tcp_queue(p, o, 0);
-  nm_tcp_flush(t, peer); /* on the wire now when the socket takes it: the latency path */
+  nm_tcp_flush(t, peer);
   return p->dead ? -NM_ECLOSED : 1;
 }
 
 static struct nm_tcp_large_s *nm_tcp_large_new(uint64_t peer, void *buf, size_t len, uint64_t rtag, void *ctx)
 {
-  struct nm_tcp_large_s *l = calloc(1, sizeof(*l));
+  struct nm_tcp_large_s *l = malloc(sizeof(*l));
   if (l)
     *l = (struct nm_tcp_large_s){.peer = peer, .rtag = rtag, .len = len, .buf = buf, .ctx = ctx};
   return l;
@@ -656,6 +682,9 @@ static int nm_tcp_progress(struct nm_drv_s *drv)
     if (i == UINT64_MAX) {
       if (!accept_seen++)
         nm_tcp_accept(t);
+    } else if (i & NM_TCP_OUT_EV) { /* writable: the flushes below write; an error: the peer is gone */
+      if ((ev[e].events & (EPOLLERR | EPOLLHUP)) && (i & ~NM_TCP_OUT_EV) < t->n_peers)
+        nm_tcp_peer_dead(t, i & ~NM_TCP_OUT_EV, NULL);
     } else if (i < t->n_peers && t->peers[i].in_fd >= 0) {
       n += nm_tcp_read(drv, i);
     }
@@ -668,6 +697,11 @@ static int nm_tcp_progress(struct nm_drv_s *drv)
     struct nm_tcp_peer_s *p = &t->peers[i];
     if (p->out_fd >= 0 && (p->pk_head || p->ls_head))
       n += nm_tcp_flush(t, i);
+    if (p->out_watch && p->out_fd >= 0 && !p->pk_head && !p->ls_head) {
+      struct epoll_event oe = {.events = 0, .data.u64 = i | NM_TCP_OUT_EV};
+      epoll_ctl(t->epoll_fd, EPOLL_CTL_MOD, p->out_fd, &oe);
+      p->out_watch = 0;
+    }
   }
   while (t->done) {
     struct nm_tcp_large_s *l = t->done;
@@ -692,17 +726,23 @@ static int nm_tcp_wait_fd(struct nm_drv_s *drv)
   return t->epoll_fd;
 }
 
-/* Blocking is safe when nothing is left to write (the bytes to read wake the epoll fd) and no transfer has
- * finished unreported. */
+/* Blocking is safe once every connection with bytes to write watches for room (EPOLLOUT), when no bytes read
+ * ahead wait to be parsed (epoll does not see them) and no transfer has finished unreported. */
 static int nm_tcp_trywait(struct nm_drv_s *drv)
 {
   struct nm_tcp_s *t = drv->priv;
   if (t->done)
     return -NM_EAGAIN;
   for (size_t i = 0; i < t->n_peers; i++) {
-    const struct nm_tcp_peer_s *p = &t->peers[i];
-    if ((p->out_fd >= 0 && (p->pk_head || p->ls_head)) || (p->in_fd >= 0 && p->st_off < p->st_len))
+    struct nm_tcp_peer_s *p = &t->peers[i];
+    if (p->in_fd >= 0 && p->st_off < p->st_len)
       return -NM_EAGAIN;
+    if (p->out_fd >= 0 && (p->pk_head || p->ls_head) && !p->out_watch) {
+      struct epoll_event oe = {.events = EPOLLOUT, .data.u64 = i | NM_TCP_OUT_EV};
+      if (epoll_ctl(t->epoll_fd, EPOLL_CTL_MOD, p->out_fd, &oe) != 0)
+        return -NM_EAGAIN;
+      p->out_watch = 1;
+    }
   }
   return NM_ESUCCESS;
 }

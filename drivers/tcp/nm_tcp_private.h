@@ -30,6 +30,8 @@
 #define NM_TCP_READ_BYTES (256u * 1024u)
 /* Bytes a read takes at once when it expects a frame header: a header and a short packet come in one recv(). */
 #define NM_TCP_STAGE 4096u
+/* Epoll data of an outgoing connection: its peer index with this bit (incoming ones: the index alone). */
+#define NM_TCP_OUT_EV (1ull << 63)
 /* Socket events taken per progress pass. */
 #define NM_TCP_EVENTS 64
 /* Packet bytes queued to one peer before send() answers -NM_EAGAIN. */
@@ -78,6 +80,7 @@ struct nm_tcp_peer_s {
   struct nm_tcp_addr_s addr;
   int out_fd, in_fd; /* our connection to it, its connection to us; -1 until made */
   int dead;          /* a connection failed or a bad frame came: every operation with it fails */
+  int out_watch;     /* out_fd is in the epoll set for EPOLLOUT (something waits to be written) */
   /* sending */
   struct nm_tcp_out_s *pk_head, *pk_tail; /* packets, before any further DATA frame */
   size_t pk_bytes;

@@ -326,15 +326,14 @@ static void nm_core_block(nm_core_t core, uint64_t deadline_ns, uint64_t *backof
     nm_core_lock_reacquire(core, held);
     return;
   }
-  if (core->n_retry) {
-    /* A packet waits for room in a driver (a full sm ring): the room comes when the peer reads, which wakes
-     * nothing here, so sleeping would hold the packet up to NM_BLOCK_MAX_NS. Yield and come back instead. */
-    nm_core_yield(core);
-    return;
-  }
   struct pollfd fds[NM_CORE_MAX_FDS + 1];
   int have_fd_less;
   int nfds = nm_core_block_fds(core, fds, 1, &have_fd_less);
+  /* A packet waiting for room in a driver (a full sm ring) is like a driver without a wait fd: the room comes when
+   * the peer reads, which wakes nothing here, so the sleep is the back-off's (1 us doubling to 500 us), not
+   * NM_BLOCK_MAX_NS. */
+  if (core->n_retry)
+    have_fd_less = 1;
   if (nfds < 0)
     return;
   /* Another thread (the progress thread, or another application thread) may handle the event this one waits for

@@ -303,7 +303,8 @@ struct nm_core_s {
   uint64_t next_rtag;   /* rendezvous tags for large receives */
   int n_large;          /* large transfers posted to drivers and not completed */
   int n_retry;          /* packets a driver refused (-NM_EAGAIN), held on their rail for the next pass: the core
-                         * does not sleep meanwhile (nm_core_block()), since no driver event may announce room */
+                         * then sleeps by the short back-off (nm_core_block()), since no driver event may announce
+                         * room */
   /* Large transfers a driver had no room for (-NM_EAGAIN), retried at the next progress pass instead of
    * progressing the driver from inside the packet handler (nm_rdv_retry()): sends to post, FIFO; and the number
    * of gates whose receiver side must ask for chunks again. */

@@ -93,10 +93,10 @@ double nm_coll_split_model_compute(const struct nm_coll_split_model_s *m);
 
 /**
  * @brief The model's S (section 6.2, "Discussion and tuning": compute the predicted time for every S and keep
- * the best): argmin over S = 0..H of nm_coll_split_model_overlapped(), the smallest S on a tie; 0 when P <= 0 (no idle core: every S costs the same in the model; nmad's progress
- * thread blocks when idle, so on a time-sliced core the levels it holds move during the computation: measured
- * within 1.07x of the best S in every case on a 2-core host, where the paper's S = H was up to 1.19x slower,
- * doc/split-tree.md).
+ * the best): argmin over S = 0..H of nm_coll_split_model_overlapped(), the smallest S on a tie; so 0 when
+ * P <= 0, where every S costs the same in the model (the paper keeps S = H there; nmad's progress thread blocks
+ * when idle, so on a time-sliced core the levels it holds move during the computation: measured within 1.1x of
+ * the best S in 72 of 72 cases on a 2-core host, where S = H was up to 1.30x slower; doc/split-tree.md).
  * @return S in [0, H], or -NM_EINVAL for a NULL model, n < 1 or n_proc < 1. O(H^2). Thread-safe.
  */
 int nm_coll_split_model_best(const struct nm_coll_split_model_s *m);
