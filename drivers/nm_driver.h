@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 struct nm_drv_s;
 
@@ -66,6 +67,8 @@ struct nm_drv_props_s {
  *  the next pass, so that a burst to it is aggregated, and other gates' packets go at once. */
 #define NM_DRV_F_PACED 0x10u
 
+/** Most pieces a sendv() packet has (NM_PW_GAPS payloads and the core's bytes around them). */
+#define NM_DRV_SENDV_MAX 9
 #define NM_DRV_ADDR_MAX 128 /* bytes of an endpoint address */
 #define NM_DRV_NO_FD (-1)
 #define NM_DRV_NO_EVENTS (-2)
@@ -84,6 +87,11 @@ struct nm_drv_ops_s {
   /** Post a packet send. @return 0 posted (send_done follows), 1 completed already (no upcall),
    *  -NM_EAGAIN queue full (retry later), other -NM_E* on failure. */
   int (*send)(struct nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, void *ctx);
+  /** Optional: post a packet given in @p iovcnt pieces (at most NM_DRV_SENDV_MAX) whose concatenation is its
+   *  @p len bytes; the same returns as send. A driver that copies packets into its own memory (sm's ring) has it,
+   *  so that a message's payload is copied once, from the caller's buffer, instead of into the core's packet
+   *  first (nm_outgoing.c, "gaps"). The pieces stay valid until the send completes. */
+  int (*sendv)(struct nm_drv_s *drv, uint64_t peer, const struct iovec *iov, int iovcnt, size_t len, void *ctx);
   /** Post a large send of [buf, buf+len) matched by rtag at the receiver. @return 0, -NM_EAGAIN (queue full:
    *  the core posts it again at a later progress pass; never progress from inside this call) or -NM_E*. */
   int (*large_send)(struct nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, uint64_t rtag, void *ctx);

@@ -28,7 +28,8 @@ static void fake_close(struct nm_drv_s *drv)
 static int fake_get_address(struct nm_drv_s *drv, void *addr, size_t *len) { *len = 0; return 0; }
 static int fake_connect(struct nm_drv_s *drv, uint64_t i, const void *a, size_t l) { return 0; }
 
-static int fake_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, void *ctx)
+static int fake_sendv(struct nm_drv_s *drv, uint64_t peer, const struct iovec *iov, int iovcnt, size_t len,
+                      void *ctx)
 {
   struct fake_drv_s *f = drv->priv;
   if (f->n_pkts == FAKE_MAX_PKTS || f->refuse)
@@ -38,12 +39,25 @@ static int fake_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, size_
     return -NM_ENOMEM;
   f->n_pkts++;
   p->peer = peer;
-  p->len = len;
-  memcpy(p->buf, buf, len);
+  p->len = 0;
+  p->pieces = iovcnt;
+  for (int i = 0; i < iovcnt; i++) {
+    if (p->len + iov[i].iov_len <= drv->props.max_packet)
+      memcpy(p->buf + p->len, iov[i].iov_base, iov[i].iov_len);
+    p->len += iov[i].iov_len;
+  }
+  if (p->len != len)
+    return -NM_EINVAL;
   if (f->inject)
     return 1;
   f->inflight[f->n_inflight++] = ctx;
   return 0;
+}
+
+static int fake_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, void *ctx)
+{
+  const struct iovec one = {(void *)buf, len};
+  return fake_sendv(drv, peer, &one, 1, len, ctx);
 }
 
 static int fake_large(struct nm_drv_s *drv, uint64_t peer, void *buf, size_t len, uint64_t rtag, void *ctx, int s)
@@ -86,6 +100,13 @@ const struct nm_drv_ops_s fake_drv_ops = {
   .name = "fake", .open = fake_open, .close = fake_close, .get_address = fake_get_address,
   .connect = fake_connect, .send = fake_send, .large_send = fake_large_send, .large_recv = fake_large_recv,
   .large_cancel = fake_large_cancel, .progress = fake_progress, .wait_fd = fake_wait_fd, .trywait = fake_trywait,
+};
+
+const struct nm_drv_ops_s fake_drv_gather_ops = {
+  .name = "fake", .open = fake_open, .close = fake_close, .get_address = fake_get_address,
+  .connect = fake_connect, .send = fake_send, .sendv = fake_sendv, .large_send = fake_large_send,
+  .large_recv = fake_large_recv, .large_cancel = fake_large_cancel, .progress = fake_progress,
+  .wait_fd = fake_wait_fd, .trywait = fake_trywait,
 };
 
 nm_core_t fake_core_new(int size, const char *strategy, size_t rdv_threshold, struct fake_drv_s **fake)

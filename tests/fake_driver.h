@@ -12,6 +12,7 @@ struct fake_pkt_s {
   uint64_t peer;
   size_t len;
   uint8_t *buf; /* max_packet bytes, allocated when the slot is first used (kept when n_pkts is reset) */
+  int pieces;   /* 1 through send, the iovcnt through sendv */
 };
 
 struct fake_large_s {
@@ -45,6 +46,8 @@ struct fake_drv_s {
 #define FAKE_FUZZ_JOB_KEY 0x66757a7a2d6b6579ULL /* "fuzz-key" */
 
 extern const struct nm_drv_ops_s fake_drv_ops;
+/** The same driver with sendv() (packets given in pieces, as to sm): a test sets a core's drvs[0].ops to it. */
+extern const struct nm_drv_ops_s fake_drv_gather_ops;
 
 /** A core of @p size ranks where we are rank 0: gates 1..size-1 go through the fake driver, gate 0 through
  *  the self driver. Strategy by name, rendezvous threshold in bytes. */

@@ -393,6 +393,57 @@ START_TEST(test_refused_packet_counted)
 }
 END_TEST
 
+/* The packet of six eager messages to one gate (100 to 1,000 B, each its own bytes), as the driver got it: the
+ * plain driver (send), the gathering one (sendv: the payloads from 256 B on stay in the senders' buffers, four at
+ * most), or the gathering one refusing the packet first (it then waits whole, copied). */
+static size_t gathered_packet(const struct nm_drv_ops_s *ops, int refuse_first, uint8_t *out, int *pieces)
+{
+  static const nm_len_t lens[6] = {100, 300, 1000, 512, 700, 600};
+  static uint8_t data[6][1000];
+  nm_sr_request_t lead, r[6];
+  setup_strategy("prio");
+  core->drvs[0].ops = ops;
+  for (int m = 0; m < 6; m++)
+    for (nm_len_t i = 0; i < lens[m]; i++)
+      data[m][i] = (uint8_t)(m * 37 + i * 11 + 1);
+  occupy_driver(&lead); /* the six wait for the next pass, and go in one packet */
+  for (int m = 0; m < 6; m++)
+    ck_assert_int_eq(nm_sr_isend(sess, gate(1), (nm_tag_t)m, data[m], lens[m], &r[m]), 0);
+  fake->refuse = refuse_first;
+  nm_core_progress(core);
+  fake->refuse = 0;
+  for (int pass = 0; pass < 3 && fake->n_pkts < 2; pass++)
+    nm_core_progress(core);
+  ck_assert_int_eq(fake->n_pkts, 2);
+  for (int m = 0; m < 6; m++)
+    ck_assert_int_eq(nm_sr_stest(sess, &r[m]), 0);
+  ck_assert_int_eq(decode(1, (struct nm_wire_chunk_s[6]){0}, 6), 6);
+  size_t len = fake->pkts[1].len;
+  memcpy(out, fake->pkts[1].buf, len);
+  *pieces = fake->pkts[1].pieces;
+  teardown();
+  return len;
+}
+
+/* A driver with sendv() gets the same packet bytes as one without, in 2 NM_PW_GAPS + 1 pieces (the core's bytes
+ * around four payloads; the fifth large one and the short one copied); a packet that waited is whole. */
+START_TEST(test_gather_same_packet)
+{
+  static uint8_t plain[8192], gathered[8192], waited[8192];
+  int pieces_plain, pieces_gathered, pieces_waited;
+  size_t n_plain = gathered_packet(&fake_drv_ops, 0, plain, &pieces_plain);
+  size_t n_gathered = gathered_packet(&fake_drv_gather_ops, 0, gathered, &pieces_gathered);
+  size_t n_waited = gathered_packet(&fake_drv_gather_ops, 1, waited, &pieces_waited);
+  ck_assert_int_eq(pieces_plain, 1);
+  ck_assert_int_eq(pieces_gathered, 2 * NM_PW_GAPS + 1);
+  ck_assert_int_eq(pieces_waited, 1);
+  ck_assert_uint_eq(n_gathered, n_plain);
+  ck_assert_uint_eq(n_waited, n_plain);
+  ck_assert_mem_eq(gathered, plain, n_plain);
+  ck_assert_mem_eq(waited, plain, n_plain);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("sched");
@@ -408,6 +459,9 @@ int main(void)
   tcase_add_test(t, test_default_strategy_prio_aggreg);
   tcase_add_test(t, test_rdv_accept_covers);
   tcase_add_test(t, test_refused_packet_counted);
+  suite_add_tcase(s, t);
+  t = tcase_create("gather");
+  tcase_add_test(t, test_gather_same_packet);
   suite_add_tcase(s, t);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -243,9 +243,10 @@ static void nm_sm_wake(struct nm_sm_peer_s *p)
   }
 }
 
-/* Append one record (header + up to two pieces of body) to our ring in peer @p p's segment.
+/* Append one record (header + a body of @p len bytes in @p iovcnt pieces) to our ring in peer @p p's segment.
  * @return 0, -NM_EAGAIN (ring full), -NM_ECLOSED. */
-static int nm_sm_put(struct nm_sm_s *s, struct nm_sm_peer_s *p, uint32_t kind, const void *body, size_t len)
+static int nm_sm_putv(struct nm_sm_s *s, struct nm_sm_peer_s *p, uint32_t kind, const struct iovec *iov, int iovcnt,
+                      size_t len)
 {
   if (!p->out) {
     int err = nm_sm_peer_map(s, p);
@@ -271,11 +272,21 @@ static int nm_sm_put(struct nm_sm_s *s, struct nm_sm_peer_s *p, uint32_t kind, c
   r->len = (uint32_t)len;
   r->kind = kind;
   r->reserved = 0;
-  memcpy((uint8_t *)r + NM_SM_REC_HDR, body, len);
+  uint8_t *dst = (uint8_t *)r + NM_SM_REC_HDR;
+  for (int i = 0; i < iovcnt; i++) {
+    memcpy(dst, iov[i].iov_base, iov[i].iov_len);
+    dst += iov[i].iov_len;
+  }
   p->out_tail = pos + need;
   atomic_store_explicit(&p->out->tail, p->out_tail, memory_order_release);
   nm_sm_wake(p);
   return NM_ESUCCESS;
+}
+
+static int nm_sm_put(struct nm_sm_s *s, struct nm_sm_peer_s *p, uint32_t kind, const void *body, size_t len)
+{
+  const struct iovec one = {(void *)body, len};
+  return nm_sm_putv(s, p, kind, &one, 1, len);
 }
 
 static int nm_sm_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, void *ctx)
@@ -286,6 +297,21 @@ static int nm_sm_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, size
     return -NM_EINVAL;
   int err = nm_sm_put(s, &s->peers[peer], NM_SM_PKT, buf, len);
   return err ? err : 1; /* copied into the ring: complete at post */
+}
+
+/* A packet in pieces (nm_driver.h): copied into the ring from where they are, complete at post like send(). */
+static int nm_sm_sendv(struct nm_drv_s *drv, uint64_t peer, const struct iovec *iov, int iovcnt, size_t len,
+                       void *ctx)
+{
+  (void)ctx;
+  struct nm_sm_s *s = drv->priv;
+  size_t sum = 0;
+  for (int i = 0; i < iovcnt; i++)
+    sum += iov[i].iov_len;
+  if (peer >= s->n_peers || len > NM_SM_MAX_PACKET || iovcnt < 1 || iovcnt > NM_DRV_SENDV_MAX || sum != len)
+    return -NM_EINVAL;
+  int err = nm_sm_putv(s, &s->peers[peer], NM_SM_PKT, iov, iovcnt, len);
+  return err ? err : 1;
 }
 
 /* A control record that could not go now waits in FIFO order (and so does every later one, to keep order). */
@@ -923,6 +949,7 @@ const struct nm_drv_ops_s nm_drv_sm_ops = {
   .get_address = nm_sm_get_address,
   .connect = nm_sm_connect,
   .send = nm_sm_send,
+  .sendv = nm_sm_sendv,
   .large_send = nm_sm_large_send,
   .large_recv = nm_sm_large_recv,
   .large_cancel = nm_sm_large_cancel,

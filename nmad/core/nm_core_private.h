@@ -67,6 +67,11 @@ struct nm_ctrl_s {
   uint32_t n_rtr;                     /* RTR: how many RTRs the receiver sends for this cookie (0 means 1) */
 };
 
+/** Payloads of a packet left in their sender's buffer for a driver with sendv() (at most; the next are copied). */
+#define NM_PW_GAPS 4
+/** Shorter payloads are copied into the packet: a piece of the driver's gather costs more than their copy. */
+#define NM_PW_GAP_MIN 256
+
 /** A packet wrapper: one packet being built and sent. Requests whose data it carries are chained through
  *  req->next so they complete when the driver reports the send done. */
 struct nm_pw_s {
@@ -76,6 +81,13 @@ struct nm_pw_s {
   uint16_t n_chunks;
   size_t len, cap;
   struct nm_req_s *reqs, *reqs_tail; /* sends completed by this packet's send completion (via pw_next) */
+  /* Payloads not copied into buf: their bytes [off, off + len) of the packet are at src, in the sender's buffer,
+   * and a driver with sendv() copies them from there at post (nm_pw_put_payload()). */
+  uint8_t n_gaps;
+  struct nm_pw_gap_s {
+    uint32_t off, len;
+    const void *src;
+  } gaps[NM_PW_GAPS];
   uint8_t buf[];
 };
 
@@ -427,6 +439,9 @@ int nm_core_schedule_gate(struct nm_gate_s *gate);
 nm_prio_t nm_work_prio(const struct nm_gate_s *gate);
 /** Room left in a packet wrapper, in bytes. */
 static inline size_t nm_pw_room(const struct nm_pw_s *pw) { return pw->cap - pw->len; }
+/** Put @p len payload bytes from @p src at @p dst, inside @p pw's buffer: copied now, or left as a gap for a
+ *  driver with sendv() (nm_outgoing.c). */
+void nm_pw_put_payload(struct nm_pw_s *pw, uint8_t *dst, const void *src, size_t len);
 /** Pack the head control chunk of the gate. @return 1 packed, 0 no room or none. */
 int nm_pw_pack_ctrl(struct nm_pw_s *pw);
 /** Pack send request @p req (removed from the send queue by this call). @return 1 packed, 0 no room. */

@@ -79,8 +79,8 @@ int nm_frag_wanted(const struct nm_pw_s *pw, const struct nm_req_s *req)
   return NM_WIRE_PKT_HDR_LEN + nm_wire_data_size(total, req->flags & NM_REQF_SYNC, req->hdr_len > 0) > limit;
 }
 
-/* Copy message bytes [off, off + n) of @p req (its header, then its body) to @p dst. */
-static void nm_frag_copy(uint8_t *dst, const struct nm_req_s *req, nm_len_t off, nm_len_t n)
+/* Put message bytes [off, off + n) of @p req (its header, then its body) at @p dst in @p pw. */
+static void nm_frag_copy(struct nm_pw_s *pw, uint8_t *dst, const struct nm_req_s *req, nm_len_t off, nm_len_t n)
 {
   if (off < req->hdr_len) {
     nm_len_t h = req->hdr_len - off < n ? req->hdr_len - off : n;
@@ -90,7 +90,7 @@ static void nm_frag_copy(uint8_t *dst, const struct nm_req_s *req, nm_len_t off,
     n -= h;
   }
   if (n)
-    memcpy(dst, (const uint8_t *)req->buf + (off - req->hdr_len), n);
+    nm_pw_put_payload(pw, dst, (const uint8_t *)req->buf + (off - req->hdr_len), n);
 }
 
 /* The last piece is in @p pw: the send leaves the queue and completes with that packet (as an eager send). */
@@ -135,7 +135,7 @@ int nm_frag_pack(struct nm_pw_s *pw, struct nm_req_s *req)
   uint8_t *p = pw->buf + pw->len;
   size_t h = nm_wire_put_frag_hdr(p, req->session->id, req->tag, req->seq, (uint32_t)n, (uint32_t)off,
                                   (uint32_t)total, sync, req->cookie, first ? (uint32_t)req->hdr_len : 0);
-  nm_frag_copy(p + h, req, off, n);
+  nm_frag_copy(pw, p + h, req, off, n);
   pw->len += h + n;
   pw->n_chunks++;
   req->frag_off = off + n;

@@ -30,6 +30,46 @@ static size_t nm_ctrl_size(const struct nm_ctrl_s *c)
   }
 }
 
+_Static_assert(2 * NM_PW_GAPS + 1 <= NM_DRV_SENDV_MAX, "a packet's pieces fit a driver's sendv()");
+
+void nm_pw_put_payload(struct nm_pw_s *pw, uint8_t *dst, const void *src, size_t len)
+{
+  if (len >= NM_PW_GAP_MIN && pw->n_gaps < NM_PW_GAPS && pw->gate->rails[pw->rail].drv->ops->sendv) {
+    pw->gaps[pw->n_gaps++] = (struct nm_pw_gap_s){(uint32_t)(dst - pw->buf), (uint32_t)len, src};
+    return;
+  }
+  memcpy(dst, src, len);
+}
+
+/* Copy the payloads left in their senders' buffers into the packet: it is then whole in buf. */
+static void nm_pw_fill_gaps(struct nm_pw_s *pw)
+{
+  for (int i = 0; i < pw->n_gaps; i++)
+    memcpy(pw->buf + pw->gaps[i].off, pw->gaps[i].src, pw->gaps[i].len);
+  pw->n_gaps = 0;
+}
+
+/* Hand @p pw to its driver: in pieces (the core's bytes around the gaps, the gaps from the senders' buffers) to a
+ * driver with sendv(), else whole. */
+static int nm_pw_send(struct nm_drv_s *drv, uint64_t peer, struct nm_pw_s *pw)
+{
+  if (!pw->n_gaps)
+    return drv->ops->send(drv, peer, pw->buf, pw->len, pw);
+  struct iovec iov[NM_DRV_SENDV_MAX];
+  int n = 0;
+  size_t at = 0;
+  for (int i = 0; i < pw->n_gaps; i++) {
+    const struct nm_pw_gap_s *g = &pw->gaps[i];
+    if (g->off > at)
+      iov[n++] = (struct iovec){pw->buf + at, g->off - at};
+    iov[n++] = (struct iovec){(void *)g->src, g->len};
+    at = (size_t)g->off + g->len;
+  }
+  if (pw->len > at)
+    iov[n++] = (struct iovec){pw->buf + at, pw->len - at};
+  return drv->ops->sendv(drv, peer, iov, n, pw->len, pw);
+}
+
 int nm_pw_pack_ctrl(struct nm_pw_s *pw)
 {
   struct nm_gate_s *gate = pw->gate;
@@ -99,7 +139,7 @@ int nm_pw_pack_req(struct nm_pw_s *pw, struct nm_req_s *req)
     if (req->hdr_len)
       memcpy(p + h, req->hdr, req->hdr_len);
     if (req->len)
-      memcpy(p + h + req->hdr_len, req->buf, req->len);
+      nm_pw_put_payload(pw, p + h + req->hdr_len, req->buf, req->len);
     req->state = NM_RS_PACKED;
     req->pw_next = NULL;
     if (pw->reqs_tail)
@@ -175,6 +215,7 @@ struct nm_pw_s *nm_strat_pw_new(struct nm_gate_s *gate, int rail)
   pw->n_chunks = 0;
   pw->len = NM_WIRE_PKT_HDR_LEN;
   pw->cap = core->pw_cap;
+  pw->n_gaps = 0;
   pw->reqs = pw->reqs_tail = NULL;
   pw->next = NULL;
   return pw;
@@ -193,7 +234,7 @@ int nm_strat_pw_post(struct nm_pw_s *pw)
   struct nm_drv_s *drv = rail->drv;
   /* Sealed again on a retry: harmless, the header depends on the packet only. */
   nm_wire_put_pkt_hdr_key(pw->buf, pw->n_chunks, (uint32_t)core->rank, (uint32_t)pw->len, core->door.job_key);
-  int rc = drv->ops->send(drv, rail->peer, pw->buf, pw->len, pw);
+  int rc = nm_pw_send(drv, rail->peer, pw);
   if (rc == 1) { /* completed at post: this gate's rail counts as busy until the next progress pass, so that a
                   * burst of sends to it between two passes is aggregated instead of going one by one; so does the
                   * whole driver if its peers share one queue (NM_DRV_F_PACED), so that the next pass picks the
@@ -209,6 +250,7 @@ int nm_strat_pw_post(struct nm_pw_s *pw)
     pw->next = gate->inflight_pws;
     gate->inflight_pws = pw;
   } else if (rc == -NM_EAGAIN) {
+    nm_pw_fill_gaps(pw); /* it waits whole: nothing of it refers to the senders' buffers any more */
     rail->retry = pw;
     core->n_retry++;
     return 0;
