@@ -64,8 +64,9 @@ usage: $0 [options]
                      above 256 KiB exactly like the benchmarks do)
   --warmup N         warm-up iterations (default $WARMUP)
   --fi-iter-mult M   fi_pingpong runs M times the iterations (no warm-up there; default $FI_MULT)
-  --repeat R         run every contender (nmad, fi_pingpong, Open MPI) R times and keep, per size, its
-                     fastest run (default $REPEAT; the same for all, so no side gets a better draw)
+  --repeat R         R rounds, every contender (nmad, fi_pingpong, Open MPI) once per round; keep, per size, its
+                     fastest run (default $REPEAT; the same for all, so no side gets a better draw), and report
+                     the median over the rounds of each round's ratio
   --window W         message-rate window (default $WINDOW)
   --msgrate-provider P  provider of the message-rate comparison (default $MSGRATE_PROVIDER)
   --out DIR          output directory (default $OUT)
@@ -270,21 +271,16 @@ run_to_csv() { # csv header-prefix log description command...
 . "$SCRIPT_DIR/nm_bench_lib.sh"
 
 # ---------- (1) nmad ping-pong ----------
-run_nmad_pingpong() { # provider
-  local prov=$1 csv=$OUT/nmad_pingpong_$1.csv lg=$LOG/nmad_pingpong_$1.log
+run_nmad_pingpong() { # provider round: one run of every size into nmad_pingpong_<provider>.csv.r<round>
+  local prov=$1 run=$2 csv=$OUT/nmad_pingpong_$1.csv lg=$LOG/nmad_pingpong_$1.log
   if [[ -z "$NMAD_RUN" || -z "$NM_PINGPONG" ]]; then
     fail "nmad ping-pong ($prov) skipped: nmad-run or nm_bench_pingpong not found in $NMAD_BUILD_DIR or PATH (build with make, or set NMAD_BUILD_DIR)"
     return
   fi
-  note "nmad ping-pong, NMAD_DRIVER=$prov, sizes $MIN_SIZE..$MAX_SIZE, $REPEAT runs"
-  local run runs=()
-  for run in $(seq 1 "$REPEAT"); do
-    run_to_csv "$csv.r$run" size,lat_min_us "$lg.r$run" "nmad ping-pong over $prov (run $run)" \
-      env NMAD_DRIVER="$prov" FI_TCP_IFACE=lo timeout -k 5 "$RUN_TIMEOUT" \
-      "$NMAD_RUN" -n 2 --bind-to "$(bind_policy 2)" "$NM_PINGPONG" --csv --sizes "$SIZES_CSV" --iters "$ITERS" --warmup "$WARMUP"
-    [[ -f "$csv.r$run" ]] && runs+=("$csv.r$run")
-  done
-  best_rows "$csv" "${runs[@]}"
+  note "nmad ping-pong, NMAD_DRIVER=$prov, sizes $MIN_SIZE..$MAX_SIZE, round $run of $REPEAT"
+  run_to_csv "$csv.r$run" size,lat_min_us "$lg.r$run" "nmad ping-pong over $prov (run $run)" \
+    env NMAD_DRIVER="$prov" FI_TCP_IFACE=lo timeout -k 5 "$RUN_TIMEOUT" \
+    "$NMAD_RUN" -n 2 --bind-to "$(bind_policy 2)" "$NM_PINGPONG" --csv --sizes "$SIZES_CSV" --iters "$ITERS" --warmup "$WARMUP"
 }
 
 # ---------- (2) raw libfabric fi_pingpong ----------
@@ -327,30 +323,22 @@ run_fi_one() { # provider size run -> sets FI_RES="lat_us bw_MBps"; returns non-
   FI_RES=$(awk '$1 != "bytes" && NF >= 8 && $7 ~ /^[0-9.]+$/ { lat = $7; bw = $6 } END { if (lat != "") print lat, bw }' "$lg_c")
   [[ -n "$FI_RES" ]]
 }
-run_fi() { # provider
-  local prov=$1 csv=$OUT/fi_pingpong_$1.csv size
+run_fi() { # provider round: one run of every size into fi_pingpong_<provider>.csv.r<round>
+  local prov=$1 run=$2 csv=$OUT/fi_pingpong_$1.csv.r$2 size why
   if [[ -z "$FI_PINGPONG" ]]; then fail "fi_pingpong not found (apt-get install libfabric-bin)"; return; fi
-  note "raw libfabric fi_pingpong, provider $(fi_args "$prov")"
+  note "raw libfabric fi_pingpong, provider $(fi_args "$prov"), round $run of $REPEAT"
   echo "size,lat_mean_us,bw_MBps" >"$csv"
   for size in "${SIZES[@]}"; do
-    # fi_pingpong reports a mean, which one burst of load on this (shared, 2-core) machine can spoil:
-    # keep the fastest of REPEAT runs, as for nmad and Open MPI.
-    local best="" run why
-    for run in $(seq 1 "$REPEAT"); do
-      if run_fi_one "$prov" "$size" "$run"; then
-        if [[ -z "$best" ]] || awk -v a="${FI_RES% *}" -v b="${best% *}" 'BEGIN { exit !(a < b) }'; then
-          best=$FI_RES
-        fi
-      else
-        case ${FI_RC:-none} in
-          124|137) why="timed out after ${RUN_TIMEOUT}s (--timeout)" ;;
-          none) why="server did not start" ;;
-          *) why="failed (exit $FI_RC)" ;;
-        esac
-        fail "fi_pingpong $prov size $size (run $run) $why; see $LOG/fi_pingpong_${prov}_${size}_r${run}_*.log"
-      fi
-    done
-    [[ -n "$best" ]] && echo "$size,${best% *},${best#* }" >>"$csv"
+    if run_fi_one "$prov" "$size" "$run"; then
+      echo "$size,${FI_RES% *},${FI_RES#* }" >>"$csv"
+    else
+      case ${FI_RC:-none} in
+        124|137) why="timed out after ${RUN_TIMEOUT}s (--timeout)" ;;
+        none) why="server did not start" ;;
+        *) why="failed (exit $FI_RC)" ;;
+      esac
+      fail "fi_pingpong $prov size $size (run $run) $why; see $LOG/fi_pingpong_${prov}_${size}_r${run}_*.log"
+    fi
   done
   keep_partial "$csv" 2>/dev/null
 }
@@ -367,23 +355,18 @@ build_ompi() {
   fi
   OMPI_BIN=$OUT/bin/ompi_pingpong
 }
-run_ompi() { # provider
-  local prov=$1 csv=$OUT/ompi_pingpong_$1.csv lg=$LOG/ompi_pingpong_$1.log btl
+run_ompi() { # provider round
+  local prov=$1 run=$2 csv=$OUT/ompi_pingpong_$1.csv lg=$LOG/ompi_pingpong_$1.log btl
   [[ -n "$OMPI_BIN" ]] || return
   ompi_btl "$prov"
   btl=("${OMPI_BTL[@]}")
-  note "Open MPI ping-pong, ${btl[*]}"
+  note "Open MPI ping-pong, ${btl[*]}, round $run of $REPEAT"
   # Bound like nmad-run and fi_pingpong (nm_bench_lib.sh, BIND), so every contender gets the same placement.
   # shellcheck disable=SC2086
-  local run runs=()
-  for run in $(seq 1 "$REPEAT"); do
-    run_to_csv "$csv.r$run" size,lat_min_us "$lg.r$run" "Open MPI ping-pong over $prov (run $run)" \
-      timeout -k 5 "$RUN_TIMEOUT" "$MPIRUN" --allow-run-as-root --oversubscribe -np 2 --bind-to "$(bind_policy 2)" \
-      --mca pml ob1 "${btl[@]}" --mca oob_tcp_if_include lo ${OMPI_EXTRA_ARGS:-} \
-      "$OMPI_BIN" --csv --sizes "$SIZES_CSV" --iters "$ITERS" --warmup "$WARMUP"
-    [[ -f "$csv.r$run" ]] && runs+=("$csv.r$run")
-  done
-  best_rows "$csv" "${runs[@]}"
+  run_to_csv "$csv.r$run" size,lat_min_us "$lg.r$run" "Open MPI ping-pong over $prov (run $run)" \
+    timeout -k 5 "$RUN_TIMEOUT" "$MPIRUN" --allow-run-as-root --oversubscribe -np 2 --bind-to "$(bind_policy 2)" \
+    --mca pml ob1 "${btl[@]}" --mca oob_tcp_if_include lo ${OMPI_EXTRA_ARGS:-} \
+    "$OMPI_BIN" --csv --sizes "$SIZES_CSV" --iters "$ITERS" --warmup "$WARMUP"
 }
 
 # ---------- (4) nmad message rate, aggreg vs default ----------
@@ -401,11 +384,25 @@ run_msgrate() { # strategy
 # ---------- run everything, one after the other ----------
 note "results in $OUT; nmad-run: ${NMAD_RUN:-not found}; fi_pingpong: ${FI_PINGPONG:-not found}; mpirun: ${MPIRUN:-not found}"
 [[ $DO_OMPI -eq 1 ]] && build_ompi
-for prov in $PROVIDERS; do
-  [[ $DO_NMAD -eq 1 ]] && run_nmad_pingpong "$prov"
-  [[ $DO_NMAD -eq 1 && $DO_SM -eq 1 && $prov == shm ]] && run_nmad_pingpong sm
-  [[ $DO_FI -eq 1 ]] && run_fi "$prov"
-  [[ $DO_OMPI -eq 1 ]] && run_ompi "$prov"
+# Rounds: every contender once per round, so that each one's best of REPEAT draws from the same minutes. This host
+# changes how fast its two vCPUs exchange cache lines from one minute to the next (a bare 4 KiB shared-memory
+# ping-pong: 0.18 us or 0.65 us), so contenders run minutes apart compare two host states, not two libraries.
+for run in $(seq 1 "$REPEAT"); do
+  for prov in $PROVIDERS; do
+    [[ $DO_NMAD -eq 1 ]] && run_nmad_pingpong "$prov" "$run"
+    [[ $DO_NMAD -eq 1 && $DO_SM -eq 1 && $prov == shm ]] && run_nmad_pingpong sm "$run"
+    [[ $DO_FI -eq 1 ]] && run_fi "$prov" "$run"
+    [[ $DO_OMPI -eq 1 ]] && run_ompi "$prov" "$run"
+  done
+done
+rounds_of() { local f; for f in "$1".r*; do [[ -s $f ]] && echo "$f"; done; }
+for prov in $PROVIDERS sm; do
+  # shellcheck disable=SC2046
+  best_rows "$OUT/nmad_pingpong_$prov.csv" $(rounds_of "$OUT/nmad_pingpong_$prov.csv")
+  # shellcheck disable=SC2046
+  BEST_COL=2 best_rows "$OUT/fi_pingpong_$prov.csv" $(rounds_of "$OUT/fi_pingpong_$prov.csv")
+  # shellcheck disable=SC2046
+  best_rows "$OUT/ompi_pingpong_$prov.csv" $(rounds_of "$OUT/ompi_pingpong_$prov.csv")
 done
 if [[ $DO_MSGRATE -eq 1 ]]; then
   run_msgrate default
@@ -419,18 +416,31 @@ csv_get() { # file size column -> value or empty
   awk -F, -v s="$2" -v c="$3" 'NR > 1 && $1 == s { print $c; exit }' "$1"
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print ""; else printf "%.2f", a / b }'; }
+# The median over the rounds of one round's ratio (a's round r over b's round r), for one size: the two were run
+# minutes apart at most, so this is the figure a change of host state spoils least.
+round_ratio() { # a-csv a-col b-csv b-col size
+  local r a b vals=()
+  for r in $(seq 1 "$REPEAT"); do
+    a=$(csv_get "$1.r$r" "$5" "$2")
+    b=$(csv_get "$3.r$r" "$5" "$4")
+    [[ -n "$a" && -n "$b" ]] && vals+=("$(ratio "$a" "$b")")
+  done
+  [[ ${#vals[@]} -gt 0 ]] || return 0
+  printf '%s\n' "${vals[@]}" | sort -g | awk '{ v[NR] = $1 } END { printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 show() { [[ -n "$1" ]] && printf '%s' "$1" || printf 'n/a'; }
 
 SUMMARY_CSV=$OUT/summary.csv
 SUMMARY_TXT=$OUT/summary.txt
-echo "provider,size,nmad_lat_us,fi_lat_us,lat_ratio_nmad_over_fi,ompi_lat_us,nmad_bw_MBps,fi_bw_MBps,bw_ratio_nmad_over_fi,ompi_bw_MBps,nmad_sm_lat_us,lat_ratio_sm_over_fi" >"$SUMMARY_CSV"
+echo "provider,size,nmad_lat_us,fi_lat_us,lat_ratio_nmad_over_fi,ompi_lat_us,nmad_bw_MBps,fi_bw_MBps,bw_ratio_nmad_over_fi,ompi_bw_MBps,nmad_sm_lat_us,lat_ratio_sm_over_fi,round_ratio_nmad_over_fi,round_ratio_sm_over_fi" >"$SUMMARY_CSV"
 {
   echo "# nmad vs raw libfabric (fi_pingpong) vs Open MPI, one-way latency (us) and bandwidth (MB/s, 1 MB = 1e6 B)"
   echo "# nmad/ompi: median of $ITERS timed iterations (scaled above 256 KiB) after $WARMUP warm-up; fi: fi_pingpong's mean (x$FI_MULT iterations), each the best of $REPEAT runs"
   echo "# lat ratio = nmad/raw (>1: nmad slower); bw ratio = nmad/raw (<1: nmad slower); $(date -u +%Y-%m-%dT%H:%MZ) $(uname -n)"
   echo "# sm_lat: nmad over its own shared memory (NMAD_DRIVER=sm), shm rows only; sm_x = sm_lat / raw shm"
-  printf '%-5s %9s | %10s %10s %8s %10s | %10s %10s %8s %10s | %10s %8s\n' \
-    prov size nmad_lat raw_lat lat_x ompi_lat nmad_bw raw_bw bw_x ompi_bw sm_lat sm_x
+  echo "# rnd_x, rnd_sm_x: median over the $REPEAT rounds of that round's lat_x, sm_x (the contenders of a round ran minutes apart at most)"
+  printf '%-5s %9s | %10s %10s %8s %10s | %10s %10s %8s %10s | %10s %8s | %8s %8s\n' \
+    prov size nmad_lat raw_lat lat_x ompi_lat nmad_bw raw_bw bw_x ompi_bw sm_lat sm_x rnd_x rnd_sm_x
   for prov in $PROVIDERS; do
     for size in "${SIZES[@]}"; do
       nl=$(csv_get "$OUT/nmad_pingpong_$prov.csv" "$size" 3)
@@ -444,10 +454,14 @@ echo "provider,size,nmad_lat_us,fi_lat_us,lat_ratio_nmad_over_fi,ompi_lat_us,nma
       lr=$(ratio "$nl" "$fl")
       br=$(ratio "$nb" "$fb")
       sr=$(ratio "$sl" "$fl")
-      echo "$prov,$size,$nl,$fl,$lr,$ol,$nb,$fb,$br,$ob,$sl,$sr" >>"$SUMMARY_CSV"
-      printf '%-5s %9s | %10s %10s %8s %10s | %10s %10s %8s %10s | %10s %8s\n' "$prov" "$size" \
+      rr=$(round_ratio "$OUT/nmad_pingpong_$prov.csv" 3 "$OUT/fi_pingpong_$prov.csv" 2 "$size")
+      rs=""
+      [[ $prov == shm ]] && rs=$(round_ratio "$OUT/nmad_pingpong_sm.csv" 3 "$OUT/fi_pingpong_$prov.csv" 2 "$size")
+      echo "$prov,$size,$nl,$fl,$lr,$ol,$nb,$fb,$br,$ob,$sl,$sr,$rr,$rs" >>"$SUMMARY_CSV"
+      printf '%-5s %9s | %10s %10s %8s %10s | %10s %10s %8s %10s | %10s %8s | %8s %8s\n' "$prov" "$size" \
         "$(show "$nl")" "$(show "$fl")" "$(show "$lr")" "$(show "$ol")" \
-        "$(show "$nb")" "$(show "$fb")" "$(show "$br")" "$(show "$ob")" "$(show "$sl")" "$(show "$sr")"
+        "$(show "$nb")" "$(show "$fb")" "$(show "$br")" "$(show "$ob")" "$(show "$sl")" "$(show "$sr")" \
+        "$(show "$rr")" "$(show "$rs")"
     done
   done
   if [[ $DO_MSGRATE -eq 1 ]]; then
