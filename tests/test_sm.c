@@ -114,6 +114,49 @@ START_TEST(test_ring_full_then_room)
 }
 END_TEST
 
+/* Our ring's tail in rank 1's segment, as rank 0 wrote it. */
+static uint64_t out_tail(void) { return ((struct nm_sm_s *)ep[0].priv)->peers[1].out_tail; }
+
+static uint64_t rec_bytes(size_t len)
+{
+  return (NM_SM_REC_HDR + len + NM_SM_REC_ALIGN - 1) / NM_SM_REC_ALIGN * NM_SM_REC_ALIGN;
+}
+
+/* A record of up to NM_SM_REWIND_MAX bytes into an empty ring goes at its start (its lines are the cached ones);
+ * into a ring with unread records, or larger, it goes on along the ring. Every packet arrives intact and in order,
+ * two of them sent in three pieces (sendv). */
+START_TEST(test_rewind_when_empty)
+{
+  static unsigned char buf[8000];
+  const uint64_t rb = NM_SM_RING_BYTES;
+  const struct iovec three[3] = {{buf, 10}, {buf + 10, 900}, {buf + 910, 90}};
+  int k = 0;
+  fill(buf, 100, k++);
+  ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, buf, 100, NULL), 1); /* at the ring's start already */
+  ck_assert_int_eq(ep[1].ops->progress(&ep[1]), 1);
+  fill(buf, 1000, k++);
+  ck_assert_int_eq(ep[0].ops->sendv(&ep[0], 1, three, 3, 1000, NULL), 1);
+  ck_assert_uint_eq(out_tail(), rb + rec_bytes(1000)); /* empty: rewound to the start of the ring's next lap */
+  ck_assert_int_eq(ep[0].ops->sendv(&ep[0], 1, three, 3, 999, NULL), -NM_EINVAL); /* pieces != length */
+  ck_assert_int_eq(ep[1].ops->progress(&ep[1]), 1);
+  fill(buf, 1000, k++);
+  ck_assert_int_eq(ep[0].ops->sendv(&ep[0], 1, three, 3, 1000, NULL), 1); /* rewound again */
+  ck_assert_uint_eq(out_tail(), 2 * rb + rec_bytes(1000));
+  fill(buf, 1000, k++);
+  ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, buf, 1000, NULL), 1); /* one record unread: next to it */
+  ck_assert_uint_eq(out_tail(), 2 * rb + 2 * rec_bytes(1000));
+  ck_assert_int_eq(ep[1].ops->progress(&ep[1]), 2);
+  fill(buf, sizeof(buf), k++);
+  ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, buf, sizeof(buf), NULL), 1); /* too large to rewind */
+  ck_assert_uint_eq(out_tail(), 2 * rb + 2 * rec_bytes(1000) + rec_bytes(sizeof(buf)));
+  ck_assert_int_eq(ep[1].ops->progress(&ep[1]), 1);
+  ck_assert_int_eq(seen[1].n_pkts, k);
+  ck_assert_int_eq(seen[1].bad_content, 0);
+  ck_assert_uint_eq(seen[1].lens[1], 1000);
+  ck_assert_uint_eq(seen[1].lens[4], sizeof(buf));
+}
+END_TEST
+
 /* A large transfer, receive posted first or send first, of a size that is not a multiple of anything. */
 static void large_round(int recv_first)
 {
@@ -659,6 +702,7 @@ int main(void)
   tcase_add_test(tc, test_packets_all_sizes_wrap);
   tcase_add_test(tc, test_nested_progress);
   tcase_add_test(tc, test_ring_full_then_room);
+  tcase_add_test(tc, test_rewind_when_empty);
   tcase_add_test(tc, test_large_recv_first);
   tcase_add_test(tc, test_large_send_first);
   tcase_add_test(tc, test_packet_passes_large_copy);

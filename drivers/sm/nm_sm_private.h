@@ -32,6 +32,7 @@ _Static_assert(2 * ((NM_SM_REC_HDR + NM_SM_MAX_PACKET + NM_SM_REC_ALIGN - 1) / N
                    NM_SM_RING_BYTES,
                "an sm record must fit twice in a ring");
 #define NM_SM_MAGIC 0x6e6d61642d736d31ull          /* "nmad-sm1" */
+#define NM_SM_REWIND_MAX (4096u + 128u)            /* records up to this size go at the ring's start when it is empty */
 #define NM_SM_BURST 64                             /* records read from one ring per progress pass */
 #define NM_SM_PULL_STEP (64u * 1024u)             /* bytes of CMA copy per progress pass (packets pass between) */
 #define NM_SM_COOP_MIN (128u * 1024u)             /* a large copy from this length on is shared with its sender */
@@ -53,10 +54,13 @@ struct nm_sm_seg_hdr_s {
   _Atomic uint64_t coop_bad;
 };
 
-/** Control page of one ring: the producer writes tail, the consumer head (positions grow without wrapping). */
+/** Control page of one ring: the producer writes tail, the consumer head (positions grow without wrapping).
+ *  rewind_at, on tail's line, is the position of the last record the producer put at the ring's start instead
+ *  (the ring was empty): the consumer, at that position, goes on at the start (nm_sm_putv()). */
 struct nm_sm_ring_ctl_s {
   _Atomic uint64_t tail;
-  char pad[64 - sizeof(uint64_t)];
+  _Atomic uint64_t rewind_at;
+  char pad[64 - 2 * sizeof(uint64_t)];
   _Atomic uint64_t head;
 };
 
