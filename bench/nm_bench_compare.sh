@@ -426,7 +426,7 @@ round_ratio() { # a-csv a-col b-csv b-col size
     [[ -n "$a" && -n "$b" ]] && vals+=("$(ratio "$a" "$b")")
   done
   [[ ${#vals[@]} -gt 0 ]] || return 0
-  printf '%s\n' "${vals[@]}" | sort -g | awk '{ v[NR] = $1 } END { printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+  printf '%s\n' "${vals[@]}" | median
 }
 show() { [[ -n "$1" ]] && printf '%s' "$1" || printf 'n/a'; }
 

@@ -3,6 +3,11 @@
 # Merge the CSVs of repeated runs of one benchmark (size,lat_min_us,lat_median_us,...): per size, the row of the
 # lowest median. Every contender of a comparison runs the same number of times and gets the same treatment, so
 # one burst of load on this shared machine does not decide a ratio. Missing or empty inputs are skipped.
+# The median of the numbers on standard input, one per line, with 3 decimals (nothing for no input). The comparison
+# scripts take it over rounds of a ratio whose two sides ran minutes apart at most: this host changes state from one
+# minute to the next, so the median of such ratios says more than the ratio of two bests.
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
 best_rows() { # out-csv in-csv... ; per size (column 1) the row whose column BEST_COL (default 3) is lowest
   local out=$1 f ins=() col=${BEST_COL:-3}
   shift

@@ -80,15 +80,27 @@ if [[ $REAL == 1 ]]; then
   for d in "${DRIVERS[@]}"; do
     best_rows "$OUT/rails-${d/+/_}.csv" "$OUT"/rails-"${d/+/_}"-[0-9]*.csv
   done
+  # Per size, the median over the rounds of each round's ratio (the contenders of a round ran seconds apart).
+  round_ratios() { # size -> "L+tcp/best tcp+tcp/tcp"
+    local k a b c e r1=() r2=()
+    for ((k = 1; k <= REPEAT; k++)); do
+      a=$(bw_of "$OUT/rails-$L-$k.csv" "$1") b=$(bw_of "$OUT/rails-tcp-$k.csv" "$1")
+      c=$(bw_of "$OUT/rails-${L}_tcp-$k.csv" "$1") e=$(bw_of "$OUT/rails-tcp_tcp-$k.csv" "$1")
+      [[ -n $c ]] && r1+=("$(ratio "$c" "$(maxof "$a" "$b")")")
+      [[ -n $e ]] && r2+=("$(ratio "$e" "$b")")
+    done
+    echo "$(printf '%s\n' "${r1[@]}" | grep -v '^-' | median) $(printf '%s\n' "${r2[@]}" | grep -v '^-' | median)"
+  }
   {
     echo
-    echo "## real processes (bandwidth MB/s)"
-    echo "| size | $L | tcp | $L+tcp | $L+tcp / best single | tcp+tcp | tcp+tcp / tcp |"
-    echo "|---|---|---|---|---|---|---|"
+    echo "## real processes (bandwidth MB/s; best of $REPEAT rounds, and the median over the rounds of each round's ratio)"
+    echo "| size | $L | tcp | $L+tcp | $L+tcp / best single | (round median) | tcp+tcp | tcp+tcp / tcp | (round median) |"
+    echo "|---|---|---|---|---|---|---|---|---|"
     for s in $(awk -F, 'NR > 1 { print $1 }' "$OUT/rails-$L.csv" 2>/dev/null); do
       a=$(bw_of "$OUT/rails-$L.csv" "$s") b=$(bw_of "$OUT/rails-tcp.csv" "$s")
       c=$(bw_of "$OUT/rails-${L}_tcp.csv" "$s") e=$(bw_of "$OUT/rails-tcp_tcp.csv" "$s")
-      echo "| $s | $a | $b | $c | $(ratio "$c" "$(maxof "$a" "$b")") | $e | $(ratio "$e" "$b") |"
+      read -r m1 m2 <<<"$(round_ratios "$s")"
+      echo "| $s | $a | $b | $c | $(ratio "$c" "$(maxof "$a" "$b")") | ${m1:--} | $e | $(ratio "$e" "$b") | ${m2:--} |"
     done
   } >>"$SUMMARY"
 fi
