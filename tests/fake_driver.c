@@ -32,6 +32,11 @@ static int fake_sendv(struct nm_drv_s *drv, uint64_t peer, const struct iovec *i
                       void *ctx)
 {
   struct fake_drv_s *f = drv->priv;
+  size_t sum = 0;
+  for (int i = 0; i < iovcnt; i++)
+    sum += iov[i].iov_len;
+  if (sum != len || len > drv->props.max_packet)
+    return -NM_EINVAL;
   if (f->n_pkts == FAKE_MAX_PKTS || f->refuse)
     return -NM_EAGAIN;
   struct fake_pkt_s *p = &f->pkts[f->n_pkts];
@@ -42,12 +47,9 @@ static int fake_sendv(struct nm_drv_s *drv, uint64_t peer, const struct iovec *i
   p->len = 0;
   p->pieces = iovcnt;
   for (int i = 0; i < iovcnt; i++) {
-    if (p->len + iov[i].iov_len <= drv->props.max_packet)
-      memcpy(p->buf + p->len, iov[i].iov_base, iov[i].iov_len);
+    memcpy(p->buf + p->len, iov[i].iov_base, iov[i].iov_len);
     p->len += iov[i].iov_len;
   }
-  if (p->len != len)
-    return -NM_EINVAL;
   if (f->inject)
     return 1;
   f->inflight[f->n_inflight++] = ctx;
