@@ -568,6 +568,43 @@ START_TEST(test_staged_lone_send_when_oversubscribed)
 }
 END_TEST
 
+/* On an oversubscribed host a lone staged send's slot is filled NM_SM_PULL_STEP bytes per progress pass, not in
+ * the send call, and its LRTS goes once the slot is full: a packet sent after the large send arrives first, the
+ * receiver has nothing to copy before, and the bytes arrive whole from the slot. */
+START_TEST(test_staged_fill_by_steps)
+{
+  const size_t len = 1024 * 1024, steps = len / NM_SM_PULL_STEP;
+  unsigned char *src = malloc(len), *dst = calloc(1, len), pkt[8];
+  ck_assert(src && dst);
+  fill(src, len, 3);
+  ep[0].ops->host_oversubscribed(&ep[0], 1);
+  int sctx, rctx;
+  ck_assert_int_eq(ep[1].ops->large_recv(&ep[1], 0, dst, len, 7, &rctx), 0);
+  ck_assert_int_eq(ep[0].ops->large_send(&ep[0], 1, src, len, 7, &sctx), 0);
+  ck_assert_uint_eq(priv(0)->stage[0].refs, 1);
+  ck_assert_uint_eq(priv(0)->stage[0].filled, 0); /* nothing copied in the call */
+  fill(pkt, sizeof(pkt), 0);
+  ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, pkt, sizeof(pkt), NULL), 1);
+  for (size_t k = 1; k < steps; k++) {
+    ck_assert_int_gt(ep[0].ops->progress(&ep[0]), 0);
+    ck_assert_uint_eq(priv(0)->stage[0].filled, k * NM_SM_PULL_STEP);
+  }
+  ep[1].ops->progress(&ep[1]);
+  ck_assert_int_eq(seen[1].n_pkts, 1);           /* the packet passed */
+  ck_assert_ptr_null(priv(1)->pulls);            /* no LRTS yet: nothing to copy */
+  for (int i = 0; i < 100 && (seen[0].n_large == 0 || seen[1].n_large == 0); i++)
+    progress_both();
+  ck_assert_uint_eq(priv(0)->stage[0].filled, len);
+  ck_assert_int_eq(seen[1].n_large, 1);
+  ck_assert_int_eq(seen[1].large_err[0], 0);
+  ck_assert_int_eq(seen[0].n_large, 1);
+  ck_assert_uint_eq(priv(1)->staged_reads, 1);
+  ck_assert_int_eq(memcmp(src, dst, len), 0);
+  free(src);
+  free(dst);
+}
+END_TEST
+
 /* A staged read from a segment that is not the one its sender published (a reused pid: the nonce differs) maps
  * nothing and fails the receive, which writes nothing. (Its LFIN cannot reach that "other process" either: the
  * sender's fault handling ends such a send; here it is withdrawn, which frees its slot.) */
@@ -720,6 +757,7 @@ int main(void)
   tcase_add_test(tc, test_staged_slot_shared_and_cancelled);
   tcase_add_test(tc, test_staged_read_checks_nonce);
   tcase_add_test(tc, test_staged_lone_send_when_oversubscribed);
+  tcase_add_test(tc, test_staged_fill_by_steps);
   tcase_add_test(tc, test_wakeup);
   tcase_add_test(tc, test_forged_length);
   tcase_add_test(tc, test_forged_length_past_tail);

@@ -434,11 +434,28 @@ static uint64_t nm_sm_stage_take(struct nm_sm_s *s, uint64_t peer, const void *b
   if (!other && s->coop_on)
     return 0;
   struct nm_sm_stage_s *st = &s->stage[free_slot];
-  memcpy(s->seg + nm_sm_stage_off() + (size_t)free_slot * NM_SM_STAGE_SLOT, buf, len);
   st->buf = buf;
   st->len = len;
+  st->filled = 0; /* copied by the progress passes (nm_sm_stage_fill_step()) */
   st->refs = 1;
   return (uint64_t)free_slot + 1;
+}
+
+/* Announce large send @p l to its peer (LRTS). @return 0, or -NM_E* (ring: queued in order, never refused). */
+static int nm_sm_send_lrts(struct nm_sm_s *s, struct nm_sm_large_s *l)
+{
+  struct nm_sm_lrts_s rts = {.rtag = l->rtag, .addr = (uint64_t)(uintptr_t)l->buf, .len = l->len, .id = l->id,
+                             .stage = l->stage};
+  return nm_sm_ctrl(s, l->peer, NM_SM_LRTS, &rts, sizeof(rts));
+}
+
+/* Whether a staging slot is still being filled. */
+static int nm_sm_stage_filling(const struct nm_sm_s *s)
+{
+  for (unsigned k = 0; k < NM_SM_STAGE_SLOTS; k++)
+    if (s->stage[k].refs && s->stage[k].filled < s->stage[k].len)
+      return 1;
+  return 0;
 }
 
 /* A send naming slot @p stage (slot + 1, or 0) is finished or withdrawn. */
@@ -489,9 +506,8 @@ static int nm_sm_large_send(struct nm_drv_s *drv, uint64_t peer, const void *buf
   l->buf = (void *)buf; /* read here only, to push chunks of a shared copy */
   l->id = ++s->next_id;
   l->stage = nm_sm_stage_take(s, peer, buf, len);
-  struct nm_sm_lrts_s rts = {.rtag = rtag, .addr = (uint64_t)(uintptr_t)buf, .len = len, .id = l->id,
-                             .stage = l->stage};
-  int err = nm_sm_ctrl(s, peer, NM_SM_LRTS, &rts, sizeof(rts));
+  l->rts_wait = l->stage && s->stage[l->stage - 1].filled < len;
+  int err = l->rts_wait ? 0 : nm_sm_send_lrts(s, l);
   if (err) {
     nm_sm_stage_drop(s, l->stage);
     free(l);
@@ -537,6 +553,45 @@ static uint64_t nm_sm_chunks(uint64_t len) { return (len + NM_SM_PULL_STEP - 1) 
 static uint64_t nm_sm_step_len(uint64_t len, uint64_t off)
 {
   return len - off < NM_SM_PULL_STEP ? len - off : NM_SM_PULL_STEP;
+}
+
+/* Copy NM_SM_PULL_STEP more bytes into the first slot still filling, one step per progress pass like the
+ * readers' copy: a slot filled in one call (up to 4 MiB, 0.2-0.4 ms here) held every packet of the pass behind it,
+ * and an urgent 8 B message behind 64 MiB of bulk waited 126x its idle latency (doc/performance.md, "Staged sends
+ * filled by steps"). A slot just filled releases the LRTS of the sends that name it. @return steps done (0, 1). */
+static int nm_sm_stage_fill_step(struct nm_sm_s *s)
+{
+  for (unsigned k = 0; k < NM_SM_STAGE_SLOTS; k++) {
+    struct nm_sm_stage_s *st = &s->stage[k];
+    if (!st->refs || st->filled >= st->len)
+      continue;
+    uint64_t n = nm_sm_step_len(st->len, st->filled);
+    memcpy(s->seg + nm_sm_stage_off() + (size_t)k * NM_SM_STAGE_SLOT + st->filled, (const uint8_t *)st->buf + st->filled,
+           n);
+    st->filled += n;
+    if (st->filled < st->len)
+      return 1;
+    for (struct nm_sm_large_s **pp = &s->lsends; *pp;) {
+      struct nm_sm_large_s *l = *pp;
+      if (!l->rts_wait || l->stage != k + 1) {
+        pp = &l->next;
+        continue;
+      }
+      l->rts_wait = 0;
+      int err = nm_sm_send_lrts(s, l);
+      if (!err) {
+        pp = &l->next;
+        continue;
+      }
+      *pp = l->next; /* the peer cannot be told: the send fails */
+      nm_sm_stage_drop(s, l->stage);
+      l->err = err;
+      l->len = 0;
+      nm_sm_push(&s->done, l);
+    }
+    return 1;
+  }
+  return 0;
 }
 
 /* Take the next chunk of copy @p gen. @return its index, or -1 if that copy is over, closed, or all claimed. */
@@ -906,11 +961,12 @@ static int nm_sm_progress(struct nm_drv_s *drv)
   /* A pass that delivered packets returns before its copy step: the application (or the core) answers what they
    * carried (an urgent message, an RTR) without waiting ~25 us for 256 KiB to be copied. Every other pass copies
    * whatever arrives, so that a stream of packets cannot starve the large transfers (at most half speed). */
-  if (packets && s->pulls && !s->pull_yielded) {
+  if (packets && (s->pulls || nm_sm_stage_filling(s)) && !s->pull_yielded) {
     s->pull_yielded = 1;
   } else {
     s->pull_yielded = 0;
     n += nm_sm_pull_step(s);
+    n += nm_sm_stage_fill_step(s);
   }
   if (s->coop_invited)
     n += nm_sm_coop_push(s);
@@ -931,7 +987,7 @@ static int nm_sm_wait_fd(struct nm_drv_s *drv) { return ((struct nm_sm_s *)drv->
 
 static int nm_sm_pending(const struct nm_sm_s *s)
 {
-  if (s->done || s->ctrl_head || s->pulls)
+  if (s->done || s->ctrl_head || s->pulls || nm_sm_stage_filling(s))
     return 1;
   for (uint64_t i = 0; i < s->n_peers; i++) {
     if ((int)i == s->self_index || s->peers[i].dead)

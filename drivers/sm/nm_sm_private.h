@@ -136,12 +136,14 @@ struct nm_sm_large_s {
   uint64_t coop_gen, coop_dst, coop_closed;
   int no_coop; /* receive shorter than its send (truncated get rendezvous): copied alone */
   uint64_t stage; /* send: its staging slot + 1 (0: read from buf by CMA); receive: the LRTS's stage field */
+  int rts_wait;   /* send: its LRTS goes once its staging slot is filled (nm_sm_stage_fill_step()) */
 };
 
 /** A staging slot: one large send's bytes, read by the peers whose LRTS name it. */
 struct nm_sm_stage_s {
   const void *buf; /* the send buffer it copies (the key: buf, len) */
   uint64_t len;
+  uint64_t filled; /* bytes copied so far: the slot is read (its LRTS sent) once filled == len */
   int refs;        /* sends naming it and not finished: free at 0 */
 };
 
