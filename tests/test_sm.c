@@ -568,12 +568,12 @@ START_TEST(test_staged_lone_send_when_oversubscribed)
 }
 END_TEST
 
-/* On an oversubscribed host a lone staged send's slot is filled NM_SM_PULL_STEP bytes per progress pass, not in
+/* On an oversubscribed host a lone staged send's slot is filled NM_SM_STAGE_STEP bytes per progress pass, not in
  * the send call, and its LRTS goes once the slot is full: a packet sent after the large send arrives first, the
  * receiver has nothing to copy before, and the bytes arrive whole from the slot. */
 START_TEST(test_staged_fill_by_steps)
 {
-  const size_t len = 1024 * 1024, steps = len / NM_SM_PULL_STEP;
+  const size_t len = 1024 * 1024, steps = len / NM_SM_STAGE_STEP;
   unsigned char *src = malloc(len), *dst = calloc(1, len), pkt[8];
   ck_assert(src && dst);
   fill(src, len, 3);
@@ -587,12 +587,12 @@ START_TEST(test_staged_fill_by_steps)
   ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, pkt, sizeof(pkt), NULL), 1);
   for (size_t k = 1; k < steps; k++) {
     ck_assert_int_gt(ep[0].ops->progress(&ep[0]), 0);
-    ck_assert_uint_eq(priv(0)->stage[0].filled, k * NM_SM_PULL_STEP);
+    ck_assert_uint_eq(priv(0)->stage[0].filled, k * NM_SM_STAGE_STEP);
   }
   ep[1].ops->progress(&ep[1]);
   ck_assert_int_eq(seen[1].n_pkts, 1);           /* the packet passed */
   ck_assert_ptr_null(priv(1)->pulls);            /* no LRTS yet: nothing to copy */
-  for (int i = 0; i < 100 && (seen[0].n_large == 0 || seen[1].n_large == 0); i++)
+  for (int i = 0; i < 200 && (seen[0].n_large == 0 || seen[1].n_large == 0); i++)
     progress_both();
   ck_assert_uint_eq(priv(0)->stage[0].filled, len);
   ck_assert_int_eq(seen[1].n_large, 1);

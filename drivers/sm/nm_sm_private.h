@@ -39,6 +39,7 @@ _Static_assert(2 * ((NM_SM_REC_HDR + NM_SM_MAX_PACKET + NM_SM_REC_ALIGN - 1) / N
 /* Staged sends (nm_sm.c, "staged sends"): slots after the rings, each holding one large send read by several peers. */
 #define NM_SM_STAGE_SLOTS 4u
 #define NM_SM_STAGE_SLOT (4u * 1024u * 1024u)      /* NMAD_RDV_CHUNK's default: a get rendezvous fits in one slot */
+#define NM_SM_STAGE_STEP (32u * 1024u)             /* bytes copied into a staging slot per progress pass */
 #define NM_SM_STAGE_MIN (128u * 1024u)             /* shorter sends are read by CMA alone */
 
 /** Header page of a segment. */
