@@ -48,7 +48,8 @@ int main(int argc, char **argv)
     fprintf(stderr, "usage: %s SIZE RING ITERS [OFFSET]\n", argv[0]);
     return 1;
   }
-  size_t size = strtoul(argv[1], NULL, 0), ring = strtoul(argv[2], NULL, 0), off = argc > 4 ? strtoul(argv[4], NULL, 0) : 0;
+  size_t size = strtoul(argv[1], NULL, 0), ring = strtoul(argv[2], NULL, 0);
+  size_t off = argc > 4 ? strtoul(argv[4], NULL, 0) : 0;
   long iters = strtol(argv[3], NULL, 0);
   size_t step = (size + off + 63) & ~(size_t)63;
   if (size == 0 || iters <= 0 || off > 64 || step > MAX_RING || ring > MAX_RING || (ring && ring < step)) {

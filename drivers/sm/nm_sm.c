@@ -568,8 +568,8 @@ static int nm_sm_stage_fill_step(struct nm_sm_s *s)
     if (!st->refs || st->filled >= st->len)
       continue;
     uint64_t n = st->len - st->filled < NM_SM_STAGE_STEP ? st->len - st->filled : NM_SM_STAGE_STEP;
-    memcpy(s->seg + nm_sm_stage_off() + (size_t)k * NM_SM_STAGE_SLOT + st->filled, (const uint8_t *)st->buf + st->filled,
-           n);
+    uint8_t *slot = s->seg + nm_sm_stage_off() + (size_t)k * NM_SM_STAGE_SLOT;
+    memcpy(slot + st->filled, (const uint8_t *)st->buf + st->filled, n);
     st->filled += n;
     if (st->filled < st->len)
       return 1;
