@@ -243,6 +243,16 @@ static void nm_sm_wake(struct nm_sm_peer_s *p)
   }
 }
 
+/* The reader's head of our ring to peer @p p, read now; out_head_seen keeps the largest seen (after a rewind our
+ * own exceeds the reader's until it takes the rewind). */
+static uint64_t nm_sm_head_read(struct nm_sm_peer_s *p)
+{
+  uint64_t head = atomic_load_explicit(&p->out->head, memory_order_acquire);
+  if (head > p->out_head_seen)
+    p->out_head_seen = head;
+  return head;
+}
+
 /* Append one record (header + a body of @p len bytes in @p iovcnt pieces) to our ring in peer @p p's segment.
  * @return 0, -NM_EAGAIN (ring full), -NM_ECLOSED. */
 static int nm_sm_putv(struct nm_sm_s *s, struct nm_sm_peer_s *p, uint32_t kind, const struct iovec *iov, int iovcnt,
@@ -261,10 +271,7 @@ static int nm_sm_putv(struct nm_sm_s *s, struct nm_sm_peer_s *p, uint32_t kind, 
      * 0.33 us against 0.40, 1 KiB 0.31 against 0.40, 4 KiB 0.65 against 0.78 (doc/performance.md, "Eager
      * payloads copied once"). Reading the head costs one line, which the record's line saves at 8 B already.
      * Larger records gained nothing (8-32 KiB: 7-29% slower when rewound), so they go on along the ring. */
-    uint64_t head = atomic_load_explicit(&p->out->head, memory_order_acquire);
-    if (head > p->out_head_seen)
-      p->out_head_seen = head;
-    if (head == pos) {
+    if (nm_sm_head_read(p) == pos) {
       atomic_store_explicit(&p->out->rewind_at, pos, memory_order_relaxed); /* published by the tail store */
       pos += NM_SM_RING_BYTES - off;
       off = 0;
@@ -273,9 +280,7 @@ static int nm_sm_putv(struct nm_sm_s *s, struct nm_sm_peer_s *p, uint32_t kind, 
   }
   uint64_t skip = off + need > NM_SM_RING_BYTES ? NM_SM_RING_BYTES - off : 0;
   if (pos + skip + need - p->out_head_seen > NM_SM_RING_BYTES) {
-    uint64_t head = atomic_load_explicit(&p->out->head, memory_order_acquire);
-    if (head > p->out_head_seen) /* the consumer's head trails our own after a rewind until it takes it */
-      p->out_head_seen = head;
+    nm_sm_head_read(p);
     if (pos + skip + need - p->out_head_seen > NM_SM_RING_BYTES)
       return -NM_EAGAIN;
   }
@@ -307,16 +312,6 @@ static int nm_sm_put(struct nm_sm_s *s, struct nm_sm_peer_s *p, uint32_t kind, c
   return nm_sm_putv(s, p, kind, &one, 1, len);
 }
 
-static int nm_sm_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, void *ctx)
-{
-  (void)ctx;
-  struct nm_sm_s *s = drv->priv;
-  if (peer >= s->n_peers || len > NM_SM_MAX_PACKET)
-    return -NM_EINVAL;
-  int err = nm_sm_put(s, &s->peers[peer], NM_SM_PKT, buf, len);
-  return err ? err : 1; /* copied into the ring: complete at post */
-}
-
 /* A packet in pieces (nm_driver.h): copied into the ring from where they are, complete at post like send(). */
 static int nm_sm_sendv(struct nm_drv_s *drv, uint64_t peer, const struct iovec *iov, int iovcnt, size_t len,
                        void *ctx)
@@ -329,7 +324,13 @@ static int nm_sm_sendv(struct nm_drv_s *drv, uint64_t peer, const struct iovec *
   if (peer >= s->n_peers || len > NM_SM_MAX_PACKET || iovcnt < 1 || iovcnt > NM_DRV_SENDV_MAX || sum != len)
     return -NM_EINVAL;
   int err = nm_sm_putv(s, &s->peers[peer], NM_SM_PKT, iov, iovcnt, len);
-  return err ? err : 1;
+  return err ? err : 1; /* copied into the ring: complete at post */
+}
+
+static int nm_sm_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, size_t len, void *ctx)
+{
+  const struct iovec one = {(void *)buf, len};
+  return nm_sm_sendv(drv, peer, &one, 1, len, ctx);
 }
 
 /* A control record that could not go now waits in FIFO order (and so does every later one, to keep order). */
