@@ -204,10 +204,18 @@ static void nm_anycast_fwd_post(struct nm_anycast_fwd_s *f)
                                          * pays one per-message send cost per level, not one per channel) */
     struct nm_req_s *req = &f->reqs[k];
     nm_gate_t g = NULL;
-    for (int x = 0; x < ac->n_out; x++)
-      if (ac->out[x] == f->target[k])
-        g = ac->out_gate[x];
+    int x = 0;
+    while (x < ac->n_out && ac->out[x] != f->target[k])
+      x++;
+    if (x < ac->n_out)
+      g = ac->out_gate[x];
     nm_sr_send_init(ac->session, req);
+    /* The order above holds for one anycast; when several wait for the same gates, the scheduler aggregates
+     * each gate's into one packet, and the farthest channel's must still leave first (largest subtree first,
+     * at every hop: without it the batch to the largest subtree left last, and the time of a loop grew with
+     * (log n)^2). So each channel has a priority by its distance: the farthest 0 (the default), each nearer
+     * one a step lower; a channel has one priority, so the order of one gate's messages is kept. */
+    nm_sr_send_set_priority(ac->session, req, (nm_prio_t)(x - (ac->n_out - 1)));
     nm_sr_request_set_monitor(ac->session, req, NM_EVENT_SEND_COMPLETED, nm_anycast_sent, f);
     ac->stats.sent++;
     int err = nm_rpc_isend(ac->session, g, nm_anycast_rpc_tag(ac->ring), f->hdr, NM_ANYCAST_HDR_LEN, f->buf, f->len,

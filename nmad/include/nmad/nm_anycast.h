@@ -122,7 +122,9 @@ typedef struct nm_anycast_req_s {
 
 /**
  * @brief Originate an anycast of @p len bytes with @p tag to every other member (Li 2018, section 2.2: the origin
- * sends on all its outbound channels). No other member needs to know.
+ * sends on all its outbound channels). No other member needs to know. Every member (origin or forwarder) sends
+ * on its farthest channel at priority 0 and on each nearer one a step lower, so that the largest subtree is
+ * served first when anycasts queue up (doc/anycast.md, "Forwarding").
  * @param data, len the data (untouched until completion); @p len at most max_len.
  * @param req completes when the origin's sends are done (the buffer may then be reused), not when every member
  *        has it.
