@@ -6,11 +6,14 @@
 #                                [--no-sim] [--local sm|shm] [--out DIR]
 #
 # Real processes (2 ranks on this host, one per core, nmad-run --bind-to core): NMAD_DRIVER = L, tcp, L+tcp
-# and tcp+tcp, L the local driver (--local: sm, nmad's own and the default, or shm, libfabric's), each --repeat
-# times, the four interleaved (L, tcp, L+tcp, tcp+tcp, then again), keeping per
-# size the run with the lowest median (bench/nm_bench_lib.sh best_rows), so that a burst of load on this shared
-# machine does not decide a ratio. Reported: bandwidth = size / median one-way time (MB/s, 1 MB = 1e6 B), and
-#   L+tcp / max(L, tcp)   and   tcp+tcp / tcp        (the issue's bar: never below 0.95).
+# and tcp+tcp, L the local driver (--local: sm, nmad's own and the default, or shm, libfabric's), and L once
+# more (the null contender: the same configuration twice shows the machine's spread), each --repeat times, by
+# rounds (every contender once per round, round k starting at the k-th contender so that no configuration always
+# runs right after the same one), keeping per size the run with the lowest median (bench/nm_bench_lib.sh
+# best_rows), so that a burst of load on this shared machine does not decide a ratio. Reported: bandwidth = size /
+# median one-way time (MB/s, 1 MB = 1e6 B), and
+#   L+tcp / max(L, tcp)   and   tcp+tcp / tcp        (the issue's bar: never below 0.95)
+# each also as the median over the rounds of that round's ratio, and L again / L the same way (the noise floor).
 # Simulation (nmad-sim, deterministic): nm_bench_pingpong on doc/platforms/two-nic-16.xml (two equal NICs per
 # host, CM02) with NMAD_DRIVER=sim and sim+sim; ratio sim+sim / sim (the issue's bar: at least 1.8 for large
 # messages).
@@ -38,7 +41,7 @@ while [[ $# -gt 0 ]]; do
     --no-sim) SIM=0; shift ;;
     --local) L=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "nm_bench_rails.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -53,9 +56,9 @@ CHUNK_ENV=()
 [[ -n $CHUNK ]] && CHUNK_ENV=(-x "NMAD_RDV_CHUNK=$CHUNK")
 PP_ARGS=(--min "$MIN" --max "$MAX" --iters "$ITERS" --csv)
 
-real_run() { # driver repeat-index
-  local d=$1 k=$2
-  run_csv "$OUT/rails-${d/+/_}-$k.csv" "NMAD_DRIVER=$d run $k" \
+real_run() { # name driver repeat-index
+  local name=$1 d=$2 k=$3
+  run_csv "$OUT/rails-$name-$k.csv" "NMAD_DRIVER=$d ($name) run $k" \
     "$TOP/nmad-run" -n 2 --timeout "$RUN_TIMEOUT" --bind-to "$(bind_policy 2)" -x "NMAD_DRIVER=$d" \
     "${CHUNK_ENV[@]}" "$TOP/nm_bench_pingpong" "${PP_ARGS[@]}"
 }
@@ -73,34 +76,46 @@ SUMMARY=$OUT/summary.txt
 } >>"$SUMMARY"
 
 if [[ $REAL == 1 ]]; then
-  DRIVERS=("$L" tcp "$L+tcp" tcp+tcp)
+  NAMES=("$L" tcp "${L}_tcp" tcp_tcp "${L}_again")
+  DRIVERS=("$L" tcp "$L+tcp" tcp+tcp "$L")
+  n=${#NAMES[@]}
   for ((k = 1; k <= REPEAT; k++)); do
-    for d in "${DRIVERS[@]}"; do real_run "$d" "$k"; done
+    for ((j = 0; j < n; j++)); do
+      i=$(((k - 1 + j) % n))
+      real_run "${NAMES[i]}" "${DRIVERS[i]}" "$k"
+    done
   done
-  for d in "${DRIVERS[@]}"; do
-    best_rows "$OUT/rails-${d/+/_}.csv" "$OUT"/rails-"${d/+/_}"-[0-9]*.csv
+  for name in "${NAMES[@]}"; do
+    best_rows "$OUT/rails-$name.csv" "$OUT"/rails-"$name"-[0-9]*.csv
   done
   # Per size, the median over the rounds of each round's ratio (the contenders of a round ran seconds apart).
-  round_ratios() { # size -> "L+tcp/best tcp+tcp/tcp"
-    local k a b c e r1=() r2=()
+  round_ratios() { # size -> "L+tcp/best tcp+tcp/tcp L-again/L"
+    local k a b c e z r1=() r2=() r3=()
     for ((k = 1; k <= REPEAT; k++)); do
       a=$(bw_of "$OUT/rails-$L-$k.csv" "$1") b=$(bw_of "$OUT/rails-tcp-$k.csv" "$1")
       c=$(bw_of "$OUT/rails-${L}_tcp-$k.csv" "$1") e=$(bw_of "$OUT/rails-tcp_tcp-$k.csv" "$1")
+      z=$(bw_of "$OUT/rails-${L}_again-$k.csv" "$1")
       [[ -n $c ]] && r1+=("$(ratio "$c" "$(maxof "$a" "$b")")")
       [[ -n $e ]] && r2+=("$(ratio "$e" "$b")")
+      [[ -n $z ]] && r3+=("$(ratio "$z" "$a")")
     done
-    echo "$(printf '%s\n' "${r1[@]}" | grep -v '^-' | median) $(printf '%s\n' "${r2[@]}" | grep -v '^-' | median)"
+    local m
+    for m in r1 r2 r3; do
+      local -n arr=$m
+      printf '%s ' "$(printf '%s\n' "${arr[@]}" | grep -v '^-' | median)"
+    done
+    echo
   }
   {
     echo
     echo "## real processes (bandwidth MB/s; best of $REPEAT rounds, and the median over the rounds of each round's ratio)"
-    echo "| size | $L | tcp | $L+tcp | $L+tcp / best single | (round median) | tcp+tcp | tcp+tcp / tcp | (round median) |"
-    echo "|---|---|---|---|---|---|---|---|---|"
+    echo "| size | $L | tcp | $L+tcp | $L+tcp / best single | (round median) | tcp+tcp | tcp+tcp / tcp | (round median) | $L again / $L (round median) |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
     for s in $(awk -F, 'NR > 1 { print $1 }' "$OUT/rails-$L.csv" 2>/dev/null); do
       a=$(bw_of "$OUT/rails-$L.csv" "$s") b=$(bw_of "$OUT/rails-tcp.csv" "$s")
       c=$(bw_of "$OUT/rails-${L}_tcp.csv" "$s") e=$(bw_of "$OUT/rails-tcp_tcp.csv" "$s")
-      read -r m1 m2 <<<"$(round_ratios "$s")"
-      echo "| $s | $a | $b | $c | $(ratio "$c" "$(maxof "$a" "$b")") | ${m1:--} | $e | $(ratio "$e" "$b") | ${m2:--} |"
+      read -r m1 m2 m3 <<<"$(round_ratios "$s")"
+      echo "| $s | $a | $b | $c | $(ratio "$c" "$(maxof "$a" "$b")") | ${m1:--} | $e | $(ratio "$e" "$b") | ${m2:--} | ${m3:--} |"
     done
   } >>"$SUMMARY"
 fi
