@@ -444,6 +444,79 @@ START_TEST(test_gather_same_packet)
 }
 END_TEST
 
+/* A second network rail that only listens (nm_drv_ops_s.idle): its progress calls are counted, its idle() answer
+ * and the events its next calls report are set by the test. */
+static struct {
+  int calls, idle, events;
+} quiet;
+static int quiet_progress(struct nm_drv_s *drv)
+{
+  quiet.calls++;
+  if (quiet.events) {
+    quiet.events--;
+    return 1;
+  }
+  return fake_drv_ops.progress(drv);
+}
+static int quiet_idle(struct nm_drv_s *drv) { return quiet.idle; }
+
+/* A core with the self driver, a plain fake rail (unless @p alone) and the counted rail. */
+static nm_core_t quiet_core(int alone)
+{
+  static struct nm_drv_ops_s ops;
+  ops = fake_drv_ops;
+  ops.progress = quiet_progress;
+  ops.idle = quiet_idle;
+  nm_core_t c;
+  struct nm_drv_s *d;
+  ck_assert_int_eq(nm_core_create(0, 2, &c), 0);
+  ck_assert_int_eq(nm_core_add_driver(c, &nm_drv_self_ops, "self", 1, &d), 0);
+  if (!alone)
+    ck_assert_int_eq(nm_core_add_driver(c, &fake_drv_ops, "fake", 1, &d), 0);
+  ck_assert_int_eq(nm_core_add_driver(c, &ops, "quiet", 1, &d), 0);
+  memset(&quiet, 0, sizeof(quiet));
+  quiet.idle = 1;
+  return c;
+}
+
+/* Calls of the counted rail during @p passes progress passes. */
+static int quiet_calls_in(nm_core_t c, int passes)
+{
+  int before = quiet.calls;
+  for (int i = 0; i < passes; i++)
+    nm_core_progress(c);
+  return quiet.calls - before;
+}
+
+START_TEST(test_quiet_rail_polled_less)
+{
+  nm_core_t c = quiet_core(0);
+  /* polled every pass until NM_DRV_QUIET_AFTER calls found nothing, then one pass in NM_DRV_QUIET_EVERY */
+  ck_assert_int_eq(quiet_calls_in(c, NM_DRV_QUIET_AFTER), NM_DRV_QUIET_AFTER);
+  ck_assert_int_eq(quiet_calls_in(c, 10 * NM_DRV_QUIET_EVERY), 10);
+  /* something of its own in flight: every pass */
+  quiet.idle = 0;
+  ck_assert_int_eq(quiet_calls_in(c, 3 * NM_DRV_QUIET_EVERY), 3 * NM_DRV_QUIET_EVERY);
+  /* idle again but its last calls were not quiet: every pass again for NM_DRV_QUIET_AFTER calls */
+  quiet.idle = 1;
+  quiet.events = 1;
+  while (quiet.events) /* the call that reports it comes at a pass that polls the rail */
+    nm_core_progress(c);
+  ck_assert_int_eq(quiet_calls_in(c, NM_DRV_QUIET_AFTER), NM_DRV_QUIET_AFTER);
+  ck_assert_int_eq(quiet_calls_in(c, 2 * NM_DRV_QUIET_EVERY), 2);
+  nm_core_destroy(c);
+}
+END_TEST
+
+START_TEST(test_lone_rail_polled_every_pass)
+{
+  nm_core_t c = quiet_core(1); /* the self driver is no network rail: nothing else would find the arrivals */
+  ck_assert_int_eq(quiet_calls_in(c, NM_DRV_QUIET_AFTER + 10 * NM_DRV_QUIET_EVERY),
+                   NM_DRV_QUIET_AFTER + 10 * NM_DRV_QUIET_EVERY);
+  nm_core_destroy(c);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("sched");
@@ -462,6 +535,10 @@ int main(void)
   suite_add_tcase(s, t);
   t = tcase_create("gather");
   tcase_add_test(t, test_gather_same_packet);
+  suite_add_tcase(s, t);
+  t = tcase_create("quiet rail");
+  tcase_add_test(t, test_quiet_rail_polled_less);
+  tcase_add_test(t, test_lone_rail_polled_every_pass);
   suite_add_tcase(s, t);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -246,6 +246,7 @@ static struct nm_ofi_op_s *nm_ofi_op_get(struct nm_ofi_s *o, int kind, void *ctx
 {
   struct nm_ofi_op_s *op = nm_pool_get(&o->op_pool);
   if (op) {
+    o->n_ops++;
     op->kind = kind;
     op->ctx = ctx;
     op->mr = NULL;
@@ -262,6 +263,7 @@ static void nm_ofi_op_put(struct nm_ofi_s *o, struct nm_ofi_op_s *op)
     fi_close(&op->mr->fid);
   free(op->buf);
   nm_pool_put(&o->op_pool, op);
+  o->n_ops--;
 }
 
 /* With FI_MR_LOCAL, memory handed to the provider must be registered first. */
@@ -490,6 +492,13 @@ static int nm_ofi_trywait(struct nm_drv_s *drv)
   return fi_trywait(o->fabric, fids, 1) == 0 ? NM_ESUCCESS : -NM_EAGAIN;
 }
 
+/* Nothing of ours in flight: a progress call (a system call with tcp) could only find an arrival. */
+static int nm_ofi_idle(struct nm_drv_s *drv)
+{
+  const struct nm_ofi_s *o = drv->priv;
+  return o->n_ops == 0 && o->n_repost == 0 && o->n_receipt_queue == 0;
+}
+
 const struct nm_drv_ops_s nm_drv_ofi_ops = {
   .name = "ofi",
   .open = nm_ofi_open,
@@ -501,6 +510,7 @@ const struct nm_drv_ops_s nm_drv_ofi_ops = {
   .large_recv = nm_ofi_large_recv,
   .large_cancel = nm_ofi_large_cancel,
   .progress = nm_ofi_progress,
+  .idle = nm_ofi_idle,
   .wait_fd = nm_ofi_wait_fd,
   .trywait = nm_ofi_trywait,
 };

@@ -61,6 +61,7 @@ struct nm_ofi_s {
   uint8_t *recv_mem;
   struct fid_mr *recv_mr;
   struct nm_pool_s op_pool;
+  int n_ops; /* ops taken from op_pool and not put back: sends and large transfers in flight */
   struct nm_ofi_op_s *lrecvs; /* posted large receives */
   struct nm_ofi_op_s *repost[NM_OFI_NRECV]; /* consumed receive buffers, re-posted at the next progress */
   int n_repost;

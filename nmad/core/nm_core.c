@@ -244,12 +244,29 @@ static void nm_core_check_faults(nm_core_t core)
   }
 }
 
+/* Whether @p drv may skip this pass: a costly poll that could only find an arrival, beside another network rail
+ * that does the work (NM_DRV_QUIET_AFTER, drivers/nm_driver.h). */
+static int nm_core_skip_quiet(const struct nm_core_s *core, struct nm_drv_s *drv)
+{
+  return drv->ops->idle && drv->quiet_calls >= NM_DRV_QUIET_AFTER && core->pass % NM_DRV_QUIET_EVERY != 0 &&
+         core->n_drvs - (core->self_drv != NULL) > 1 && drv->ops->idle(drv);
+}
+
 int nm_core_progress_drivers(struct nm_core_s *core)
 {
   int n = 0;
   core->pass++; /* ends the pass in which packets completed at post kept their rail (paced: driver) busy */
-  for (int i = 0; i < core->n_drvs; i++)
-    n += core->drvs[i].ops->progress(&core->drvs[i]);
+  for (int i = 0; i < core->n_drvs; i++) {
+    struct nm_drv_s *drv = &core->drvs[i];
+    if (nm_core_skip_quiet(core, drv))
+      continue;
+    int k = drv->ops->progress(drv);
+    if (k > 0)
+      drv->quiet_calls = 0;
+    else if (drv->quiet_calls < NM_DRV_QUIET_AFTER)
+      drv->quiet_calls++;
+    n += k;
+  }
   if (core->large_retry || core->rdv_pump_retry)
     n += nm_rdv_retry(core);
   if (core->work_head)
