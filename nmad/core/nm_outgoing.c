@@ -53,7 +53,7 @@ static void nm_pw_fill_gaps(struct nm_pw_s *pw)
  * driver with sendv(), else whole. */
 static int nm_pw_send(struct nm_drv_s *drv, uint64_t peer, struct nm_pw_s *pw)
 {
-  drv->quiet_calls = 0; /* polled every pass for a while: an injected packet may still be leaving (NM_DRV_QUIET_AFTER) */
+  drv->quiet_calls = 0; /* polled every pass for a while: an injected packet may be leaving (NM_DRV_QUIET_AFTER) */
   if (!pw->n_gaps)
     return drv->ops->send(drv, peer, pw->buf, pw->len, pw);
   struct iovec iov[NM_DRV_SENDV_MAX];
