@@ -45,7 +45,12 @@ int nm_strat_ready_rail(const struct nm_gate_s *gate, const int *order, int max_
   for (int k = 0; k < gate->n_rails; k++) {
     int i = order ? order[k] : k;
     const struct nm_rail_s *rail = &gate->rails[i];
-    if (rail->inject_pass != busy && rail->drv->inject_pass != busy && rail->inflight < max_inflight && !rail->retry)
+    /* Free again at the next pass: the packet waits for it (and the burst behind it aggregates) rather than
+     * taking the next rail, a slower one with the prio strategy's order (sm+tcp sent every other small packet
+     * over tcp: half sm's message rate). */
+    if (rail->inject_pass == busy || rail->drv->inject_pass == busy)
+      return -1;
+    if (rail->inflight < max_inflight && !rail->retry)
       return i;
   }
   return -1;

@@ -90,9 +90,11 @@ const struct nm_strategy_ops_s *nm_strategy_lookup(const char *name);
 void nm_strat_ctrl_insert_prio(struct nm_gate_s *gate, struct nm_ctrl_s *ctrl);
 /** Send queue in FIFO order (pack_data of aggreg and default). */
 void nm_strat_data_fifo(struct nm_gate_s *gate, struct nm_req_s *req);
-/** A rail of @p gate that may take one more packet now: not busy with a packet that completed at post, fewer
- *  than @p max_inflight packets in flight, no refused packet waiting. Rails are tried in the order of @p order
- *  (gate->n_rails rail indices), or in index order when it is NULL. @return the rail index, or -1. */
+/** A rail of @p gate that may take one more packet now: fewer than @p max_inflight packets in flight, no refused
+ *  packet waiting. Rails are tried in the order of @p order (gate->n_rails rail indices), or in index order when
+ *  it is NULL; a rail busy only until the next pass (a packet of this gate, or of a paced driver, completed at
+ *  post in this one) ends the search: the packet waits for it rather than taking a later rail. @return the rail
+ *  index, or -1. */
 int nm_strat_ready_rail(const struct nm_gate_s *gate, const int *order, int max_inflight);
 /** Post again every packet a driver refused on the gate's rails. @return packets posted; *blocked set when a
  *  driver refused again (nothing more may be posted to that rail in this pass). */

@@ -517,6 +517,37 @@ START_TEST(test_lone_rail_polled_every_pass)
 }
 END_TEST
 
+/* Two equal fake rails: a burst to one gate waits for the rail its first packet took (busy until the next pass)
+ * and aggregates there, instead of sending every other packet on the next rail (with sm+tcp, over tcp). */
+START_TEST(test_burst_waits_for_first_rail)
+{
+  struct fake_drv_s *fa, *fb;
+  struct nm_drv_s *b;
+  nm_core_t c = fake_core_new(2, "prio", 1024, &fa);
+  ck_assert_ptr_nonnull(c);
+  ck_assert_int_eq(nm_core_add_driver(c, &fake_drv_ops, "fake", 1, &b), 0);
+  fb = b->priv;
+  fa->inject = fb->inject = 1;
+  nm_session_t s;
+  ck_assert_int_eq(nm_session_open(c, "burst", &s), 0);
+  nm_gate_t g = nm_core_gate(c, 1);
+  ck_assert_ptr_nonnull(g);
+  ck_assert_int_eq(g->n_rails, 2);
+  char data[4][8] = {"first", "second", "third", "fourth"};
+  nm_sr_request_t r[4];
+  for (int i = 0; i < 4; i++)
+    ck_assert_int_eq(nm_sr_isend(s, g, 1, data[i], sizeof(data[i]), &r[i]), 0);
+  ck_assert_int_eq(fa->n_pkts + fb->n_pkts, 1); /* the first left at once; the others wait for the next pass */
+  nm_core_progress(c);
+  ck_assert_int_eq(fa->n_pkts + fb->n_pkts, 2); /* and leave together, on the same rail */
+  ck_assert_int_eq(fa->n_pkts == 2 || fb->n_pkts == 2, 1);
+  for (int i = 0; i < 4; i++)
+    ck_assert_int_eq(nm_sr_stest(s, &r[i]), 0);
+  nm_session_close(s);
+  fake_core_free(c);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("sched");
@@ -532,6 +563,7 @@ int main(void)
   tcase_add_test(t, test_default_strategy_prio_aggreg);
   tcase_add_test(t, test_rdv_accept_covers);
   tcase_add_test(t, test_refused_packet_counted);
+  tcase_add_test(t, test_burst_waits_for_first_rail);
   suite_add_tcase(s, t);
   t = tcase_create("gather");
   tcase_add_test(t, test_gather_same_packet);
