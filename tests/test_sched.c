@@ -444,10 +444,11 @@ START_TEST(test_gather_same_packet)
 }
 END_TEST
 
-/* A second network rail that only listens (nm_drv_ops_s.idle): its progress calls are counted, its idle() answer
- * and the events its next calls report are set by the test. */
+/* A second network rail that only listens (nm_drv_ops_s.idle): its progress calls are counted, its idle() answer,
+ * the events its next calls report and its clock (the core's time: nm_drv_ops_s.now_ns) are set by the test. */
 static struct {
   int calls, idle, events;
+  uint64_t now_ns;
 } quiet;
 static int quiet_progress(struct nm_drv_s *drv)
 {
@@ -459,6 +460,7 @@ static int quiet_progress(struct nm_drv_s *drv)
   return fake_drv_ops.progress(drv);
 }
 static int quiet_idle(struct nm_drv_s *drv) { return quiet.idle; }
+static uint64_t quiet_now_ns(struct nm_drv_s *drv) { return quiet.now_ns; }
 
 /* A core with the self driver, a plain fake rail (unless @p alone) and the counted rail. */
 static nm_core_t quiet_core(int alone)
@@ -467,6 +469,7 @@ static nm_core_t quiet_core(int alone)
   ops = fake_drv_ops;
   ops.progress = quiet_progress;
   ops.idle = quiet_idle;
+  ops.now_ns = quiet_now_ns;
   nm_core_t c;
   struct nm_drv_s *d;
   ck_assert_int_eq(nm_core_create(0, 2, &c), 0);
@@ -491,19 +494,30 @@ static int quiet_calls_in(nm_core_t c, int passes)
 START_TEST(test_quiet_rail_polled_less)
 {
   nm_core_t c = quiet_core(0);
-  /* polled every pass until NM_DRV_QUIET_AFTER calls found nothing, then one pass in NM_DRV_QUIET_EVERY */
+  quiet.now_ns = 5 * NM_DRV_QUIET_NS;
+  /* polled every pass until NM_DRV_QUIET_AFTER calls found nothing, then once more at once (its last quiet poll
+   * is older than NM_DRV_QUIET_NS), then not while the clock stands still */
   ck_assert_int_eq(quiet_calls_in(c, NM_DRV_QUIET_AFTER), NM_DRV_QUIET_AFTER);
-  ck_assert_int_eq(quiet_calls_in(c, 10 * NM_DRV_QUIET_EVERY), 10);
+  ck_assert_int_eq(quiet_calls_in(c, 10 * NM_DRV_QUIET_EVERY), 1);
+  ck_assert_int_eq(quiet_calls_in(c, 10 * NM_DRV_QUIET_EVERY), 0);
+  /* once per NM_DRV_QUIET_NS, found within NM_DRV_QUIET_EVERY passes of it */
+  quiet.now_ns += NM_DRV_QUIET_NS - 1;
+  ck_assert_int_eq(quiet_calls_in(c, 2 * NM_DRV_QUIET_EVERY), 0);
+  quiet.now_ns += 1;
+  ck_assert_int_eq(quiet_calls_in(c, NM_DRV_QUIET_EVERY), 1);
+  ck_assert_int_eq(quiet_calls_in(c, 2 * NM_DRV_QUIET_EVERY), 0);
   /* something of its own in flight: every pass */
   quiet.idle = 0;
   ck_assert_int_eq(quiet_calls_in(c, 3 * NM_DRV_QUIET_EVERY), 3 * NM_DRV_QUIET_EVERY);
   /* idle again but its last calls were not quiet: every pass again for NM_DRV_QUIET_AFTER calls */
   quiet.idle = 1;
   quiet.events = 1;
-  while (quiet.events) /* the call that reports it comes at a pass that polls the rail */
-    nm_core_progress(c);
+  ck_assert_int_eq(quiet_calls_in(c, 2 * NM_DRV_QUIET_EVERY), 0);
+  quiet.now_ns += NM_DRV_QUIET_NS; /* the arrival is found at the next poll, within NM_DRV_QUIET_EVERY passes */
+  ck_assert_int_eq(quiet_calls_in(c, NM_DRV_QUIET_EVERY), 1);
+  ck_assert_int_eq(quiet.events, 0);
   ck_assert_int_eq(quiet_calls_in(c, NM_DRV_QUIET_AFTER), NM_DRV_QUIET_AFTER);
-  ck_assert_int_eq(quiet_calls_in(c, 2 * NM_DRV_QUIET_EVERY), 2);
+  ck_assert_int_eq(quiet_calls_in(c, 2 * NM_DRV_QUIET_EVERY), 0);
   nm_core_destroy(c);
 }
 END_TEST

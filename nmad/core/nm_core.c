@@ -245,11 +245,20 @@ static void nm_core_check_faults(nm_core_t core)
 }
 
 /* Whether @p drv may skip this pass: a costly poll that could only find an arrival, beside another network rail
- * that does the work (NM_DRV_QUIET_AFTER, drivers/nm_driver.h). */
-static int nm_core_skip_quiet(const struct nm_core_s *core, struct nm_drv_s *drv)
+ * that does the work. Once quiet, it is polled when NM_DRV_QUIET_NS have passed since its last call, the clock
+ * being read one pass in NM_DRV_QUIET_EVERY (drivers/nm_driver.h). */
+static int nm_core_skip_quiet(nm_core_t core, struct nm_drv_s *drv)
 {
-  return drv->ops->idle && drv->quiet_calls >= NM_DRV_QUIET_AFTER && core->pass % NM_DRV_QUIET_EVERY != 0 &&
-         core->n_drvs - (core->self_drv != NULL) > 1 && drv->ops->idle(drv);
+  if (!drv->ops->idle || drv->quiet_calls < NM_DRV_QUIET_AFTER || core->n_drvs - (core->self_drv != NULL) < 2 ||
+      !drv->ops->idle(drv))
+    return 0;
+  if (core->pass % NM_DRV_QUIET_EVERY != 0)
+    return 1;
+  uint64_t now = nm_core_time_ns(core);
+  if (now - drv->quiet_polled_ns < NM_DRV_QUIET_NS)
+    return 1;
+  drv->quiet_polled_ns = now;
+  return 0;
 }
 
 int nm_core_progress_drivers(struct nm_core_s *core)
