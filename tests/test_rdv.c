@@ -213,6 +213,49 @@ START_TEST(test_one_host_one_rail)
 }
 END_TEST
 
+/* On one host a message goes whole on one rail: when that rail's driver pulls (sm, NM_DRV_F_RDV_GET) and beats the
+ * other on latency and bandwidth, the sender announces its data with the RDV (get rendezvous: its large send is
+ * posted at once, no RTR awaited), as over that rail alone. Not with NMAD_SPLIT_LOCAL=1, nor when the pulling rail
+ * is the slower one. */
+static int announced_at_isend(int pulling_rail, int split_local, nm_tag_t tag)
+{
+  struct side_s *sides[2] = {&A, &B};
+  for (int k = 0; k < 2; k++) {
+    nm_core_set_one_host(sides[k]->core, 1);
+    sides[k]->core->cfg.split_local = split_local;
+    sides[k]->core->drvs[pulling_rail].props.flags |= NM_DRV_F_RDV_GET;
+  }
+  static uint8_t src[CHUNK], dst[CHUNK];
+  fill(src, sizeof(src), (unsigned)tag);
+  nm_sr_request_t s, r;
+  ck_assert_int_eq(nm_sr_irecv(B.sess, nm_core_gate(B.core, 0), tag, dst, sizeof(dst), &r), 0);
+  ck_assert_int_eq(nm_sr_isend(A.sess, nm_core_gate(A.core, 1), tag, src, sizeof(src), &s), 0);
+  int announced = A.rail[0]->n_large + A.rail[1]->n_large;
+  run();
+  ck_assert_int_eq(nm_sr_stest(A.sess, &s), 0);
+  ck_assert_int_eq(nm_sr_rtest(B.sess, &r), 0);
+  ck_assert_mem_eq(dst, src, sizeof(src));
+  return announced;
+}
+
+START_TEST(test_one_host_get_on_pulling_rail)
+{
+  ck_assert_int_eq(announced_at_isend(1, 0, 21), 1); /* rail 1: bandwidth 3000 against 1000, same latency */
+  ck_assert_uint_eq(bytes_on_rail[1], CHUNK);
+  ck_assert_uint_eq(bytes_on_rail[0], 0);
+}
+END_TEST
+
+START_TEST(test_one_host_no_get_when_split_or_slower)
+{
+  ck_assert_int_eq(announced_at_isend(1, 1, 22), 0); /* NMAD_SPLIT_LOCAL=1: the receiver's RTRs split it */
+  teardown();
+  setup();
+  ck_assert_int_eq(announced_at_isend(0, 0, 23), 0); /* the pulling rail is the slower: the RTR names rail 1 */
+  ck_assert_uint_eq(bytes_on_rail[1], CHUNK);
+}
+END_TEST
+
 START_TEST(test_small_on_fastest_start)
 {
   /* rail 0: lower latency; a message just above the rendezvous threshold goes whole on it */
@@ -371,6 +414,8 @@ int main(void)
   tcase_add_test(tc, test_truncation);
   tcase_add_test(tc, test_split_follows_bandwidth);
   tcase_add_test(tc, test_one_host_one_rail);
+  tcase_add_test(tc, test_one_host_get_on_pulling_rail);
+  tcase_add_test(tc, test_one_host_no_get_when_split_or_slower);
   tcase_add_test(tc, test_small_on_fastest_start);
   tcase_add_test(tc, test_equal_rails_split_in_half);
   tcase_add_test(tc, test_priority_first);

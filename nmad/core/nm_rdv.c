@@ -276,21 +276,42 @@ static int nm_rdv_plan(struct nm_gate_s *gate, nm_len_t n, int prio, struct nm_r
  * rndv get and Open MPI vader's RGET. A discarded or truncated message posts a receive of what it keeps (0 bytes
  * for a discard), which releases the sender like the empty RTR of the other path. */
 
-/* Whether @p gate qualifies for a get rendezvous, on either side: one rail, whose driver's receiver pulls. */
-static int nm_rdv_gate_pulls(const struct nm_gate_s *gate)
+/* The rail of @p gate that carries its get rendezvous, on either side, or -1: its only rail if that driver's
+ * receiver pulls; with several rails, a pulling one that would carry the whole message anyway: on one host without
+ * NMAD_SPLIT_LOCAL (no message is split there) a rail of the lowest latency and the highest bandwidth, the cheapest
+ * single rail at every length for split_balance. sm+tcp took the four-hop path for every large message on sm
+ * (64-128 KiB ping-pong 1.05-1.07x sm's alone; doc/performance.md, "A get rendezvous beside another rail"). Both
+ * ends find the same rail: the job's drivers and their nominal figures are the same everywhere. */
+static int nm_rdv_pull_rail(const struct nm_gate_s *gate)
 {
-  return gate->n_rails == 1 && (gate->rails[0].drv->props.flags & NM_DRV_F_RDV_GET);
+  if (gate->n_rails == 1)
+    return (gate->rails[0].drv->props.flags & NM_DRV_F_RDV_GET) ? 0 : -1;
+  if (!gate->core->one_host || gate->core->cfg.split_local)
+    return -1;
+  for (int i = 0; i < gate->n_rails; i++) {
+    const struct nm_drv_props_s *p = &gate->rails[i].drv->props;
+    if (!(p->flags & NM_DRV_F_RDV_GET))
+      continue;
+    int dominates = 1;
+    for (int j = 0; j < gate->n_rails && dominates; j++) {
+      const struct nm_drv_props_s *q = &gate->rails[j].drv->props;
+      dominates = q->latency_ns >= p->latency_ns && q->bandwidth_MBps <= p->bandwidth_MBps;
+    }
+    if (dominates)
+      return i;
+  }
+  return -1;
 }
 
 int nm_rdv_get_wanted(const struct nm_gate_s *gate, const struct nm_req_s *req)
 {
   nm_len_t chunk = nm_core_rdv_chunk(gate->core);
-  return nm_rdv_gate_pulls(gate) && req->len > 0 && req->len <= chunk && !(req->flags & NM_REQF_CANCELLED);
+  return req->len > 0 && req->len <= chunk && !(req->flags & NM_REQF_CANCELLED) && nm_rdv_pull_rail(gate) >= 0;
 }
 
 int nm_rdv_get_announce(struct nm_gate_s *gate, struct nm_req_s *req)
 {
-  struct nm_large_s *l = nm_large_new(gate, req, 0, 1);
+  struct nm_large_s *l = nm_large_new(gate, req, nm_rdv_pull_rail(gate), 1);
   if (!l)
     return -NM_ENOMEM;
   /* Not counted as a large transfer in flight: the receiver copies, and the LFIN wakes a sender that sleeps.
@@ -319,13 +340,14 @@ void nm_rdv_get_withdraw(struct nm_gate_s *gate, struct nm_req_s *req)
 /* Receiver: post the receive of a get rendezvous' data (n bytes at buf, n == 0 for a discard). */
 static void nm_rdv_get_post(struct nm_req_s *req, struct nm_gate_s *gate, uint64_t cookie, void *buf, nm_len_t n)
 {
-  struct nm_rail_s *rail = &gate->rails[0];
   /* Only a peer that shares our driver sends one: else the sender is confused or forged (DESIGN.md rule 5). */
-  int err = nm_rdv_gate_pulls(gate) ? NM_ESUCCESS : -NM_EPROTO;
+  int r = nm_rdv_pull_rail(gate);
+  int err = r >= 0 ? NM_ESUCCESS : -NM_EPROTO;
   struct nm_large_s *l = NULL;
-  if (!err && !(l = nm_large_new(gate, req, 0, 0)))
+  if (!err && !(l = nm_large_new(gate, req, r, 0)))
     err = -NM_ENOMEM;
   if (!err) {
+    struct nm_rail_s *rail = &gate->rails[r];
     err = rail->drv->ops->large_recv(rail->drv, rail->peer, buf, n, cookie, l);
     if (err)
       nm_large_release(l);
