@@ -104,7 +104,7 @@ struct nm_drv_ops_s {
   int (*progress)(struct nm_drv_s *drv);
   /** Optional, for drivers whose progress call is costly (a system call): 1 when the driver has nothing of its
    *  own in flight (no send, no large transfer, nothing queued to post), so that a progress call could only find
-   *  an arrival. Beside another network rail, the core then polls it once per NM_DRV_QUIET_NS once
+   *  an arrival. Beside a network rail polled every pass, the core then polls it once per NM_DRV_QUIET_NS once
    *  NM_DRV_QUIET_AFTER calls in a row found nothing (nm_core_progress_drivers()). */
   int (*idle)(struct nm_drv_s *drv);
   /** fd that becomes readable when progress may have work; NM_DRV_NO_FD if the driver has none (the core then
@@ -139,8 +139,8 @@ struct nm_drv_s {
 };
 
 /** A driver with an idle() op whose last NM_DRV_QUIET_AFTER progress calls found nothing is polled at most once
- *  every NM_DRV_QUIET_NS of the core's time while idle() holds, when the core has another network rail (the
- *  clock is read one pass in NM_DRV_QUIET_EVERY): libfabric's tcp costs a system call per poll, and polled every
+ *  every NM_DRV_QUIET_NS of the core's time while idle() holds, when another network rail is polled every pass
+ *  (one without idle(), or not quiet; the clock is read one pass in NM_DRV_QUIET_EVERY): libfabric's tcp costs a system call per poll, and polled every
  *  pass beside sm it took 6-9% of sm's bandwidth at 1-4 MiB; polled one pass in 8 it still made sm's 8 B
  *  ping-pong 1.3x slower (doc/performance.md, "The second rail's polls" and "A quiet rail polled by the clock").
  *  An arrival on it waits at most NM_DRV_QUIET_NS, plus NM_DRV_QUIET_EVERY passes of the other rails. */

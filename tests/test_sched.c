@@ -462,8 +462,10 @@ static int quiet_progress(struct nm_drv_s *drv)
 static int quiet_idle(struct nm_drv_s *drv) { return quiet.idle; }
 static uint64_t quiet_now_ns(struct nm_drv_s *drv) { return quiet.now_ns; }
 
-/* A core with the self driver, a plain fake rail (unless @p alone) and the counted rail. */
-static nm_core_t quiet_core(int alone)
+/* A core with the self driver, then: a plain fake rail and the counted rail (QUIET_BESIDE_FAKE), the counted rail
+ * alone (QUIET_ALONE), or two counted rails (QUIET_TWO: two idle NICs; their calls add up in quiet.calls). */
+enum { QUIET_BESIDE_FAKE, QUIET_ALONE, QUIET_TWO };
+static nm_core_t quiet_core(int kind)
 {
   static struct nm_drv_ops_s ops;
   ops = fake_drv_ops;
@@ -474,9 +476,11 @@ static nm_core_t quiet_core(int alone)
   struct nm_drv_s *d;
   ck_assert_int_eq(nm_core_create(0, 2, &c), 0);
   ck_assert_int_eq(nm_core_add_driver(c, &nm_drv_self_ops, "self", 1, &d), 0);
-  if (!alone)
+  if (kind == QUIET_BESIDE_FAKE)
     ck_assert_int_eq(nm_core_add_driver(c, &fake_drv_ops, "fake", 1, &d), 0);
   ck_assert_int_eq(nm_core_add_driver(c, &ops, "quiet", 1, &d), 0);
+  if (kind == QUIET_TWO)
+    ck_assert_int_eq(nm_core_add_driver(c, &ops, "quiet", 1, &d), 0);
   memset(&quiet, 0, sizeof(quiet));
   quiet.idle = 1;
   return c;
@@ -493,7 +497,7 @@ static int quiet_calls_in(nm_core_t c, int passes)
 
 START_TEST(test_quiet_rail_polled_less)
 {
-  nm_core_t c = quiet_core(0);
+  nm_core_t c = quiet_core(QUIET_BESIDE_FAKE);
   quiet.now_ns = 5 * NM_DRV_QUIET_NS;
   /* polled every pass until NM_DRV_QUIET_AFTER calls found nothing, then once more at once (its last quiet poll
    * is older than NM_DRV_QUIET_NS), then not while the clock stands still */
@@ -524,9 +528,20 @@ END_TEST
 
 START_TEST(test_lone_rail_polled_every_pass)
 {
-  nm_core_t c = quiet_core(1); /* the self driver is no network rail: nothing else would find the arrivals */
+  nm_core_t c = quiet_core(QUIET_ALONE); /* the self driver is no network rail: nothing else would find arrivals */
   ck_assert_int_eq(quiet_calls_in(c, NM_DRV_QUIET_AFTER + 10 * NM_DRV_QUIET_EVERY),
                    NM_DRV_QUIET_AFTER + 10 * NM_DRV_QUIET_EVERY);
+  nm_core_destroy(c);
+}
+END_TEST
+
+/* Two idle NICs, both quiet: neither is skipped, or an arrival on either would wait NM_DRV_QUIET_NS. */
+START_TEST(test_all_quiet_rails_polled_every_pass)
+{
+  nm_core_t c = quiet_core(QUIET_TWO);
+  quiet.now_ns = 5 * NM_DRV_QUIET_NS;
+  ck_assert_int_eq(quiet_calls_in(c, NM_DRV_QUIET_AFTER + 10 * NM_DRV_QUIET_EVERY),
+                   2 * (NM_DRV_QUIET_AFTER + 10 * NM_DRV_QUIET_EVERY));
   nm_core_destroy(c);
 }
 END_TEST
@@ -585,6 +600,7 @@ int main(void)
   t = tcase_create("quiet rail");
   tcase_add_test(t, test_quiet_rail_polled_less);
   tcase_add_test(t, test_lone_rail_polled_every_pass);
+  tcase_add_test(t, test_all_quiet_rails_polled_every_pass);
   suite_add_tcase(s, t);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -147,6 +147,8 @@ int nm_core_add_driver(nm_core_t core, const struct nm_drv_ops_s *ops, const cha
   core->n_drvs++;
   if (ops == &nm_drv_self_ops)
     core->self_drv = drv;
+  else if (!ops->idle)
+    core->n_always_polled++;
   if (ops->now_ns && !core->clock_drv)
     core->clock_drv = drv;
   if (ops->block && !core->block_drv)
@@ -244,16 +246,28 @@ static void nm_core_check_faults(nm_core_t core)
   }
 }
 
-/* Whether @p drv may skip this pass: a costly poll that could only find an arrival, beside another network rail
- * that does the work. Once quiet, it is polled when NM_DRV_QUIET_NS have passed since its last call, the clock
- * being read one pass in NM_DRV_QUIET_EVERY (drivers/nm_driver.h). */
+/* Whether @p drv is quiet: a costly poll (it has an idle() op) that could only find an arrival, and whose last
+ * NM_DRV_QUIET_AFTER calls found nothing. */
+static int nm_core_drv_quiet(struct nm_drv_s *drv)
+{
+  return drv->ops->idle && drv->quiet_calls >= NM_DRV_QUIET_AFTER && drv->ops->idle(drv);
+}
+
+/* Whether @p drv may skip this pass: it is quiet, and another network rail that is not is polled every pass (sm
+ * beside tcp; with every rail quiet, as two idle NICs, none is skipped: an arrival on any would wait).
+ * Once quiet, it is polled when NM_DRV_QUIET_NS have passed since its last call, the clock being read one pass in
+ * NM_DRV_QUIET_EVERY (drivers/nm_driver.h). */
 static int nm_core_skip_quiet(nm_core_t core, struct nm_drv_s *drv)
 {
-  if (!drv->ops->idle || drv->quiet_calls < NM_DRV_QUIET_AFTER || core->n_drvs - (core->self_drv != NULL) < 2 ||
-      !drv->ops->idle(drv))
+  if (!nm_core_drv_quiet(drv))
     return 0;
-  if (core->pass % NM_DRV_QUIET_EVERY != 0)
-    return 1;
+  int other_polled = core->n_always_polled > 0; /* drv has idle(): it is not one of them */
+  for (int i = 0; i < core->n_drvs && !other_polled; i++) {
+    struct nm_drv_s *d = &core->drvs[i];
+    other_polled = d != drv && d != core->self_drv && !nm_core_drv_quiet(d);
+  }
+  if (!other_polled || core->pass % NM_DRV_QUIET_EVERY != 0)
+    return other_polled;
   uint64_t now = nm_core_time_ns(core);
   if (now - drv->quiet_polled_ns < NM_DRV_QUIET_NS)
     return 1;

@@ -296,6 +296,7 @@ struct nm_core_s {
    * the job. uthash by rank; last_gate caches the latest lookup (one peer at a time is the common case). */
   struct nm_gate_s *gate_table, *last_gate;
   struct nm_drv_s *self_drv;  /* the rail of the gate to oneself */
+  int n_always_polled; /* network rails without an idle() op (sm): polled every pass (nm_core_skip_quiet()) */
   struct nm_drv_s *clock_drv; /* the driver whose clock is the core's time (now_ns), or NULL: CLOCK_MONOTONIC */
   struct nm_drv_s *block_drv; /* the driver that blocks by itself (block), or NULL: poll() on the wait fds */
   int n_drvs;
