@@ -39,6 +39,10 @@ struct nm_strategy_ops_s {
   /** Insert a send request into gate->send_queue in this strategy's order. Must keep per-(session, tag) order
    *  among requests of the gate. */
   void (*pack_data)(struct nm_gate_s *gate, struct nm_req_s *req);
+  /** A send leaves gate->send_queue (its last byte is in a packet), called just before the core unlinks it.
+   *  Optional: for a strategy that keeps an index of its queue. Sends leave from the queue's head only, or all at
+   *  once when the gate fails (not reported: the gate takes no more sends). */
+  void (*dequeued)(struct nm_gate_s *gate, struct nm_req_s *req);
   /** Insert a filled control chunk (RTR, ACK, CREDIT, CANCEL, CANCEL_REPLY) into the gate's control queue
    *  (gate->ctrl_head .. ctrl_tail) in this strategy's order. */
   void (*pack_ctrl)(struct nm_gate_s *gate, struct nm_ctrl_s *ctrl);

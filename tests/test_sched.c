@@ -306,6 +306,92 @@ START_TEST(test_prio_sorted_distinct_tags)
 }
 END_TEST
 
+/* The prio strategy places a send after the last queued send at least as urgent or of its stream, by an index
+ * (strategies/nm_strat_prio.c) instead of a walk from the tail. Against a model that walks: 4,000 sends with
+ * pseudo-random priorities (3 distinct values, then 12: more than the index holds, so it falls back to the walk
+ * until the queue empties) and tags (streams), the queue drained by progress passes now and then; after every send
+ * the queue holds the same sends in the same order as the model. */
+static void check_place_against_walk(int n_prios)
+{
+  setup_strategy("prio");
+  enum { N = 4000 };
+  static nm_sr_request_t reqs[N];
+  static int32_t ids[N];
+  static int model[N];
+  int m_head = 0, m_len = 0; /* model queue: model[m_head .. m_head + m_len) as a list kept in an array */
+  static int order[N];
+  nm_prio_t prio[N];
+  int tag[N];
+  nm_sr_request_t lead;
+  occupy_driver(&lead);
+  unsigned x = 4242u + (unsigned)n_prios;
+  struct nm_req_list_s *q = &gate(1)->send_queue;
+  for (int i = 0; i < N; i++) {
+    x = x * 1103515245u + 12345u;
+    prio[i] = (nm_prio_t)((x >> 8) % (unsigned)n_prios) - 1;
+    tag[i] = (int)((x >> 20) % 6);
+    ids[i] = i;
+    /* the model's walk: after the last queued send at least as urgent or on the same tag */
+    int pos = m_len - 1;
+    while (pos >= 0 && prio[model[m_head + pos]] < prio[i] && tag[model[m_head + pos]] != tag[i])
+      pos--;
+    memmove(&model[m_head + pos + 2], &model[m_head + pos + 1], (size_t)(m_len - pos - 1) * sizeof(int));
+    model[m_head + pos + 1] = i;
+    m_len++;
+    isend_prio(gate(1), (nm_tag_t)tag[i], prio[i], &ids[i], sizeof(ids[i]), &reqs[i]);
+    int k = 0;
+    for (struct nm_req_s *r = q->head; r; r = r->next)
+      order[k++] = *(const int32_t *)r->buf;
+    /* what the progress passes sent left from the queue's head */
+    ck_assert_int_le(k, m_len);
+    m_head += m_len - k;
+    m_len = k;
+    for (int j = 0; j < k; j++)
+      ck_assert_int_eq(order[j], model[m_head + j]);
+    if (x % 128 == 0) { /* now and then the driver frees up: a packet leaves from the head */
+      nm_core_progress(core);
+      k = 0;
+      for (struct nm_req_s *r = q->head; r; r = r->next)
+        k++;
+      m_head += m_len - k;
+      m_len = k;
+    }
+  }
+  while (q->head)
+    nm_core_progress(core);
+  teardown();
+}
+
+/* 64 urgent sends, each placed between the previous one and the queued bulk: the order keys between them run out
+ * after 20 halvings and the queue is renumbered; the order stays urgent sends in post order, then the bulk. */
+START_TEST(test_prio_place_renumbers)
+{
+  setup_strategy("prio");
+  enum { BULK = 10, URGENT = 64 };
+  static nm_sr_request_t reqs[BULK + URGENT];
+  static int32_t ids[BULK + URGENT];
+  nm_sr_request_t lead;
+  occupy_driver(&lead);
+  for (int i = 0; i < BULK + URGENT; i++) {
+    ids[i] = i;
+    isend_prio(gate(1), (nm_tag_t)(i < BULK ? 1 : 100 + i), i < BULK ? 0 : 5, &ids[i], sizeof(ids[i]), &reqs[i]);
+  }
+  int k = 0;
+  for (struct nm_req_s *r = gate(1)->send_queue.head; r; r = r->next, k++)
+    ck_assert_int_eq(*(const int32_t *)r->buf, k < URGENT ? BULK + k : k - URGENT);
+  ck_assert_int_eq(k, BULK + URGENT);
+  while (gate(1)->send_queue.head)
+    nm_core_progress(core);
+  teardown();
+}
+END_TEST
+
+START_TEST(test_prio_place_few_prios) { check_place_against_walk(3); }
+END_TEST
+
+START_TEST(test_prio_place_many_prios) { check_place_against_walk(12); }
+END_TEST
+
 /* NMAD_STRATEGY unset selects a strategy that honours priorities and aggregates: 16 small sends queued while
  * the driver is busy leave in one packet, the urgent one first. */
 START_TEST(test_default_strategy_prio_aggreg)
@@ -589,6 +675,9 @@ int main(void)
   tcase_add_test(t, test_prio_data_vs_rtr);
   tcase_add_test(t, test_prio_keeps_tag_order);
   tcase_add_test(t, test_prio_sorted_distinct_tags);
+  tcase_add_test(t, test_prio_place_renumbers);
+  tcase_add_test(t, test_prio_place_few_prios);
+  tcase_add_test(t, test_prio_place_many_prios);
   tcase_add_test(t, test_default_strategy_prio_aggreg);
   tcase_add_test(t, test_rdv_accept_covers);
   tcase_add_test(t, test_refused_packet_counted);

@@ -178,6 +178,11 @@ struct nm_seq_s {
   struct nm_seq_key_s key;
   nm_seq_t next_send;
   nm_seq_t next_recv;
+  /* The prio strategy's index of the gate's send queue (strategies/nm_strat_prio.c): the stream's sends in the
+   * queue and the last of them, valid while queued_gen is the strategy's generation for the gate. */
+  uint32_t queued_gen;
+  int32_t n_queued;
+  struct nm_req_s *queued_last;
   UT_hash_handle hh;
 };
 

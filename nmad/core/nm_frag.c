@@ -97,6 +97,8 @@ static void nm_frag_copy(struct nm_pw_s *pw, uint8_t *dst, const struct nm_req_s
 static void nm_frag_last(struct nm_pw_s *pw, struct nm_req_s *req)
 {
   struct nm_gate_s *gate = pw->gate;
+  if (gate->core->cfg.strategy->dequeued)
+    gate->core->cfg.strategy->dequeued(gate, req);
   nm_req_list_remove(&gate->send_queue, req);
   if (req->flags & NM_REQF_SYNC) /* found there by its ACK, which needs the whole message at the receiver */
     nm_req_list_append(&gate->rdv_sends, req);

@@ -104,6 +104,8 @@ int nm_pw_pack_req(struct nm_pw_s *pw, struct nm_req_s *req)
   size_t size = nm_pw_req_size(req, rdv);
   if (size > nm_pw_room(pw) || pw->n_chunks == UINT16_MAX)
     return 0;
+  if (gate->core->cfg.strategy->dequeued)
+    gate->core->cfg.strategy->dequeued(gate, req);
   nm_req_list_remove(&gate->send_queue, req);
   uint8_t *p = pw->buf + pw->len;
   uint32_t sid = req->session->id;

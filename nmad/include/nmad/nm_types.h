@@ -75,6 +75,7 @@ struct nm_req_s {
   nm_len_t msg_len;             /* actual message length (recv: as announced by the sender) */
   uint64_t cookie;              /* rendezvous / synchronous-send identifier on the sender's gate */
   nm_len_t frag_off;            /* send: message bytes already packed in DATA_FRAG pieces (core/nm_frag.c) */
+  uint64_t qkey;                /* send: its order in the gate's send queue (strategies/nm_strat_prio.c) */
   nm_req_notifier_t notifier;   /* request monitor, or NULL */
   void *notifier_ref;
   unsigned notifier_mask;
