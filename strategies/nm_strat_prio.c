@@ -11,26 +11,31 @@
  * 4,096 queued 16 KiB sends the walk took 16 us (doc/performance.md, "An urgent send finds its place in O(1)").
  * The place is after the last queued send that is at least as urgent or of the same stream: the latest (by order
  * key, nm_req_s.qkey) of the last send of each queued priority (a table of NM_PRIO_TAILS) and of the stream's last
- * (nm_seq_s.queued_last). Sends leave from the head only, so the last send of a priority or of a stream leaves with
- * the last one queued. More distinct priorities than the table holds: back to the walk until the queue empties. */
+ * (nm_seq_s.queued_last). Sends leave from the head only, in key order, so a record whose key the departures have
+ * reached is dead, and a departure only notes its key. More distinct priorities than the table holds: back to the
+ * walk until the queue empties. */
 #include "nmad/core/nm_core_private.h"
 #include <stdlib.h>
 
 #define NM_PRIO_TAILS 8
 #define NM_QKEY_STEP (1ull << 20) /* between consecutive appended sends: 20 insertions at one place before renumbering */
 
+/* The last queued send of one priority. Live while its key is above the gate's removed_key: sends leave from the
+ * head, in key order, so once that key is reached every send of the priority has left (nothing to update then). */
 struct nm_prio_tail_s {
   nm_prio_t prio;
-  int count;             /* queued sends of this priority */
-  struct nm_req_s *last; /* the last of them in the queue */
+  uint64_t key;
+  struct nm_req_s *last;
 };
 
 struct nm_strat_prio_gate_s {
   int rail_order[NM_MAX_RAILS];
   struct nm_prio_tail_s tails[NM_PRIO_TAILS];
-  int n_tails;
-  int walk;     /* more priorities queued than tails[] holds: place sends by walking, until the queue empties */
-  uint32_t gen; /* the generation of the nm_seq_s.queued_* fields: bumped when the queue is found empty */
+  int n_tails;          /* slots used in tails[], live or not */
+  int cur;              /* the slot of the last placed send's priority (the common case: all alike), or -1 */
+  int walk;             /* more live priorities than tails[] holds: place by walking until the queue empties */
+  uint32_t gen;         /* generation of the nm_seq_s.queued_* fields (a renumbering starts a new one) */
+  uint64_t removed_key; /* the key of the last send that left the queue: every queued key is above it */
 };
 
 static int nm_strat_prio_gate_init(struct nm_gate_s *gate)
@@ -39,6 +44,7 @@ static int nm_strat_prio_gate_init(struct nm_gate_s *gate)
   if (!st)
     return -NM_ENOMEM;
   st->gen = 1;
+  st->cur = -1;
   /* insertion sort by latency; equal latencies keep the drivers' order (NMAD_DRIVER=a+b: a first) */
   for (int i = 0; i < gate->n_rails; i++) {
     int j = i;
@@ -58,23 +64,53 @@ static void nm_strat_prio_gate_destroy(struct nm_gate_s *gate)
   free(gate->strat);
 }
 
-/* Give @p req, just linked after @p pos (NULL: at the head), an order key between its neighbours' keys;
- * renumber the queue when there is no room between them. */
-static void nm_strat_prio_key(struct nm_req_list_s *q, struct nm_req_s *req)
+/* Record @p req, just placed, as the last queued send of its priority and of its stream @p se. @return 0, or -1
+ * when tails[] has no slot for a new priority (the caller goes to walking). */
+static int nm_strat_prio_note(struct nm_strat_prio_gate_s *st, struct nm_seq_s *se, struct nm_req_s *req)
 {
-  const struct nm_req_s *pos = req->prev, *next = req->next;
-  uint64_t lo = pos ? pos->qkey : 0;
-  if (!next && lo <= UINT64_MAX - NM_QKEY_STEP) {
-    req->qkey = lo + NM_QKEY_STEP;
-    return;
+  int i = st->cur;
+  /* the slot of the last placed send's priority, live or not: when it is dead, every send of that priority has
+   * left, so no other slot holds it live */
+  if (i < 0 || st->tails[i].prio != req->prio) {
+    int free_slot = -1;
+    for (i = 0; i < st->n_tails; i++) {
+      if (st->tails[i].key <= st->removed_key)
+        free_slot = free_slot < 0 ? i : free_slot;
+      else if (st->tails[i].prio == req->prio)
+        break;
+    }
+    if (i == st->n_tails) {
+      if (free_slot < 0 && st->n_tails == NM_PRIO_TAILS)
+        return -1;
+      i = free_slot >= 0 ? free_slot : st->n_tails++;
+      st->tails[i].prio = req->prio;
+    }
+    st->cur = i;
   }
-  if (next && next->qkey - lo >= 2) {
-    req->qkey = lo + (next->qkey - lo) / 2;
-    return;
-  }
+  /* a placed send follows every queued send at least as urgent, so it is the last of its priority */
+  st->tails[i].key = req->qkey;
+  st->tails[i].last = req;
+  se->queued_gen = st->gen;
+  se->queued_key = req->qkey; /* it follows its stream's queued sends too */
+  se->queued_last = req;
+  return 0;
+}
+
+/* Renumber the queue's keys (no room left between two neighbours) and rebuild the index from it. */
+static void nm_strat_prio_reindex(struct nm_gate_s *gate, struct nm_strat_prio_gate_s *st)
+{
   uint64_t k = 0;
-  for (struct nm_req_s *r = q->head; r; r = r->next)
+  for (struct nm_req_s *r = gate->send_queue.head; r; r = r->next)
     r->qkey = (k += NM_QKEY_STEP);
+  st->removed_key = 0;
+  st->n_tails = 0;
+  st->cur = -1;
+  st->gen++; /* every stream's record is stale */
+  for (struct nm_req_s *r = gate->send_queue.head; r && !st->walk; r = r->next) {
+    struct nm_seq_s *se = nm_gate_seq(gate, r->session->id, r->tag);
+    if (!se || nm_strat_prio_note(st, se, r))
+      st->walk = 1;
+  }
 }
 
 /* Where @p req goes: after the last queued send at least as urgent or of its stream @p se (NULL: at the head). */
@@ -93,10 +129,12 @@ static struct nm_req_s *nm_strat_prio_place(struct nm_gate_s *gate, const struct
     return pos;
   }
   struct nm_req_s *pos = NULL;
-  for (int i = 0; i < st->n_tails; i++)
-    if (st->tails[i].prio >= req->prio && (!pos || st->tails[i].last->qkey > pos->qkey))
-      pos = st->tails[i].last;
-  if (se->queued_gen == st->gen && se->n_queued > 0 && (!pos || se->queued_last->qkey > pos->qkey))
+  for (int i = 0; i < st->n_tails; i++) {
+    const struct nm_prio_tail_s *t = &st->tails[i];
+    if (t->key > st->removed_key && t->prio >= req->prio && (!pos || t->key > pos->qkey))
+      pos = t->last;
+  }
+  if (se->queued_gen == st->gen && se->queued_key > st->removed_key && (!pos || se->queued_key > pos->qkey))
     pos = se->queued_last;
   return pos;
 }
@@ -104,57 +142,46 @@ static struct nm_req_s *nm_strat_prio_place(struct nm_gate_s *gate, const struct
 static void nm_strat_prio_pack_data(struct nm_gate_s *gate, struct nm_req_s *req)
 {
   struct nm_strat_prio_gate_s *st = gate->strat; /* NULL: the gate was made under another strategy */
-  struct nm_seq_s *se = gate->last_seq; /* nm_core_post_send() just looked the stream up */
-  if (se && !(se->key.session == req->session->id && se->key.tag == nm_seq_tag(req->session->id, req->tag)))
-    se = NULL;
-  if (st && !gate->send_queue.head) { /* an empty queue: the index starts again */
-    st->n_tails = 0;
+  struct nm_seq_s *se = gate->last_seq; /* the request's stream: nm_core_post_send() has just looked it up */
+  if (st && st->walk && !gate->send_queue.head) { /* every record is dead: the index serves again */
     st->walk = 0;
-    st->gen++;
+    st->n_tails = 0;
+    st->cur = -1;
   }
-  nm_req_list_insert_after(&gate->send_queue, nm_strat_prio_place(gate, st, se, req), req);
-  nm_strat_prio_key(&gate->send_queue, req);
-  if (!st || st->walk)
+  struct nm_req_s *pos = nm_strat_prio_place(gate, st, se, req);
+  nm_req_list_insert_after(&gate->send_queue, pos, req);
+  if (!st)
     return;
-  if (!se) { /* cannot happen after nm_core_post_send(); without the stream, the index would be wrong */
-    st->walk = 1;
+  /* its key: above the previous send's (or removed_key at the head), below the next one's */
+  uint64_t lo = pos ? pos->qkey : st->removed_key;
+  if (!req->next && lo <= UINT64_MAX - NM_QKEY_STEP) {
+    req->qkey = lo + NM_QKEY_STEP;
+  } else if (req->next && req->next->qkey - lo >= 2) {
+    req->qkey = lo + (req->next->qkey - lo) / 2;
+  } else {
+    nm_strat_prio_reindex(gate, st);
     return;
   }
-  int i = 0;
-  while (i < st->n_tails && st->tails[i].prio != req->prio)
-    i++;
-  if (i == st->n_tails) {
-    if (i == NM_PRIO_TAILS) {
-      st->walk = 1;
-      return;
-    }
-    st->tails[st->n_tails++] = (struct nm_prio_tail_s){req->prio, 0, req};
-  }
-  st->tails[i].count++;
-  if (st->tails[i].last->qkey < req->qkey)
+  if (st->walk)
+    return;
+  int i = st->cur;
+  if (i >= 0 && st->tails[i].prio == req->prio) { /* nm_strat_prio_note()'s common case, inline */
+    st->tails[i].key = req->qkey;
     st->tails[i].last = req;
-  if (se->queued_gen != st->gen) {
     se->queued_gen = st->gen;
-    se->n_queued = 0;
+    se->queued_key = req->qkey;
+    se->queued_last = req;
+  } else if (nm_strat_prio_note(st, se, req)) {
+    st->walk = 1;
   }
-  se->n_queued++;
-  se->queued_last = req; /* placed after the stream's last: the new last */
 }
 
+/* A send leaves the queue's head: what it was the last of is dead from now on (see nm_prio_tail_s). */
 static void nm_strat_prio_dequeued(struct nm_gate_s *gate, struct nm_req_s *req)
 {
   struct nm_strat_prio_gate_s *st = gate->strat;
-  if (!st || st->walk)
-    return;
-  for (int i = 0; i < st->n_tails; i++)
-    if (st->tails[i].prio == req->prio) {
-      if (--st->tails[i].count == 0)
-        st->tails[i] = st->tails[--st->n_tails];
-      break;
-    }
-  struct nm_seq_s *se = nm_gate_seq(gate, req->session->id, req->tag);
-  if (se && se->queued_gen == st->gen && se->n_queued > 0)
-    se->n_queued--;
+  if (st)
+    st->removed_key = req->qkey;
 }
 
 static nm_prio_t nm_strat_prio_gate_prio(const struct nm_gate_s *gate)

@@ -37,7 +37,8 @@ struct nm_strategy_ops_s {
   /** Release what gate_init set (optional). Called once when the gate is destroyed. */
   void (*gate_destroy)(struct nm_gate_s *gate);
   /** Insert a send request into gate->send_queue in this strategy's order. Must keep per-(session, tag) order
-   *  among requests of the gate. */
+   *  among requests of the gate. Called by nm_core_post_send() right after it looked up the request's ordering
+   *  stream: gate->last_seq is that stream's nm_seq_s. */
   void (*pack_data)(struct nm_gate_s *gate, struct nm_req_s *req);
   /** A send leaves gate->send_queue (its last byte is in a packet), called just before the core unlinks it.
    *  Optional: for a strategy that keeps an index of its queue. Sends leave from the queue's head only, or all at

@@ -178,10 +178,11 @@ struct nm_seq_s {
   struct nm_seq_key_s key;
   nm_seq_t next_send;
   nm_seq_t next_recv;
-  /* The prio strategy's index of the gate's send queue (strategies/nm_strat_prio.c): the stream's sends in the
-   * queue and the last of them, valid while queued_gen is the strategy's generation for the gate. */
+  /* The prio strategy's index of the gate's send queue (strategies/nm_strat_prio.c): the stream's last queued
+   * send and its order key, valid while queued_gen is the strategy's generation for the gate and the key is above
+   * the key of the last send that left the queue. */
   uint32_t queued_gen;
-  int32_t n_queued;
+  uint64_t queued_key;
   struct nm_req_s *queued_last;
   UT_hash_handle hh;
 };
