@@ -36,6 +36,8 @@ struct nm_strat_prio_gate_s {
   int walk;             /* more live priorities than tails[] holds: place by walking until the queue empties */
   uint32_t gen;         /* generation of the nm_seq_s.queued_* fields (a renumbering starts a new one) */
   uint64_t removed_key; /* the key of the last send that left the queue: every queued key is above it */
+  uint64_t max_key;     /* the highest key given: all is dead once the queue is empty, however it emptied (a gate
+                         * failure unlinks its sends without departures) */
 };
 
 static int nm_strat_prio_gate_init(struct nm_gate_s *gate)
@@ -102,6 +104,7 @@ static void nm_strat_prio_reindex(struct nm_gate_s *gate, struct nm_strat_prio_g
   uint64_t k = 0;
   for (struct nm_req_s *r = gate->send_queue.head; r; r = r->next)
     r->qkey = (k += NM_QKEY_STEP);
+  st->max_key = k;
   st->removed_key = 0;
   st->n_tails = 0;
   st->cur = -1;
@@ -143,10 +146,13 @@ static void nm_strat_prio_pack_data(struct nm_gate_s *gate, struct nm_req_s *req
 {
   struct nm_strat_prio_gate_s *st = gate->strat; /* NULL: the gate was made under another strategy */
   struct nm_seq_s *se = gate->last_seq; /* the request's stream: nm_core_post_send() has just looked it up */
-  if (st && st->walk && !gate->send_queue.head) { /* every record is dead: the index serves again */
-    st->walk = 0;
-    st->n_tails = 0;
-    st->cur = -1;
+  if (st && !gate->send_queue.head) { /* every record is dead; after walking, the index serves again */
+    st->removed_key = st->max_key;
+    if (st->walk) {
+      st->walk = 0;
+      st->n_tails = 0;
+      st->cur = -1;
+    }
   }
   struct nm_req_s *pos = nm_strat_prio_place(gate, st, se, req);
   nm_req_list_insert_after(&gate->send_queue, pos, req);
@@ -155,7 +161,7 @@ static void nm_strat_prio_pack_data(struct nm_gate_s *gate, struct nm_req_s *req
   /* its key: above the previous send's (or removed_key at the head), below the next one's */
   uint64_t lo = pos ? pos->qkey : st->removed_key;
   if (!req->next && lo <= UINT64_MAX - NM_QKEY_STEP) {
-    req->qkey = lo + NM_QKEY_STEP;
+    req->qkey = st->max_key = lo + NM_QKEY_STEP;
   } else if (req->next && req->next->qkey - lo >= 2) {
     req->qkey = lo + (req->next->qkey - lo) / 2;
   } else {
