@@ -200,7 +200,8 @@ static nm_prio_t nm_strat_prio_gate_prio(const struct nm_gate_s *gate)
   return p;
 }
 
-/* Fill a packet with the most urgent of the two queue heads, again and again, until the next one does not fit. */
+/* Fill a packet with the most urgent of the two queue heads, again and again, until the next one does not fit or
+ * the packet holds NM_STRAT_AGGREG_MAX bytes. */
 static int nm_strat_prio_fill(struct nm_gate_s *gate, struct nm_pw_s *pw)
 {
   int n = 0;
@@ -217,6 +218,8 @@ static int nm_strat_prio_fill(struct nm_gate_s *gate, struct nm_pw_s *pw)
     if (!ok)
       break;
     n++;
+    if (pw->len >= NM_STRAT_AGGREG_MAX)
+      break;
   }
   return n;
 }

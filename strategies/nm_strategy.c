@@ -39,6 +39,14 @@ void nm_strat_data_fifo(struct nm_gate_s *gate, struct nm_req_s *req)
   nm_req_list_append(&gate->send_queue, req);
 }
 
+/* Whether the most urgent pending work of @p gate is above the default priority, as the strategy sees it (only
+ * the prio strategy has gate_prio): such a packet does not wait for the pass that would aggregate a burst. */
+static int nm_strat_gate_urgent(const struct nm_gate_s *gate)
+{
+  const struct nm_strategy_ops_s *st = gate->core->cfg.strategy;
+  return st->gate_prio && st->gate_prio(gate) > 0;
+}
+
 int nm_strat_ready_rail(const struct nm_gate_s *gate, const int *order, int max_inflight)
 {
   const uint64_t busy = gate->core->pass + 1; /* the stamp of a packet completed at post in this pass */
@@ -47,8 +55,10 @@ int nm_strat_ready_rail(const struct nm_gate_s *gate, const int *order, int max_
     const struct nm_rail_s *rail = &gate->rails[i];
     /* Free again at the next pass: the packet waits for it (and the burst behind it aggregates) rather than
      * taking the next rail, a slower one with the prio strategy's order (sm+tcp sent every other small packet
-     * over tcp: half sm's message rate). */
-    if (rail->inject_pass == busy || rail->drv->inject_pass == busy)
+     * over tcp: half sm's message rate). Urgent work does not wait for its gate's pass (a paced driver still takes
+     * one packet per pass, so that the pass picks the most urgent gate): behind bulk, the next pass starts with
+     * the drivers' polls (a ring of bulk to read), and an urgent pong over sm waited for them. */
+    if (rail->drv->inject_pass == busy || (rail->inject_pass == busy && !nm_strat_gate_urgent(gate)))
       return -1;
     if (rail->inflight < max_inflight && !rail->retry)
       return i;

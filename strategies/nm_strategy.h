@@ -98,12 +98,18 @@ void nm_strat_data_fifo(struct nm_gate_s *gate, struct nm_req_s *req);
 /** A rail of @p gate that may take one more packet now: fewer than @p max_inflight packets in flight, no refused
  *  packet waiting. Rails are tried in the order of @p order (gate->n_rails rail indices), or in index order when
  *  it is NULL; a rail busy only until the next pass (a packet of this gate, or of a paced driver, completed at
- *  post in this one) ends the search: the packet waits for it rather than taking a later rail. @return the rail
+ *  post in this one) ends the search: the packet waits for it rather than taking a later rail (a gate's own hold is
+ *  waived when its most urgent work is above the default priority, by the strategy's gate_prio). @return the rail
  *  index, or -1. */
 int nm_strat_ready_rail(const struct nm_gate_s *gate, const int *order, int max_inflight);
 /** Post again every packet a driver refused on the gate's rails. @return packets posted; *blocked set when a
  *  driver refused again (nothing more may be posted to that rail in this pass). */
 int nm_strat_retry(struct nm_gate_s *gate, int *blocked);
+/** A packet of the prio strategy takes no more chunks once it holds this many bytes. Aggregation pays for small
+ *  messages; packets of up to sm's 128 KiB made of larger ones are copied whole at each end, and an urgent packet
+ *  posted behind them waited for those copies: behind 4,096 queued 16 KiB sends, 25-28 us one way, 7-8 us with
+ *  this cap (doc/performance.md, "Packets of bulk cut to 32 KiB"). */
+#define NM_STRAT_AGGREG_MAX (32u * 1024u)
 /** The common try_and_commit loop: packets a driver refused first; then while a rail is ready (tried in
  *  @p order as in nm_strat_ready_rail(), at most @p max_inflight packets in flight on it), build a packet, let
  *  @p fill put chunks into it, post it. @return packets posted. */

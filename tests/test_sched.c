@@ -306,6 +306,59 @@ START_TEST(test_prio_sorted_distinct_tags)
 }
 END_TEST
 
+/* Aggregation is for small messages: queued 8 KiB sends leave four to a packet (NM_STRAT_AGGREG_MAX, 32 KiB),
+ * not seven to a 64 KiB packet, so that an urgent packet behind them waits for less copying; queued 8 B sends
+ * still all share one packet. */
+START_TEST(test_prio_aggregation_capped)
+{
+  setup_strategy("prio");
+  core->cfg.rdv_threshold = 65536;
+  enum { N = 8, BIG = 8192 };
+  static nm_sr_request_t reqs[N], small[N];
+  static char big[N][BIG];
+  nm_sr_request_t lead;
+  occupy_driver(&lead);
+  for (int i = 0; i < N; i++)
+    ck_assert_int_eq(nm_sr_isend(sess, gate(1), (nm_tag_t)i, big[i], BIG, &reqs[i]), 0);
+  nm_core_progress(core);
+  ck_assert_int_eq(fake->n_pkts, 2);
+  struct nm_wire_chunk_s c[N];
+  ck_assert_int_eq(decode(1, c, N), NM_STRAT_AGGREG_MAX / BIG);
+  while (gate(1)->send_queue.head)
+    nm_core_progress(core);
+  nm_core_progress(core); /* the driver free again */
+  fake->n_pkts = 0;
+  nm_sr_request_t lead2;
+  occupy_driver(&lead2);
+  for (int i = 0; i < N; i++)
+    ck_assert_int_eq(nm_sr_isend(sess, gate(1), (nm_tag_t)i, "8 bytes", 8, &small[i]), 0);
+  nm_core_progress(core);
+  ck_assert_int_eq(fake->n_pkts, 2);
+  ck_assert_int_eq(decode(1, c, N), N);
+  teardown();
+}
+END_TEST
+
+/* An urgent send to a gate whose rail is held until the next pass (a packet of that gate just completed at post:
+ * the burst rule) leaves at once over an unpaced driver (sm); an unprioritised one waits for the pass. */
+START_TEST(test_urgent_skips_gate_hold)
+{
+  setup_strategy("prio");
+  core->drvs[0].props.flags &= ~NM_DRV_F_PACED;
+  nm_sr_request_t a, b, u;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(1), 1, "first", 6, &a), 0);
+  ck_assert_int_eq(fake->n_pkts, 1);
+  ck_assert_int_eq(nm_sr_isend(sess, gate(1), 2, "held", 5, &b), 0);
+  ck_assert_int_eq(fake->n_pkts, 1); /* held for the pass: a burst would aggregate */
+  isend_prio(gate(1), 3, 5, "urgent", 7, &u);
+  ck_assert_int_eq(fake->n_pkts, 2); /* the urgent one leaves now (with the held one behind it) */
+  struct nm_wire_chunk_s c[2];
+  ck_assert_int_eq(decode(1, c, 2), 2);
+  ck_assert_uint_eq(c[0].tag, 3);
+  teardown();
+}
+END_TEST
+
 /* The prio strategy places a send after the last queued send at least as urgent or of its stream, by an index
  * (strategies/nm_strat_prio.c) instead of a walk from the tail. Against a model that walks: 4,000 sends with
  * pseudo-random priorities (3 distinct values, then 12: more than the index holds, so it falls back to the walk
@@ -675,6 +728,8 @@ int main(void)
   tcase_add_test(t, test_prio_data_vs_rtr);
   tcase_add_test(t, test_prio_keeps_tag_order);
   tcase_add_test(t, test_prio_sorted_distinct_tags);
+  tcase_add_test(t, test_prio_aggregation_capped);
+  tcase_add_test(t, test_urgent_skips_gate_hold);
   tcase_add_test(t, test_prio_place_renumbers);
   tcase_add_test(t, test_prio_place_few_prios);
   tcase_add_test(t, test_prio_place_many_prios);
