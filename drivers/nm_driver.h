@@ -124,6 +124,11 @@ struct nm_drv_ops_s {
    *  that shares the work of a transfer between its two ends (sm's shared copy) stops when the other end may
    *  have no core of its own. */
   void (*host_oversubscribed)(struct nm_drv_s *drv, int oversubscribed);
+  /** Optional, for drivers whose packets to a peer queue in one FIFO the peer reads at its own pace (sm's ring):
+   *  bytes of packets posted to @p peer that it has not read yet. A priority-aware strategy keeps this short for
+   *  bulk while urgent traffic flows to the peer (nm_strat_bulk_held()). Thread-safety: called with the core lock
+   *  held, like every op. */
+  size_t (*backlog)(struct nm_drv_s *drv, uint64_t peer);
 };
 
 struct nm_drv_s {

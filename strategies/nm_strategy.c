@@ -66,6 +66,28 @@ int nm_strat_ready_rail(const struct nm_gate_s *gate, const int *order, int max_
   return -1;
 }
 
+int nm_strat_bulk_held(struct nm_gate_s *gate, int r)
+{
+  struct nm_core_s *core = gate->core;
+  const struct nm_rail_s *rail = &gate->rails[r];
+  if (!rail->drv->ops->backlog)
+    return 0;
+  if (nm_strat_gate_urgent(gate)) {
+    uint64_t now = nm_core_time_ns(core);
+    gate->urgent_ns = now ? now : 1;
+    return 0;
+  }
+  /* the clock is read only for bulk behind a backlog on a gate that carried urgent work */
+  if (!gate->urgent_ns || rail->drv->ops->backlog(rail->drv, rail->peer) <= NM_STRAT_BACKLOG_MAX)
+    return 0;
+  if (nm_core_time_ns(core) - gate->urgent_ns > NM_STRAT_URGENT_LIVE_NS) {
+    gate->urgent_ns = 0;
+    return 0;
+  }
+  core->bulk_held_pass = core->pass;
+  return 1;
+}
+
 int nm_strat_retry(struct nm_gate_s *gate, int *blocked)
 {
   int n = 0;
@@ -92,7 +114,7 @@ int nm_strat_commit_loop(struct nm_gate_s *gate, const int *order, int max_infli
     return n; /* the driver's queue is full: a new packet would only join the refused one */
   while (!gate->status && (gate->send_queue.head || gate->ctrl_head)) {
     int r = nm_strat_ready_rail(gate, order, max_inflight);
-    if (r < 0)
+    if (r < 0 || nm_strat_bulk_held(gate, r))
       break;
     struct nm_pw_s *pw = nm_strat_pw_new(gate, r);
     if (!pw)

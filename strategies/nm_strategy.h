@@ -110,6 +110,20 @@ int nm_strat_retry(struct nm_gate_s *gate, int *blocked);
  *  posted behind them waited for those copies: behind 4,096 queued 16 KiB sends, 25-28 us one way, 7-8 us with
  *  this cap (doc/performance.md, "Packets of bulk cut to 32 KiB"). */
 #define NM_STRAT_AGGREG_MAX (32u * 1024u)
+/** Bytes of a gate's packets left unread in its rail's driver (nm_drv_ops_s.backlog) above which bulk waits while
+ *  urgent traffic flows to the peer: an urgent packet then waits for at most this much, plus one packet, to be read
+ *  before it (doc/architecture.md, "Rail readiness and aggregation"). */
+#define NM_STRAT_BACKLOG_MAX (32u * 1024u)
+/** How long after a packet carried urgent work to a gate its bulk is kept under NM_STRAT_BACKLOG_MAX (ns). */
+#define NM_STRAT_URGENT_LIVE_NS (100ull * 1000 * 1000)
+/** Whether @p gate's next packet, bulk (its most urgent work at or below the default priority), waits before
+ *  its rail @p r: urgent work went to the gate within NM_STRAT_URGENT_LIVE_NS, and the rail's driver reports more than
+ *  NM_STRAT_BACKLOG_MAX bytes the peer has not read. Stamps gate->urgent_ns when the next packet is urgent instead.
+ *  Only for a strategy with gate_prio (priority-aware); a driver without a backlog op never holds. Source: issue 15
+ *  ("large transfers are cut into chunks so that urgent traffic can pass between them"): over sm the ring is the
+ *  queue urgent traffic waits in; behind 4,096 queued 16 KiB sends, 7.7-8.1 us one way with a 256 KiB ring and
+ *  4.6-4.7 us with a 64 KiB one (doc/performance.md). Called with the core lock held. */
+int nm_strat_bulk_held(struct nm_gate_s *gate, int r);
 /** The common try_and_commit loop: packets a driver refused first; then while a rail is ready (tried in
  *  @p order as in nm_strat_ready_rail(), at most @p max_inflight packets in flight on it), build a packet, let
  *  @p fill put chunks into it, post it. @return packets posted. */

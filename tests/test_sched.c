@@ -339,6 +339,102 @@ START_TEST(test_prio_aggregation_capped)
 }
 END_TEST
 
+/* A fake driver that reports a backlog (nm_drv_ops_s.backlog, bytes the peer has not read) and is the core's clock,
+ * both set by the test. */
+static struct {
+  size_t backlog;
+  uint64_t now_ns;
+} backlog;
+static size_t backlog_of(struct nm_drv_s *drv, uint64_t peer) { return backlog.backlog; }
+static uint64_t backlog_now_ns(struct nm_drv_s *drv) { return backlog.now_ns; }
+
+static void setup_backlog(const char *strategy)
+{
+  static struct nm_drv_ops_s ops;
+  setup_strategy(strategy);
+  ops = *core->drvs[0].ops;
+  ops.backlog = backlog_of;
+  ops.now_ns = backlog_now_ns;
+  core->drvs[0].ops = &ops;
+  core->clock_drv = &core->drvs[0];
+  backlog.backlog = 2 * NM_STRAT_BACKLOG_MAX;
+  backlog.now_ns = 1000;
+}
+
+static int pkts_to(int peer)
+{
+  int n = 0;
+  for (int i = 0; i < fake->n_pkts; i++)
+    n += fake->pkts[i].peer == (uint64_t)peer;
+  return n;
+}
+
+static void passes(int n)
+{
+  for (int i = 0; i < n; i++)
+    nm_core_progress(core);
+}
+
+/* Bulk to a peer whose unread backlog is above NM_STRAT_BACKLOG_MAX waits while urgent traffic went to it within
+ * NM_STRAT_URGENT_LIVE_NS (the prio strategy); bulk to a peer that had no urgent traffic does not, nor does urgent
+ * work, nor bulk once the backlog is read or the urgent traffic is old. */
+START_TEST(test_bulk_held_behind_backlog)
+{
+  setup_backlog("prio");
+  static char bulk[4][512];
+  nm_sr_request_t plain, urgent, b[4];
+  ck_assert_int_eq(nm_sr_isend(sess, gate(2), 1, bulk[0], sizeof(bulk[0]), &plain), 0);
+  passes(3);
+  ck_assert_int_eq(pkts_to(2), 1); /* no urgent traffic to peer 2: its backlog holds nothing */
+  isend_prio(gate(1), 7, 5, "urgent", 7, &urgent);
+  passes(3);
+  ck_assert_int_eq(pkts_to(1), 1); /* urgent work passes the backlog */
+  ck_assert_int_eq(nm_sr_stest(sess, &urgent), 0);
+  ck_assert_uint_eq(gate(1)->urgent_ns, 1000);
+  isend_prio(gate(1), 1, 0, bulk[1], sizeof(bulk[1]), &b[1]);
+  isend_prio(gate(1), 1, 0, bulk[2], sizeof(bulk[2]), &b[2]);
+  passes(5);
+  ck_assert_int_eq(pkts_to(1), 1); /* held */
+  ck_assert_int_eq(nm_sr_stest(sess, &b[1]), -NM_EAGAIN);
+  ck_assert_uint_eq(core->bulk_held_pass, core->pass);
+  backlog.backlog = NM_STRAT_BACKLOG_MAX; /* read down to the bound: bulk goes */
+  passes(3);
+  ck_assert_int_eq(pkts_to(1), 2);
+  ck_assert_int_eq(nm_sr_stest(sess, &b[1]), 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &b[2]), 0);
+  /* held again behind a backlog, until the urgent traffic is NM_STRAT_URGENT_LIVE_NS old */
+  backlog.backlog = 2 * NM_STRAT_BACKLOG_MAX;
+  isend_prio(gate(1), 1, 0, bulk[3], sizeof(bulk[3]), &b[3]);
+  backlog.now_ns += NM_STRAT_URGENT_LIVE_NS;
+  passes(3);
+  ck_assert_int_eq(pkts_to(1), 2);
+  backlog.now_ns += 1;
+  passes(3);
+  ck_assert_int_eq(pkts_to(1), 3);
+  ck_assert_int_eq(nm_sr_stest(sess, &b[3]), 0);
+  ck_assert_uint_eq(gate(1)->urgent_ns, 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &plain), 0);
+  teardown();
+}
+END_TEST
+
+/* Priorities off (aggreg): urgent traffic does not make bulk wait for a backlog. */
+START_TEST(test_bulk_not_held_without_prio)
+{
+  setup_backlog("aggreg");
+  static char bulk[512];
+  nm_sr_request_t urgent, b;
+  isend_prio(gate(1), 7, 5, "urgent", 7, &urgent);
+  passes(3);
+  isend_prio(gate(1), 1, 0, bulk, sizeof(bulk), &b);
+  passes(3);
+  ck_assert_int_eq(pkts_to(1), 2);
+  ck_assert_int_eq(nm_sr_stest(sess, &b), 0);
+  ck_assert_uint_eq(gate(1)->urgent_ns, 0);
+  teardown();
+}
+END_TEST
+
 /* An urgent send to a gate whose rail is held until the next pass (a packet of that gate just completed at post:
  * the burst rule) leaves at once over an unpaced driver (sm); an unprioritised one waits for the pass. */
 START_TEST(test_urgent_skips_gate_hold)
@@ -730,6 +826,8 @@ int main(void)
   tcase_add_test(t, test_prio_sorted_distinct_tags);
   tcase_add_test(t, test_prio_aggregation_capped);
   tcase_add_test(t, test_urgent_skips_gate_hold);
+  tcase_add_test(t, test_bulk_held_behind_backlog);
+  tcase_add_test(t, test_bulk_not_held_without_prio);
   tcase_add_test(t, test_prio_place_renumbers);
   tcase_add_test(t, test_prio_place_few_prios);
   tcase_add_test(t, test_prio_place_many_prios);

@@ -1023,6 +1023,19 @@ static void nm_sm_host_oversubscribed(struct nm_drv_s *drv, int oversubscribed)
   s->coop_told = 1;
 }
 
+/* Bytes of our records peer @p peer has not read yet (nm_drv_ops_s.backlog). */
+static size_t nm_sm_backlog(struct nm_drv_s *drv, uint64_t peer)
+{
+  struct nm_sm_s *s = drv->priv;
+  if (peer >= s->n_peers)
+    return 0;
+  struct nm_sm_peer_s *p = &s->peers[peer];
+  if (!p->out || p->dead)
+    return 0;
+  nm_sm_head_read(p);
+  return p->out_tail > p->out_head_seen ? (size_t)(p->out_tail - p->out_head_seen) : 0;
+}
+
 const struct nm_drv_ops_s nm_drv_sm_ops = {
   .name = "sm",
   .open = nm_sm_open,
@@ -1038,4 +1051,5 @@ const struct nm_drv_ops_s nm_drv_sm_ops = {
   .wait_fd = nm_sm_wait_fd,
   .trywait = nm_sm_trywait,
   .host_oversubscribed = nm_sm_host_oversubscribed,
+  .backlog = nm_sm_backlog,
 };

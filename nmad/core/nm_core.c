@@ -372,7 +372,7 @@ static void nm_core_block(nm_core_t core, uint64_t deadline_ns, uint64_t *backof
   /* A packet waiting for room in a driver (a full sm ring) is like a driver without a wait fd: the room comes when
    * the peer reads, which wakes nothing here, so the sleep is the back-off's (1 us doubling to 500 us), not
    * NM_BLOCK_MAX_NS. */
-  if (core->n_retry)
+  if (core->n_retry || (core->bulk_held_pass && core->pass - core->bulk_held_pass <= 1))
     have_fd_less = 1;
   if (nfds < 0)
     return;

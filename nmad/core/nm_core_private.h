@@ -221,6 +221,8 @@ struct nm_gate_s {
   int in_work_list;
   struct nm_gate_s *work_next;
   nm_prio_t work_prio;               /* its most urgent pending work, when the work list was last sorted */
+  uint64_t urgent_ns;                /* the core's time when a packet last carried urgent work (above the default
+                                      * priority) on a rail with a backlog op; 0: none lately (nm_strat_bulk_held()) */
   void *strat;                       /* the strategy's per-gate state (gate_init), or NULL */
   UT_hash_handle hh;                 /* in core->gate_table, by rank */
   struct nm_req_index_s *rdv_index;  /* rdv_sends by cookie (nm_match_hash.c), NULL if out of memory */
@@ -324,6 +326,9 @@ struct nm_core_s {
   int n_retry;          /* packets a driver refused (-NM_EAGAIN), held on their rail for the next pass: the core
                          * then sleeps by the short back-off (nm_core_block()), since no driver event may announce
                          * room */
+  uint64_t bulk_held_pass; /* the last pass in which a strategy held bulk for a peer's backlog (nm_strat_bulk_held()):
+                            * the room comes as the peer reads, which wakes nothing here, so the core sleeps by the
+                            * short back-off as for n_retry */
   /* Large transfers a driver had no room for (-NM_EAGAIN), retried at the next progress pass instead of
    * progressing the driver from inside the packet handler (nm_rdv_retry()): sends to post, FIFO; and the number
    * of gates whose receiver side must ask for chunks again. */
