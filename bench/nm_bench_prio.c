@@ -14,7 +14,9 @@
  * Latency = (time from posting the ping to the pong's arrival) / 2, in us, read on the core's clock (simulated
  * time under nmad-sim). The pong is sent at priority --prio too. Every round starts when the receivers have posted
  * their receives (bulk and ping), so the bulk really flows while the ping travels, and ends when the bulk is in.
- * Columns: scenario, lat_min_us, lat_median_us, ratio (median / idle median).
+ * Columns: scenario, lat_min_us, lat_median_us, ratio (median / idle median), bulk_MBps (median rate of the bulk
+ * as its sender sees it: from posting the first piece to the last one's send completion, MB = 10^6 B; 0 for idle):
+ * what keeping bulk short behind urgent traffic costs it (nm_strat_bulk_held()).
  * Exit status: 0, or 1 if an nmad call failed (its nm_strerror() text is printed).
  */
 #include "bench_common.h"
@@ -82,8 +84,9 @@ static size_t pr_piece_len(const struct pr_ctx *c, int k)
   return c->bulk - off < c->piece ? c->bulk - off : c->piece;
 }
 
-/* Rank 0: one round of scenario s. *lat_us gets the one-way latency of the urgent message. */
-static int pr_rank0_round(struct pr_ctx *c, int s, double *lat_us)
+/* Rank 0: one round of scenario s. *lat_us gets the one-way latency of the urgent message, *bulk_MBps the bulk's
+ * rate (0 without bulk). */
+static int pr_rank0_round(struct pr_ctx *c, int s, double *lat_us, double *bulk_MBps)
 {
   nm_sr_request_t ready[2], pong, ping;
   int target = s == PR_OTHER ? 2 : 1, rc;
@@ -95,6 +98,7 @@ static int pr_rank0_round(struct pr_ctx *c, int s, double *lat_us)
       return pr_fail("nm_sr_rwait(ready)", rc);
   if ((rc = nm_sr_irecv(c->session, c->gate[target], PR_TAG_PONG, c->pong, PR_PING_LEN, &pong)) != 0)
     return pr_fail("nm_sr_irecv(pong)", rc);
+  uint64_t tb = nm_core_time_ns(c->core);
   if (s != PR_IDLE)
     for (int k = 0; k < c->npieces; k++)
       if ((rc = pr_isend(c, 1, PR_TAG_BULK, 0, c->big + (size_t)k * c->piece, pr_piece_len(c, k),
@@ -109,7 +113,14 @@ static int pr_rank0_round(struct pr_ctx *c, int s, double *lat_us)
   *lat_us = (double)(t1 - t0) / 2e3;
   if ((rc = nm_sr_swait(c->session, &ping)) != 0)
     return pr_fail("nm_sr_swait(ping)", rc);
-  return s != PR_IDLE ? pr_wait_bulk(c, 1) : 0;
+  *bulk_MBps = 0;
+  if (s == PR_IDLE)
+    return 0;
+  if (pr_wait_bulk(c, 1) != 0)
+    return 1;
+  uint64_t te = nm_core_time_ns(c->core);
+  *bulk_MBps = te > tb ? (double)c->bulk * 1e3 / (double)(te - tb) : 0;
+  return 0;
 }
 
 /* Ranks 1 and 2: one round of scenario s. */
@@ -223,41 +234,46 @@ int main(int argc, char **argv)
   }
   int total = o.warmup + o.iters;
   double *lat = calloc((size_t)PR_NSCEN * (size_t)o.iters, sizeof(double));
-  if (!lat)
+  double *rate = calloc((size_t)PR_NSCEN * (size_t)o.iters, sizeof(double));
+  if (!lat || !rate)
     return 1;
   for (int i = 0; i < total; i++)
     for (int s = 0; s < PR_NSCEN; s++) {
-      double us = 0;
-      rc = c.rank == 0 ? pr_rank0_round(&c, s, &us) : pr_peer_round(&c, s);
+      double us = 0, MBps = 0;
+      rc = c.rank == 0 ? pr_rank0_round(&c, s, &us, &MBps) : pr_peer_round(&c, s);
       if (rc != 0)
         return 1; /* the launcher ends the other ranks */
-      if (c.rank == 0 && i >= o.warmup)
+      if (c.rank == 0 && i >= o.warmup) {
         lat[s * o.iters + (i - o.warmup)] = us;
+        rate[s * o.iters + (i - o.warmup)] = MBps;
+      }
     }
   if (c.rank == 0) {
     const char *drv = getenv("NMAD_DRIVER"), *strat = getenv("NMAD_STRATEGY");
     if (o.csv) {
-      printf("scenario,lat_min_us,lat_median_us,ratio\n");
+      printf("scenario,lat_min_us,lat_median_us,ratio,bulk_MBps\n");
     } else {
       printf("# nm_bench_prio: 8 B at priority %d behind %zu B of priority-0 bulk in %zu-B messages, "
              "NMAD_DRIVER=%s, NMAD_STRATEGY=%s\n",
              (int)c.prio, c.bulk, c.piece, drv ? drv : "(default)", strat ? strat : "(default)");
       printf("# one-way latency = round trip / 2 (us), %d rounds after %d warm-up; ratio = median / idle median\n",
              o.iters, o.warmup);
-      printf("%12s %12s %14s %8s\n", "scenario", "lat_min_us", "lat_median_us", "ratio");
+      printf("%12s %12s %14s %8s %10s\n", "scenario", "lat_min_us", "lat_median_us", "ratio", "bulk_MBps");
     }
     double idle = bench_median(lat, o.iters);
     for (int s = 0; s < PR_NSCEN; s++) {
       double med = s == PR_IDLE ? idle : bench_median(lat + s * o.iters, o.iters);
       double mn = bench_min(lat + s * o.iters, o.iters);
+      double mbps = bench_median(rate + s * o.iters, o.iters);
       if (o.csv)
-        printf("%s,%.3f,%.3f,%.3f\n", pr_names[s], mn, med, med / idle);
+        printf("%s,%.3f,%.3f,%.3f,%.0f\n", pr_names[s], mn, med, med / idle, mbps);
       else
-        printf("%12s %12.3f %14.3f %8.2f\n", pr_names[s], mn, med, med / idle);
+        printf("%12s %12.3f %14.3f %8.2f %10.0f\n", pr_names[s], mn, med, med / idle, mbps);
     }
     fflush(stdout);
   }
   free(lat);
+  free(rate);
   free(c.bulk_reqs);
   bench_free(c.big);
   nm_launcher_exit(l);

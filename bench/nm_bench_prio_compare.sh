@@ -8,7 +8,8 @@
 #                                       [--iters 20] [--warmup 2] [--mr-repeat 3] [--no-msgrate] [--out DIR]
 #
 # Each line of the table is one nm_bench_prio run (nmad-run -n 3): median one-way latency (round trip / 2, us) of
-# the 8 B ping in each scenario and its ratio to the idle median of the same run (the judged figure: <= 3).
+# the 8 B ping in each scenario and its ratio to the idle median of the same run (the judged figure: <= 3), and
+# the bulk's median rate in the same-peer scenario as its sender sees it (MB/s: what priorities cost the bulk).
 # --pieces: the bulk is posted as messages of this size (64M: one rendezvous; 1M: 64 rendezvous messages; 16K:
 # 4,096 eager-sized messages, which fill the send queue: what a FIFO strategy makes the urgent message wait
 # behind). (Over tcp, pieces under 64 KiB were once skipped for a livelock of the driver's fi_trecv EAGAIN loop;
@@ -78,7 +79,8 @@ run() { # csv-out strategy provider nprocs command... ; strategy "default" = NMA
 }
 
 echo "# nm_bench_prio_compare: $(date -u +%FT%TZ), $(git -C "$SCRIPT_DIR" rev-parse --short HEAD 2>/dev/null || echo '?'), bulk $BULK, $ITERS rounds"
-printf '%-5s %-6s %-8s %10s %10s %8s %10s %8s\n' provider piece strategy idle_us same_us same_x other_us other_x
+printf '%-5s %-6s %-8s %10s %10s %8s %10s %8s %10s\n' provider piece strategy idle_us same_us same_x other_us other_x \
+  same_MBps
 for prov in $PROVIDERS; do
   for piece in $PIECES; do
     for strat in default aggreg; do
@@ -86,9 +88,9 @@ for prov in $PROVIDERS; do
       run "$csv" "$strat" "$prov" 3 "$PRIO_BIN" --bulk "$BULK" --piece "$piece" --iters "$ITERS" --warmup "$WARMUP"
       [[ -s $csv ]] || continue
       awk -F, -v p="$prov" -v pc="$piece" -v s="$strat" '
-        { med[$1] = $3; x[$1] = $4 }
-        END { printf "%-5s %-6s %-8s %10.1f %10.1f %8.2f %10.1f %8.2f\n", p, pc, s, med["idle"], med["same_peer"],
-                     x["same_peer"], med["other_peer"], x["other_peer"] }' "$csv"
+        { med[$1] = $3; x[$1] = $4; rate[$1] = $5 }
+        END { printf "%-5s %-6s %-8s %10.1f %10.1f %8.2f %10.1f %8.2f %10.0f\n", p, pc, s, med["idle"],
+                     med["same_peer"], x["same_peer"], med["other_peer"], x["other_peer"], rate["same_peer"] }' "$csv"
     done
   done
 done

@@ -46,6 +46,7 @@ struct nm_drv_props_s {
   char provider[32];      /* e.g. "shm", "tcp;ofi_rxm", "self" */
   unsigned flags;         /* NM_DRV_F_* */
   uint64_t fake_above;    /* with NM_DRV_F_FAKE_PAYLOAD: large transfers of more bytes move only their size */
+  size_t urgent_max;      /* with send_urgent: the largest packet it takes, in bytes */
 };
 /** Peers are reached by rank: no address exchange and no connect() (the simulation driver). */
 #define NM_DRV_F_RANK_ADDRESSED 0x1u
@@ -129,6 +130,12 @@ struct nm_drv_ops_s {
    *  bulk while urgent traffic flows to the peer (nm_strat_bulk_held()). Thread-safety: called with the core lock
    *  held, like every op. */
   size_t (*backlog)(struct nm_drv_s *drv, uint64_t peer);
+  /** Optional: post a packet of at most props.urgent_max bytes that carries urgent work (above the default
+   *  priority) so that it reaches @p peer ahead of the packets posted to it before (sm: a small ring of its own,
+   *  read first), in pieces as sendv(). The core keeps no order between packets of one gate (sequence numbers
+   *  restore it), so none is lost. @return 1 (complete at post), -NM_EAGAIN (no room now: the core posts it with
+   *  send or sendv instead), -NM_EINVAL, -NM_ECLOSED. Thread-safety: called with the core lock held. */
+  int (*send_urgent)(struct nm_drv_s *drv, uint64_t peer, const struct iovec *iov, int iovcnt, size_t len, void *ctx);
 };
 
 struct nm_drv_s {

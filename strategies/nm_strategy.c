@@ -39,9 +39,8 @@ void nm_strat_data_fifo(struct nm_gate_s *gate, struct nm_req_s *req)
   nm_req_list_append(&gate->send_queue, req);
 }
 
-/* Whether the most urgent pending work of @p gate is above the default priority, as the strategy sees it (only
- * the prio strategy has gate_prio): such a packet does not wait for the pass that would aggregate a burst. */
-static int nm_strat_gate_urgent(const struct nm_gate_s *gate)
+/* Such a packet does not wait for the pass that would aggregate a burst (nm_strat_ready_rail()). */
+int nm_strat_gate_urgent(const struct nm_gate_s *gate)
 {
   const struct nm_strategy_ops_s *st = gate->core->cfg.strategy;
   return st->gate_prio && st->gate_prio(gate) > 0;
@@ -66,13 +65,13 @@ int nm_strat_ready_rail(const struct nm_gate_s *gate, const int *order, int max_
   return -1;
 }
 
-int nm_strat_bulk_held(struct nm_gate_s *gate, int r)
+int nm_strat_bulk_held(struct nm_gate_s *gate, int r, int urgent)
 {
   struct nm_core_s *core = gate->core;
   const struct nm_rail_s *rail = &gate->rails[r];
   if (!rail->drv->ops->backlog)
     return 0;
-  if (nm_strat_gate_urgent(gate)) {
+  if (urgent) {
     uint64_t now = nm_core_time_ns(core);
     gate->urgent_ns = now ? now : 1;
     return 0;
@@ -114,11 +113,15 @@ int nm_strat_commit_loop(struct nm_gate_s *gate, const int *order, int max_infli
     return n; /* the driver's queue is full: a new packet would only join the refused one */
   while (!gate->status && (gate->send_queue.head || gate->ctrl_head)) {
     int r = nm_strat_ready_rail(gate, order, max_inflight);
-    if (r < 0 || nm_strat_bulk_held(gate, r))
+    if (r < 0)
+      break;
+    const int urgent = nm_strat_gate_urgent(gate);
+    if (nm_strat_bulk_held(gate, r, urgent))
       break;
     struct nm_pw_s *pw = nm_strat_pw_new(gate, r);
     if (!pw)
       break;
+    pw->urgent = urgent && gate->rails[r].drv->ops->send_urgent;
     if (fill(gate, pw) == 0) {
       nm_strat_pw_drop(pw);
       break;

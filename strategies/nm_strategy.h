@@ -116,17 +116,22 @@ int nm_strat_retry(struct nm_gate_s *gate, int *blocked);
 #define NM_STRAT_BACKLOG_MAX (32u * 1024u)
 /** How long after a packet carried urgent work to a gate its bulk is kept under NM_STRAT_BACKLOG_MAX (ns). */
 #define NM_STRAT_URGENT_LIVE_NS (100ull * 1000 * 1000)
-/** Whether @p gate's next packet, bulk (its most urgent work at or below the default priority), waits before
- *  its rail @p r: urgent work went to the gate within NM_STRAT_URGENT_LIVE_NS, and the rail's driver reports more than
+/** Whether @p gate's next packet, bulk (@p urgent 0: its most urgent work is at or below the default priority, as
+ *  nm_strat_gate_urgent() says), waits before its rail @p r: urgent work went to the gate within NM_STRAT_URGENT_LIVE_NS, and the rail's driver reports more than
  *  NM_STRAT_BACKLOG_MAX bytes the peer has not read. Stamps gate->urgent_ns when the next packet is urgent instead.
  *  Only for a strategy with gate_prio (priority-aware); a driver without a backlog op never holds. Source: issue 15
  *  ("large transfers are cut into chunks so that urgent traffic can pass between them"): over sm the ring is the
  *  queue urgent traffic waits in; behind 4,096 queued 16 KiB sends, 7.7-8.1 us one way with a 256 KiB ring and
  *  4.6-4.7 us with a 64 KiB one (doc/performance.md). Called with the core lock held. */
-int nm_strat_bulk_held(struct nm_gate_s *gate, int r);
+int nm_strat_bulk_held(struct nm_gate_s *gate, int r, int urgent);
+/** Whether the most urgent pending work of @p gate is above the default priority, as the strategy sees it (only
+ *  a strategy with gate_prio has any). */
+int nm_strat_gate_urgent(const struct nm_gate_s *gate);
 /** The common try_and_commit loop: packets a driver refused first; then while a rail is ready (tried in
  *  @p order as in nm_strat_ready_rail(), at most @p max_inflight packets in flight on it), build a packet, let
- *  @p fill put chunks into it, post it. @return packets posted. */
+ *  @p fill put chunks into it, post it. A packet started on urgent work over a driver with send_urgent is marked
+ *  (pw->urgent): @p fill then puts only urgent chunks into it, and the driver delivers it ahead of what it holds
+ *  for the peer. @return packets posted. */
 int nm_strat_commit_loop(struct nm_gate_s *gate, const int *order, int max_inflight,
                          int (*fill)(struct nm_gate_s *, struct nm_pw_s *));
 

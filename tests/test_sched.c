@@ -435,6 +435,59 @@ START_TEST(test_bulk_not_held_without_prio)
 }
 END_TEST
 
+/* A driver with send_urgent (sm's express ring): the packets it took, by index in fake->pkts. */
+static int urgent_pkts[8], n_urgent_pkts;
+static int fake_send_urgent(struct nm_drv_s *drv, uint64_t peer, const struct iovec *iov, int iovcnt, size_t len,
+                            void *ctx)
+{
+  int rc = fake_drv_gather_ops.sendv(drv, peer, iov, iovcnt, len, ctx);
+  if (rc >= 0 && n_urgent_pkts < 8)
+    urgent_pkts[n_urgent_pkts++] = fake->n_pkts - 1;
+  return rc;
+}
+
+/* Urgent work behind queued bulk to the same gate, over a driver with send_urgent: its packet goes by send_urgent
+ * and holds the urgent chunk only (the bulk follows in a packet of its own); without send_urgent the urgent packet
+ * aggregates the bulk behind it, as before. */
+static void check_urgent_packet(int with_op)
+{
+  static struct nm_drv_ops_s ops;
+  setup_strategy("prio");
+  if (with_op) {
+    ops = *core->drvs[0].ops;
+    ops.send_urgent = fake_send_urgent;
+    core->drvs[0].ops = &ops;
+    core->drvs[0].props.urgent_max = 256;
+  }
+  n_urgent_pkts = 0;
+  nm_sr_request_t lead, bulk[4], urgent;
+  static char data[4][512];
+  occupy_driver(&lead);
+  for (int i = 0; i < 4; i++)
+    isend_prio(gate(1), 1, 0, data[i], sizeof(data[i]), &bulk[i]);
+  isend_prio(gate(1), 2, 10, "urgent", 7, &urgent);
+  passes(4);
+  ck_assert_int_eq(fake->n_pkts, with_op ? 3 : 2);
+  struct nm_wire_chunk_s c[8];
+  ck_assert_int_eq(decode(1, c, 8), with_op ? 1 : 5);
+  ck_assert_uint_eq(c[0].tag, 2); /* the urgent message first in either case */
+  ck_assert_int_eq(n_urgent_pkts, with_op);
+  if (with_op) {
+    ck_assert_int_eq(urgent_pkts[0], 1);
+    ck_assert_int_eq(decode(2, c, 8), 4);
+  }
+  ck_assert_int_eq(nm_sr_stest(sess, &urgent), 0);
+  for (int i = 0; i < 4; i++)
+    ck_assert_int_eq(nm_sr_stest(sess, &bulk[i]), 0);
+  teardown();
+}
+
+START_TEST(test_urgent_packet_by_send_urgent) { check_urgent_packet(1); }
+END_TEST
+
+START_TEST(test_urgent_packet_aggregates_without_op) { check_urgent_packet(0); }
+END_TEST
+
 /* An urgent send to a gate whose rail is held until the next pass (a packet of that gate just completed at post:
  * the burst rule) leaves at once over an unpaced driver (sm); an unprioritised one waits for the pass. */
 START_TEST(test_urgent_skips_gate_hold)
@@ -828,6 +881,8 @@ int main(void)
   tcase_add_test(t, test_urgent_skips_gate_hold);
   tcase_add_test(t, test_bulk_held_behind_backlog);
   tcase_add_test(t, test_bulk_not_held_without_prio);
+  tcase_add_test(t, test_urgent_packet_by_send_urgent);
+  tcase_add_test(t, test_urgent_packet_aggregates_without_op);
   tcase_add_test(t, test_prio_place_renumbers);
   tcase_add_test(t, test_prio_place_few_prios);
   tcase_add_test(t, test_prio_place_many_prios);

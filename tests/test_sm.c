@@ -712,6 +712,110 @@ END_TEST
 START_TEST(test_forged_tail) { forge(8, NM_SM_PKT, 10 * NM_SM_RING_BYTES); check_forged_refused(0); }
 END_TEST
 
+/* Rank 0 posts an express packet (send_urgent) of @p len bytes carrying fill(@p k) to rank 1. */
+static int send_express(size_t len, int k)
+{
+  static unsigned char b[NM_SM_XMAX + 1];
+  fill(b, len, k);
+  const struct iovec iov[2] = {{b, len / 2}, {b + len / 2, len - len / 2}};
+  return ep[0].ops->send_urgent(&ep[0], 1, iov, 2, len, NULL);
+}
+
+/* Express packets: one posted behind three 16 KiB records of the main ring is delivered first, then those in
+ * order; at most NM_SM_XSLOTS wait unread; a packet larger than NM_SM_XMAX is refused (the core sends it by the
+ * main ring). */
+START_TEST(test_express_overtakes_ring)
+{
+  static unsigned char buf[16384];
+  for (int k = 1; k <= 3; k++) {
+    fill(buf, sizeof(buf), k);
+    ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, buf, sizeof(buf), NULL), 1);
+  }
+  ck_assert_int_eq(send_express(64, 0), 1);
+  ck_assert_uint_eq(ep[1].props.urgent_max, NM_SM_XMAX);
+  ck_assert_int_eq(ep[1].ops->progress(&ep[1]), 4);
+  ck_assert_int_eq(seen[1].n_pkts, 4);
+  ck_assert_int_eq(seen[1].bad_content, 0);
+  ck_assert_uint_eq(seen[1].lens[0], 64);
+  for (int k = 1; k <= 3; k++)
+    ck_assert_uint_eq(seen[1].lens[k], sizeof(buf));
+  /* the slots: NM_SM_XSLOTS unread, then no room until the receiver reads */
+  for (int k = 0; k < (int)NM_SM_XSLOTS; k++)
+    ck_assert_int_eq(send_express(NM_SM_XMAX - (size_t)k, 4 + k), 1);
+  ck_assert_int_eq(send_express(8, 4 + NM_SM_XSLOTS), -NM_EAGAIN);
+  ck_assert_int_eq(ep[1].ops->progress(&ep[1]), NM_SM_XSLOTS);
+  ck_assert_int_eq(send_express(8, 4 + NM_SM_XSLOTS), 1);
+  ck_assert_int_eq(ep[1].ops->progress(&ep[1]), 1);
+  ck_assert_int_eq(seen[1].n_pkts, 5 + NM_SM_XSLOTS);
+  ck_assert_int_eq(seen[1].bad_content, 0);
+  ck_assert_int_eq(send_express(NM_SM_XMAX + 1, 0), -NM_EINVAL);
+}
+END_TEST
+
+/* An express packet that comes while the receiver reads a main ring goes before the rest of that ring: the first
+ * record's upcall stands for the sender posting meanwhile. */
+static int express_posted_in_upcall;
+static void up_packet_posting_express(void *ref, struct nm_drv_s *drv, const void *buf, size_t len, uint64_t src)
+{
+  up_packet(ref, drv, buf, len, src);
+  if (!express_posted_in_upcall++)
+    ck_assert_int_eq(send_express(32, 1), 1);
+}
+
+START_TEST(test_express_between_records)
+{
+  static unsigned char buf[4096];
+  for (int k = 0; k < 4; k++) {
+    fill(buf, sizeof(buf), k == 0 ? 0 : k + 1);
+    ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, buf, sizeof(buf), NULL), 1);
+  }
+  express_posted_in_upcall = 0;
+  ep[1].up.packet = up_packet_posting_express;
+  while (ep[1].ops->progress(&ep[1]) > 0)
+    ;
+  ep[1].up.packet = up_packet;
+  ck_assert_int_eq(seen[1].n_pkts, 5);
+  ck_assert_int_eq(seen[1].bad_content, 0); /* arrival order: record 0, the express packet, records 1-3 */
+  ck_assert_uint_eq(seen[1].lens[1], 32);
+}
+END_TEST
+
+/* A sleeping receiver wakes up for an express packet, and trywait refuses while one is unread. */
+START_TEST(test_express_wakeup)
+{
+  struct pollfd pfd = {.fd = ep[1].ops->wait_fd(&ep[1]), .events = POLLIN};
+  ck_assert_int_eq(ep[1].ops->trywait(&ep[1]), 0);
+  ck_assert_int_eq(send_express(16, 0), 1);
+  ck_assert_int_eq(poll(&pfd, 1, 0), 1);
+  ck_assert_int_eq(ep[1].ops->trywait(&ep[1]), -NM_EAGAIN);
+  ck_assert_int_eq(ep[1].ops->progress(&ep[1]), 1);
+  ck_assert_int_eq(seen[1].n_pkts, 1);
+}
+END_TEST
+
+/* A slot whose record is no packet, or longer than a slot holds, or a tail too far ahead: the peer is no longer
+ * read, by either ring. */
+static void forge_express(uint32_t len, uint32_t kind, uint64_t tail_extra)
+{
+  ck_assert_int_eq(send_express(8, 0), 1); /* maps the ring; packet 0 is valid */
+  struct nm_sm_peer_s *p = &priv(0)->peers[1];
+  struct nm_sm_rec_s *r = (struct nm_sm_rec_s *)p->out->x_slots[p->x_tail % NM_SM_XSLOTS];
+  r->len = len;
+  r->kind = kind;
+  p->x_tail += 1 + tail_extra;
+  atomic_store(&p->out->x_tail, p->x_tail);
+  atomic_store(&p->hdr->express, 1);
+}
+
+START_TEST(test_forged_express_length) { forge_express(NM_SM_XMAX + 1, NM_SM_PKT, 0); check_forged_refused(1); }
+END_TEST
+
+START_TEST(test_forged_express_kind) { forge_express(8, NM_SM_LFIN, 0); check_forged_refused(1); }
+END_TEST
+
+START_TEST(test_forged_express_tail) { forge_express(8, NM_SM_PKT, NM_SM_XSLOTS); check_forged_refused(0); }
+END_TEST
+
 /* An LRTS naming a staging slot that does not exist, or more bytes than a slot holds: refused before any read. */
 static void forge_staged_lrts(uint64_t stage, uint64_t len)
 {
@@ -766,6 +870,12 @@ int main(void)
   tcase_add_test(tc, test_forged_tail);
   tcase_add_test(tc, test_forged_stage_slot);
   tcase_add_test(tc, test_forged_stage_len);
+  tcase_add_test(tc, test_express_overtakes_ring);
+  tcase_add_test(tc, test_express_between_records);
+  tcase_add_test(tc, test_express_wakeup);
+  tcase_add_test(tc, test_forged_express_length);
+  tcase_add_test(tc, test_forged_express_kind);
+  tcase_add_test(tc, test_forged_express_tail);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -93,6 +93,7 @@ static int nm_sm_open(struct nm_drv_s *drv, const char *word, int all_local)
   atomic_store(&hdr->sleeping, 0);
   drv->props.max_packet = NM_SM_MAX_PACKET;
   drv->props.inject_size = NM_SM_MAX_PACKET; /* every packet is copied into the ring: done at post */
+  drv->props.urgent_max = NM_SM_XMAX;
   drv->props.flags |= NM_DRV_F_RDV_GET; /* the receiver pulls (CMA) from the LRTS: see nm_driver.h */
   drv->props.max_large = (uint64_t)1 << 40;
   /* Nominal figures of this machine (doc/performance.md, "The sm driver"): ping-pong 8 B 0.2-0.3 us one way,
@@ -224,6 +225,8 @@ static int nm_sm_peer_map(struct nm_sm_s *s, struct nm_sm_peer_s *p)
   /* A restarted ring is not supported: the owner's segment is new for each process, so it starts at 0. */
   p->out_tail = atomic_load_explicit(&p->out->tail, memory_order_relaxed);
   p->out_head_seen = atomic_load_explicit(&p->out->head, memory_order_acquire);
+  p->x_tail = atomic_load_explicit(&p->out->x_tail, memory_order_relaxed);
+  p->x_head_seen = atomic_load_explicit(&p->out->x_head, memory_order_acquire);
   return NM_ESUCCESS;
 }
 
@@ -331,6 +334,49 @@ static int nm_sm_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, size
 {
   const struct iovec one = {(void *)buf, len};
   return nm_sm_sendv(drv, peer, &one, 1, len, ctx);
+}
+
+/* Express packets: a packet that carries urgent work (the core's send_urgent) goes into a ring of NM_SM_XSLOTS
+ * fixed slots in the control page of our ring to the peer, which the peer reads before its main rings, and whose
+ * pending slots it also looks for between two records of a main ring: the packet does not wait for the bulk
+ * records queued before it to be read (up to 256 KiB, or 32 KiB plus a packet while the prio strategy holds bulk).
+ * A slot is reused once read: the sender keeps at most NM_SM_XSLOTS unread. */
+static int nm_sm_send_urgent(struct nm_drv_s *drv, uint64_t peer, const struct iovec *iov, int iovcnt, size_t len,
+                             void *ctx)
+{
+  (void)ctx;
+  struct nm_sm_s *s = drv->priv;
+  size_t sum = 0;
+  for (int i = 0; i < iovcnt; i++)
+    sum += iov[i].iov_len;
+  if (peer >= s->n_peers || len > NM_SM_XMAX || iovcnt < 1 || iovcnt > NM_DRV_SENDV_MAX || sum != len)
+    return -NM_EINVAL;
+  struct nm_sm_peer_s *p = &s->peers[peer];
+  if (!p->out) {
+    int err = nm_sm_peer_map(s, p);
+    if (err)
+      return err;
+  }
+  if (p->x_tail - p->x_head_seen >= NM_SM_XSLOTS) {
+    p->x_head_seen = atomic_load_explicit(&p->out->x_head, memory_order_acquire);
+    if (p->x_tail - p->x_head_seen >= NM_SM_XSLOTS)
+      return -NM_EAGAIN;
+  }
+  unsigned char *slot = p->out->x_slots[p->x_tail % NM_SM_XSLOTS];
+  struct nm_sm_rec_s *r = (struct nm_sm_rec_s *)slot;
+  r->len = (uint32_t)len;
+  r->kind = NM_SM_PKT;
+  r->reserved = 0;
+  unsigned char *dst = slot + NM_SM_REC_HDR;
+  for (int i = 0; i < iovcnt; i++) {
+    memcpy(dst, iov[i].iov_base, iov[i].iov_len);
+    dst += iov[i].iov_len;
+  }
+  p->x_tail++;
+  atomic_store_explicit(&p->out->x_tail, p->x_tail, memory_order_release);
+  atomic_store_explicit(&p->hdr->express, 1, memory_order_release);
+  nm_sm_wake(p);
+  return 1;
 }
 
 /* A control record that could not go now waits in FIFO order (and so does every later one, to keep order). */
@@ -889,6 +935,57 @@ static int nm_sm_control(struct nm_drv_s *drv, uint64_t peer, uint32_t kind, con
  * ring from inside this loop. A record is taken (in_head moves past it) before its upcall, so a nested read goes on
  * with the next one; the ring's head, which gives the space back to the sender, moves only when no read of this
  * ring is under way below us, so no record is overwritten while an upcall still reads it. */
+/* Read peer @p peer's express ring in our segment (see nm_sm_send_urgent()). Untrusted like the main ring: a
+ * tail more than NM_SM_XSLOTS ahead, or a slot that is no packet of at most NM_SM_XMAX bytes, stops reading the
+ * peer. @return packets delivered. */
+static int nm_sm_drain_express(struct nm_drv_s *drv, uint64_t peer)
+{
+  struct nm_sm_s *s = drv->priv;
+  struct nm_sm_peer_s *p = &s->peers[peer];
+  struct nm_sm_ring_ctl_s *ctl = nm_sm_ring_ctl(s->seg, peer);
+  uint64_t tail = atomic_load_explicit(&ctl->x_tail, memory_order_acquire);
+  if (p->x_in_head >= tail || p->dead)
+    return 0;
+  int n = 0;
+  p->x_depth++;
+  while (p->x_in_head < tail && !p->dead) {
+    const unsigned char *slot = ctl->x_slots[p->x_in_head % NM_SM_XSLOTS];
+    const struct nm_sm_rec_s *r = (const struct nm_sm_rec_s *)slot;
+    uint32_t kind = r->kind, len = r->len;
+    if (tail - p->x_in_head > NM_SM_XSLOTS || kind != NM_SM_PKT || len > NM_SM_XMAX) {
+      fprintf(stderr, "nmad: sm: malformed express record from rank %llu: its rings are no longer read\n",
+              (unsigned long long)peer);
+      p->dead = 1;
+      break;
+    }
+    p->x_in_head++;
+    drv->up.packet(drv->up.ref, drv, slot + NM_SM_REC_HDR, len, peer);
+    if (p->x_depth == 1) /* the slot is read: the sender may reuse it */
+      atomic_store_explicit(&ctl->x_head, p->x_in_head, memory_order_release);
+    n++;
+    if (p->x_in_head > tail) /* a nested read went further than our snapshot */
+      tail = p->x_in_head;
+  }
+  if (--p->x_depth == 0 && !p->dead)
+    atomic_store_explicit(&ctl->x_head, p->x_in_head, memory_order_release);
+  return n;
+}
+
+/* Every peer's express ring, if a sender flagged one since we last looked. */
+static int nm_sm_drain_all_express(struct nm_drv_s *drv)
+{
+  struct nm_sm_s *s = drv->priv;
+  struct nm_sm_seg_hdr_s *hdr = (struct nm_sm_seg_hdr_s *)s->seg;
+  if (!atomic_load_explicit(&hdr->express, memory_order_relaxed) ||
+      !atomic_exchange_explicit(&hdr->express, 0, memory_order_acq_rel))
+    return 0;
+  int n = 0;
+  for (uint64_t i = 0; i < s->n_peers; i++)
+    if ((int)i != s->self_index && !s->peers[i].dead)
+      n += nm_sm_drain_express(drv, i);
+  return n;
+}
+
 static int nm_sm_drain(struct nm_drv_s *drv, uint64_t peer)
 {
   struct nm_sm_s *s = drv->priv;
@@ -937,6 +1034,8 @@ static int nm_sm_drain(struct nm_drv_s *drv, uint64_t peer)
     n++;
     if (p->in_head > tail) /* a nested read went further than our snapshot */
       tail = p->in_head;
+    if (atomic_load_explicit(&((struct nm_sm_seg_hdr_s *)s->seg)->express, memory_order_relaxed))
+      break; /* an express packet came meanwhile: it goes before the rest of this ring (nm_sm_progress()) */
   }
   if (--p->in_depth == 0 && !p->dead)
     atomic_store_explicit(&ctl->head, p->in_head, memory_order_release);
@@ -956,10 +1055,12 @@ static int nm_sm_progress(struct nm_drv_s *drv)
   }
   if (s->ctrl_head)
     nm_sm_ctrl_flush(s);
-  int packets = 0;
+  int packets = nm_sm_drain_all_express(drv);
   for (uint64_t i = 0; i < s->n_peers; i++)
-    if ((int)i != s->self_index && !s->peers[i].dead)
+    if ((int)i != s->self_index && !s->peers[i].dead) {
       packets += nm_sm_drain(drv, i);
+      packets += nm_sm_drain_all_express(drv); /* what came while that ring was read, before the next ring */
+    }
   n += packets;
   /* A pass that delivered packets returns before its copy step: the application (or the core) answers what they
    * carried (an urgent message, an RTR) without waiting ~25 us for 256 KiB to be copied. Every other pass copies
@@ -990,7 +1091,8 @@ static int nm_sm_wait_fd(struct nm_drv_s *drv) { return ((struct nm_sm_s *)drv->
 
 static int nm_sm_pending(const struct nm_sm_s *s)
 {
-  if (s->done || s->ctrl_head || s->pulls || nm_sm_stage_filling(s))
+  if (s->done || s->ctrl_head || s->pulls || nm_sm_stage_filling(s) ||
+      atomic_load(&((struct nm_sm_seg_hdr_s *)s->seg)->express))
     return 1;
   for (uint64_t i = 0; i < s->n_peers; i++) {
     if ((int)i == s->self_index || s->peers[i].dead)
@@ -1052,4 +1154,5 @@ const struct nm_drv_ops_s nm_drv_sm_ops = {
   .trywait = nm_sm_trywait,
   .host_oversubscribed = nm_sm_host_oversubscribed,
   .backlog = nm_sm_backlog,
+  .send_urgent = nm_sm_send_urgent,
 };

@@ -31,7 +31,11 @@
 _Static_assert(2 * ((NM_SM_REC_HDR + NM_SM_MAX_PACKET + NM_SM_REC_ALIGN - 1) / NM_SM_REC_ALIGN * NM_SM_REC_ALIGN) <=
                    NM_SM_RING_BYTES,
                "an sm record must fit twice in a ring");
-#define NM_SM_MAGIC 0x6e6d61642d736d31ull          /* "nmad-sm1" */
+#define NM_SM_MAGIC 0x6e6d61642d736d32ull          /* "nmad-sm2" (sm1 had no express ring) */
+/* The express ring (nm_sm.c, "express packets"): fixed slots in the rest of each ring's control page. */
+#define NM_SM_XSLOT 512u                           /* bytes of one slot: a record header and its packet */
+#define NM_SM_XSLOTS 7u
+#define NM_SM_XMAX (NM_SM_XSLOT - NM_SM_REC_HDR)   /* the largest express packet */
 #define NM_SM_REWIND_MAX (4096u + 128u)            /* records up to this size go at the ring's start when it is empty */
 #define NM_SM_BURST 64                             /* records read from one ring per progress pass */
 #define NM_SM_PULL_STEP (64u * 1024u)             /* bytes of CMA copy per progress pass (packets pass between) */
@@ -53,6 +57,9 @@ struct nm_sm_seg_hdr_s {
   _Alignas(64) _Atomic uint64_t coop_claim;
   _Atomic uint64_t coop_done;
   _Atomic uint64_t coop_bad;
+  /* A sender posted to its express ring (set after the slot's tail): the owner looks at the express rings, first,
+   * only while it is set (one load per pass, not one per peer). */
+  _Alignas(64) _Atomic uint32_t express;
 };
 
 /** Control page of one ring: the producer writes tail, the consumer head (positions grow without wrapping).
@@ -63,7 +70,13 @@ struct nm_sm_ring_ctl_s {
   _Atomic uint64_t rewind_at;
   char pad[64 - 2 * sizeof(uint64_t)];
   _Atomic uint64_t head;
+  /* The express ring: slots posted (x_tail, by the producer) and read (x_head, by the consumer), each slot a record
+   * header (kind NM_SM_PKT) and a packet of at most NM_SM_XMAX bytes. */
+  _Alignas(64) _Atomic uint64_t x_tail;
+  _Alignas(64) _Atomic uint64_t x_head;
+  _Alignas(64) unsigned char x_slots[NM_SM_XSLOTS][NM_SM_XSLOT];
 };
+_Static_assert(sizeof(struct nm_sm_ring_ctl_s) <= NM_SM_PAGE, "a ring's control page holds its express ring");
 
 enum nm_sm_kind_e {
   NM_SM_PKT = 1,  /* a core packet */
@@ -116,6 +129,9 @@ struct nm_sm_peer_s {
   uint8_t *out_data;
   uint64_t out_tail;             /* our copy of out->tail */
   uint64_t out_head_seen;        /* last head read from out->head */
+  uint64_t x_tail, x_head_seen;  /* our express ring in its segment: our copy of x_tail, the last x_head read */
+  uint64_t x_in_head;            /* its express ring in our segment: slots up to here are taken */
+  int x_depth;                   /* nested reads of its express ring */
   int wake_fd;                   /* write end of its pipe, or -1 */
   uint64_t in_head;              /* its ring in our segment: records up to here are taken (being handled or done) */
   int in_depth;                  /* nested reads of its ring (an upcall that progresses again) */

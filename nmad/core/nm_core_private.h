@@ -79,6 +79,7 @@ struct nm_pw_s {
   struct nm_gate_s *gate;
   int rail;
   uint16_t n_chunks;
+  uint8_t urgent; /* it carries urgent work only, for a driver with send_urgent (set by the strategy) */
   size_t len, cap;
   struct nm_req_s *reqs, *reqs_tail; /* sends completed by this packet's send completion (via pw_next) */
   /* Payloads not copied into buf: their bytes [off, off + len) of the packet are at src, in the sender's buffer,

@@ -49,26 +49,38 @@ static void nm_pw_fill_gaps(struct nm_pw_s *pw)
   pw->n_gaps = 0;
 }
 
-/* Hand @p pw to its driver: in pieces (the core's bytes around the gaps, the gaps from the senders' buffers) to a
- * driver with sendv(), else whole. */
-static int nm_pw_send(struct nm_drv_s *drv, uint64_t peer, struct nm_pw_s *pw)
+/* @p pw in pieces into @p iov (NM_DRV_SENDV_MAX entries): the core's bytes around the gaps, the gaps from the
+ * senders' buffers. @return the number of pieces. */
+static int nm_pw_iov(const struct nm_pw_s *pw, struct iovec *iov)
 {
-  drv->quiet_calls = 0; /* polled every pass for a while: an injected packet may be leaving (NM_DRV_QUIET_AFTER) */
-  if (!pw->n_gaps)
-    return drv->ops->send(drv, peer, pw->buf, pw->len, pw);
-  struct iovec iov[NM_DRV_SENDV_MAX];
   int n = 0;
   size_t at = 0;
   for (int i = 0; i < pw->n_gaps; i++) {
     const struct nm_pw_gap_s *g = &pw->gaps[i];
     if (g->off > at)
-      iov[n++] = (struct iovec){pw->buf + at, g->off - at};
+      iov[n++] = (struct iovec){(void *)(pw->buf + at), g->off - at};
     iov[n++] = (struct iovec){(void *)g->src, g->len};
     at = (size_t)g->off + g->len;
   }
   if (pw->len > at)
-    iov[n++] = (struct iovec){pw->buf + at, pw->len - at};
-  return drv->ops->sendv(drv, peer, iov, n, pw->len, pw);
+    iov[n++] = (struct iovec){(void *)(pw->buf + at), pw->len - at};
+  return n;
+}
+
+/* Hand @p pw to its driver: an urgent packet by the driver's send_urgent if it has one and room; else in pieces
+ * (nm_pw_iov()) to a driver with sendv(), or whole. */
+static int nm_pw_send(struct nm_drv_s *drv, uint64_t peer, struct nm_pw_s *pw)
+{
+  drv->quiet_calls = 0; /* polled every pass for a while: an injected packet may be leaving (NM_DRV_QUIET_AFTER) */
+  struct iovec iov[NM_DRV_SENDV_MAX];
+  if (pw->urgent && drv->ops->send_urgent && pw->len <= drv->props.urgent_max) {
+    int rc = drv->ops->send_urgent(drv, peer, iov, nm_pw_iov(pw, iov), pw->len, pw);
+    if (rc != -NM_EAGAIN)
+      return rc;
+  }
+  if (!pw->n_gaps)
+    return drv->ops->send(drv, peer, pw->buf, pw->len, pw);
+  return drv->ops->sendv(drv, peer, iov, nm_pw_iov(pw, iov), pw->len, pw);
 }
 
 int nm_pw_pack_ctrl(struct nm_pw_s *pw)
@@ -216,6 +228,7 @@ struct nm_pw_s *nm_strat_pw_new(struct nm_gate_s *gate, int rail)
   pw->gate = gate;
   pw->rail = rail;
   pw->n_chunks = 0;
+  pw->urgent = 0;
   pw->len = NM_WIRE_PKT_HDR_LEN;
   pw->cap = core->pw_cap;
   pw->n_gaps = 0;
