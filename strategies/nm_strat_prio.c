@@ -204,13 +204,14 @@ static nm_prio_t nm_strat_prio_gate_prio(const struct nm_gate_s *gate)
  * the packet holds NM_STRAT_AGGREG_MAX bytes. */
 static int nm_strat_prio_fill(struct nm_gate_s *gate, struct nm_pw_s *pw)
 {
+  const int express = pw->urgent && gate->rails[pw->rail].drv->ops->send_urgent;
   int n = 0;
   for (;;) {
     struct nm_ctrl_s *c = gate->ctrl_head;
     struct nm_req_s *r = gate->send_queue.head;
     int ok;
-    if (pw->urgent && (c ? c->prio : NM_PRIO_LOWEST) <= 0 && (r ? r->prio : NM_PRIO_LOWEST) <= 0)
-      break; /* an urgent packet (driver's send_urgent) carries no bulk: it goes ahead of the bulk already queued */
+    if (express && (c ? c->prio : NM_PRIO_LOWEST) <= 0 && (r ? r->prio : NM_PRIO_LOWEST) <= 0)
+      break; /* an urgent packet for send_urgent carries no bulk: it goes ahead of the bulk already queued */
     if (c && (!r || c->prio >= r->prio))
       ok = nm_pw_pack_ctrl(pw);
     else if (r)

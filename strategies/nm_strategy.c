@@ -69,15 +69,10 @@ int nm_strat_bulk_held(struct nm_gate_s *gate, int r, int urgent)
 {
   struct nm_core_s *core = gate->core;
   const struct nm_rail_s *rail = &gate->rails[r];
-  if (!rail->drv->ops->backlog)
-    return 0;
-  if (urgent) {
-    uint64_t now = nm_core_time_ns(core);
-    gate->urgent_ns = now ? now : 1;
-    return 0;
-  }
-  /* the clock is read only for bulk behind a backlog on a gate that carried urgent work */
-  if (!gate->urgent_ns || rail->drv->ops->backlog(rail->drv, rail->peer) <= NM_STRAT_BACKLOG_MAX)
+  /* the clock is read only for bulk behind a backlog on a gate whose urgent traffic took the main queue lately
+   * (gate->urgent_ns, stamped by nm_strat_pw_post()) */
+  if (urgent || !gate->urgent_ns || !rail->drv->ops->backlog ||
+      rail->drv->ops->backlog(rail->drv, rail->peer) <= NM_STRAT_BACKLOG_MAX)
     return 0;
   if (nm_core_time_ns(core) - gate->urgent_ns > NM_STRAT_URGENT_LIVE_NS) {
     gate->urgent_ns = 0;
@@ -121,7 +116,7 @@ int nm_strat_commit_loop(struct nm_gate_s *gate, const int *order, int max_infli
     struct nm_pw_s *pw = nm_strat_pw_new(gate, r);
     if (!pw)
       break;
-    pw->urgent = urgent && gate->rails[r].drv->ops->send_urgent;
+    pw->urgent = urgent;
     if (fill(gate, pw) == 0) {
       nm_strat_pw_drop(pw);
       break;

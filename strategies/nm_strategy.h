@@ -111,18 +111,22 @@ int nm_strat_retry(struct nm_gate_s *gate, int *blocked);
  *  this cap (doc/performance.md, "Packets of bulk cut to 32 KiB"). */
 #define NM_STRAT_AGGREG_MAX (32u * 1024u)
 /** Bytes of a gate's packets left unread in its rail's driver (nm_drv_ops_s.backlog) above which bulk waits while
- *  urgent traffic flows to the peer: an urgent packet then waits for at most this much, plus one packet, to be read
- *  before it (doc/architecture.md, "Rail readiness and aggregation"). */
-#define NM_STRAT_BACKLOG_MAX (32u * 1024u)
-/** How long after a packet carried urgent work to a gate its bulk is kept under NM_STRAT_BACKLOG_MAX (ns). */
+ *  urgent traffic shares the peer's queue: an urgent packet then waits for at most this much, plus one packet, to
+ *  be read before it. Two packets of NM_STRAT_AGGREG_MAX: the sender writes one while the peer reads the other (at
+ *  32 KiB the bulk went packet by packet, at half its rate; doc/architecture.md, "Bulk kept short"). */
+#define NM_STRAT_BACKLOG_MAX (64u * 1024u)
+/** How long after urgent work went into a gate's main queue its bulk is kept under NM_STRAT_BACKLOG_MAX (ns). */
 #define NM_STRAT_URGENT_LIVE_NS (100ull * 1000 * 1000)
 /** Whether @p gate's next packet, bulk (@p urgent 0: its most urgent work is at or below the default priority, as
- *  nm_strat_gate_urgent() says), waits before its rail @p r: urgent work went to the gate within NM_STRAT_URGENT_LIVE_NS, and the rail's driver reports more than
- *  NM_STRAT_BACKLOG_MAX bytes the peer has not read. Stamps gate->urgent_ns when the next packet is urgent instead.
- *  Only for a strategy with gate_prio (priority-aware); a driver without a backlog op never holds. Source: issue 15
- *  ("large transfers are cut into chunks so that urgent traffic can pass between them"): over sm the ring is the
- *  queue urgent traffic waits in; behind 4,096 queued 16 KiB sends, 7.7-8.1 us one way with a 256 KiB ring and
- *  4.6-4.7 us with a 64 KiB one (doc/performance.md). Called with the core lock held. */
+ *  nm_strat_gate_urgent() says), waits before its rail @p r: a packet of urgent work went into the main queue of
+ *  the rail's driver (not by its send_urgent: too large, or no room) within NM_STRAT_URGENT_LIVE_NS
+ *  (gate->urgent_ns, stamped when such a packet is posted), and the driver reports more than NM_STRAT_BACKLOG_MAX
+ *  bytes the peer has not read. Only for a strategy with gate_prio (priority-aware), whose packets start urgent;
+ *  a driver without a backlog op never holds. Source: issue 15 ("large transfers are cut into chunks so that
+ *  urgent traffic can pass between them"): over sm the ring is the queue urgent traffic waits in; behind 4,096
+ *  queued 16 KiB sends, 7.7-8.1 us one way with a 256 KiB ring and 4.6-4.7 us with a 64 KiB one; the express ring
+ *  takes small urgent packets without a hold, which halved the bulk's rate (doc/performance.md). Called with the
+ *  core lock held. */
 int nm_strat_bulk_held(struct nm_gate_s *gate, int r, int urgent);
 /** Whether the most urgent pending work of @p gate is above the default priority, as the strategy sees it (only
  *  a strategy with gate_prio has any). */

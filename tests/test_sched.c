@@ -488,6 +488,45 @@ END_TEST
 START_TEST(test_urgent_packet_aggregates_without_op) { check_urgent_packet(0); }
 END_TEST
 
+/* Over a driver with send_urgent and a backlog op (sm): urgent packets that go by send_urgent leave the bulk
+ * alone; one too large for it goes into the main queue, and then the bulk is held behind a backlog. */
+START_TEST(test_bulk_held_only_after_main_queue_urgent)
+{
+  static struct nm_drv_ops_s ops;
+  setup_backlog("prio");
+  ops = *core->drvs[0].ops;
+  ops.send_urgent = fake_send_urgent;
+  core->drvs[0].ops = &ops;
+  core->drvs[0].props.urgent_max = 256;
+  n_urgent_pkts = 0;
+  static char bulk[2][512], big[1024];
+  nm_sr_request_t u1, u2, b1, b2;
+  isend_prio(gate(1), 7, 5, "urgent", 7, &u1);
+  passes(3);
+  ck_assert_int_eq(n_urgent_pkts, 1);
+  ck_assert_uint_eq(gate(1)->urgent_ns, 0);
+  isend_prio(gate(1), 1, 0, bulk[0], sizeof(bulk[0]), &b1);
+  passes(3);
+  ck_assert_int_eq(pkts_to(1), 2); /* not held: the urgent packet did not wait in the main queue */
+  isend_prio(gate(1), 7, 5, big, sizeof(big), &u2); /* larger than urgent_max: the main queue */
+  passes(3);
+  ck_assert_int_eq(pkts_to(1), 3);
+  ck_assert_int_eq(n_urgent_pkts, 1);
+  ck_assert_uint_eq(gate(1)->urgent_ns, 1000);
+  isend_prio(gate(1), 1, 0, bulk[1], sizeof(bulk[1]), &b2);
+  passes(3);
+  ck_assert_int_eq(pkts_to(1), 3); /* held */
+  backlog.backlog = 0;
+  passes(3);
+  ck_assert_int_eq(pkts_to(1), 4);
+  ck_assert_int_eq(nm_sr_stest(sess, &u1), 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &u2), 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &b1), 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &b2), 0);
+  teardown();
+}
+END_TEST
+
 /* An urgent send to a gate whose rail is held until the next pass (a packet of that gate just completed at post:
  * the burst rule) leaves at once over an unpaced driver (sm); an unprioritised one waits for the pass. */
 START_TEST(test_urgent_skips_gate_hold)
@@ -883,6 +922,7 @@ int main(void)
   tcase_add_test(t, test_bulk_not_held_without_prio);
   tcase_add_test(t, test_urgent_packet_by_send_urgent);
   tcase_add_test(t, test_urgent_packet_aggregates_without_op);
+  tcase_add_test(t, test_bulk_held_only_after_main_queue_urgent);
   tcase_add_test(t, test_prio_place_renumbers);
   tcase_add_test(t, test_prio_place_few_prios);
   tcase_add_test(t, test_prio_place_many_prios);

@@ -79,7 +79,9 @@ struct nm_pw_s {
   struct nm_gate_s *gate;
   int rail;
   uint16_t n_chunks;
-  uint8_t urgent; /* it carries urgent work only, for a driver with send_urgent (set by the strategy) */
+  uint8_t urgent; /* started on urgent work (above the default priority; set by the strategy): a driver's
+                   * send_urgent takes it if it can (and it then carries urgent work only), else it stamps
+                   * gate->urgent_ns on a driver with a backlog op */
   size_t len, cap;
   struct nm_req_s *reqs, *reqs_tail; /* sends completed by this packet's send completion (via pw_next) */
   /* Payloads not copied into buf: their bytes [off, off + len) of the packet are at src, in the sender's buffer,
@@ -222,8 +224,9 @@ struct nm_gate_s {
   int in_work_list;
   struct nm_gate_s *work_next;
   nm_prio_t work_prio;               /* its most urgent pending work, when the work list was last sorted */
-  uint64_t urgent_ns;                /* the core's time when a packet last carried urgent work (above the default
-                                      * priority) on a rail with a backlog op; 0: none lately (nm_strat_bulk_held()) */
+  uint64_t urgent_ns;                /* the core's time when a packet of urgent work (above the default priority)
+                                      * last went into the main queue of a rail with a backlog op (not by
+                                      * send_urgent); 0: none lately (nm_strat_bulk_held()) */
   void *strat;                       /* the strategy's per-gate state (gate_init), or NULL */
   UT_hash_handle hh;                 /* in core->gate_table, by rank */
   struct nm_req_index_s *rdv_index;  /* rdv_sends by cookie (nm_match_hash.c), NULL if out of memory */

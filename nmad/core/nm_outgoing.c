@@ -73,10 +73,16 @@ static int nm_pw_send(struct nm_drv_s *drv, uint64_t peer, struct nm_pw_s *pw)
 {
   drv->quiet_calls = 0; /* polled every pass for a while: an injected packet may be leaving (NM_DRV_QUIET_AFTER) */
   struct iovec iov[NM_DRV_SENDV_MAX];
-  if (pw->urgent && drv->ops->send_urgent && pw->len <= drv->props.urgent_max) {
-    int rc = drv->ops->send_urgent(drv, peer, iov, nm_pw_iov(pw, iov), pw->len, pw);
-    if (rc != -NM_EAGAIN)
-      return rc;
+  if (pw->urgent) {
+    if (drv->ops->send_urgent && pw->len <= drv->props.urgent_max) {
+      int rc = drv->ops->send_urgent(drv, peer, iov, nm_pw_iov(pw, iov), pw->len, pw);
+      if (rc != -NM_EAGAIN)
+        return rc;
+    }
+    if (drv->ops->backlog) { /* urgent traffic in the peer's main queue: keep bulk short behind it a while */
+      uint64_t now = nm_core_time_ns(pw->gate->core);
+      pw->gate->urgent_ns = now ? now : 1;
+    }
   }
   if (!pw->n_gaps)
     return drv->ops->send(drv, peer, pw->buf, pw->len, pw);
