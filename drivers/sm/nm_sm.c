@@ -315,16 +315,23 @@ static int nm_sm_put(struct nm_sm_s *s, struct nm_sm_peer_s *p, uint32_t kind, c
   return nm_sm_putv(s, p, kind, &one, 1, len);
 }
 
+/* Whether a packet of @p len bytes in @p iovcnt pieces to @p peer is well formed, and at most @p max bytes. */
+static int nm_sm_packet_ok(const struct nm_sm_s *s, uint64_t peer, const struct iovec *iov, int iovcnt, size_t len,
+                           size_t max)
+{
+  size_t sum = 0;
+  for (int i = 0; i < iovcnt; i++)
+    sum += iov[i].iov_len;
+  return peer < s->n_peers && len <= max && iovcnt >= 1 && iovcnt <= NM_DRV_SENDV_MAX && sum == len;
+}
+
 /* A packet in pieces (nm_driver.h): copied into the ring from where they are, complete at post like send(). */
 static int nm_sm_sendv(struct nm_drv_s *drv, uint64_t peer, const struct iovec *iov, int iovcnt, size_t len,
                        void *ctx)
 {
   (void)ctx;
   struct nm_sm_s *s = drv->priv;
-  size_t sum = 0;
-  for (int i = 0; i < iovcnt; i++)
-    sum += iov[i].iov_len;
-  if (peer >= s->n_peers || len > NM_SM_MAX_PACKET || iovcnt < 1 || iovcnt > NM_DRV_SENDV_MAX || sum != len)
+  if (!nm_sm_packet_ok(s, peer, iov, iovcnt, len, NM_SM_MAX_PACKET))
     return -NM_EINVAL;
   int err = nm_sm_putv(s, &s->peers[peer], NM_SM_PKT, iov, iovcnt, len);
   return err ? err : 1; /* copied into the ring: complete at post */
@@ -339,17 +346,14 @@ static int nm_sm_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, size
 /* Express packets: a packet that carries urgent work (the core's send_urgent) goes into a ring of NM_SM_XSLOTS
  * fixed slots in the control page of our ring to the peer, which the peer reads before its main rings, and whose
  * pending slots it also looks for between two records of a main ring: the packet does not wait for the bulk
- * records queued before it to be read (up to 256 KiB, or 32 KiB plus a packet while the prio strategy holds bulk).
+ * records queued before it to be read (up to 256 KiB, or 64 KiB plus a packet while the prio strategy holds bulk).
  * A slot is reused once read: the sender keeps at most NM_SM_XSLOTS unread. */
 static int nm_sm_send_urgent(struct nm_drv_s *drv, uint64_t peer, const struct iovec *iov, int iovcnt, size_t len,
                              void *ctx)
 {
   (void)ctx;
   struct nm_sm_s *s = drv->priv;
-  size_t sum = 0;
-  for (int i = 0; i < iovcnt; i++)
-    sum += iov[i].iov_len;
-  if (peer >= s->n_peers || len > NM_SM_XMAX || iovcnt < 1 || iovcnt > NM_DRV_SENDV_MAX || sum != len)
+  if (!nm_sm_packet_ok(s, peer, iov, iovcnt, len, NM_SM_XMAX))
     return -NM_EINVAL;
   struct nm_sm_peer_s *p = &s->peers[peer];
   if (!p->out) {
