@@ -56,6 +56,39 @@ START_TEST(test_packets_both_ways)
 }
 END_TEST
 
+/* Urgent packets (send_urgent) while bulk packets wait in rank 0's queue for the socket: they go before every
+ * queued packet not yet begun, in their own order; with nothing queued the driver leaves them to send. */
+START_TEST(test_urgent_passes_queue)
+{
+  static unsigned char buf[NM_TCP_MAX_PACKET];
+  unsigned char u[9] = {0};
+  const struct iovec i7 = {u, 7}, i9[2] = {{u, 4}, {u + 4, 5}};
+  ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, buf, 8, NULL), 1); /* connects */
+  progress_until(1, 1, 0);
+  ck_assert_int_eq(ep[0].ops->send_urgent(&ep[0], 1, &i7, 1, 7, NULL), -NM_EAGAIN); /* nothing queued */
+  struct nm_tcp_peer_s *p = &priv(0)->peers[1];
+  int n_bulk = 0, queued = 0;
+  while (queued < 3 && n_bulk < 200) { /* the socket's buffers full, then three packets queued whole */
+    ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, buf, sizeof(buf), NULL), 1);
+    n_bulk++;
+    queued = 0;
+    for (struct nm_tcp_out_s *o = p->pk_head; o; o = o->next)
+      queued += o->off == 0;
+  }
+  ck_assert_int_eq(queued, 3);
+  ck_assert_int_eq(ep[0].ops->send_urgent(&ep[0], 1, &i7, 1, 7, NULL), 1);
+  ck_assert_int_eq(ep[0].ops->send_urgent(&ep[0], 1, i9, 2, 9, NULL), 1);
+  ck_assert_int_eq(ep[0].ops->send_urgent(&ep[0], 1, i9, 2, 8, NULL), -NM_EINVAL);
+  progress_until(1, 1 + n_bulk + 2, 0);
+  ck_assert_int_eq(seen[1].n_pkts, 1 + n_bulk + 2);
+  const int first = 1 + n_bulk - 3; /* after the first packet and the bulk that was not waiting whole */
+  ck_assert_uint_eq(seen[1].lens[first], 7);
+  ck_assert_uint_eq(seen[1].lens[first + 1], 9);
+  for (int k = first + 2; k < 1 + n_bulk + 2; k++)
+    ck_assert_uint_eq(seen[1].lens[k], sizeof(buf));
+}
+END_TEST
+
 /* 3 MiB + 17 from rank 0 to rank 1, then a packet: the packet arrives while most of the bulk is still to come,
  * and the bulk arrives whole and in place. */
 START_TEST(test_packet_passes_large)
@@ -221,6 +254,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_forged_kind);
   tcase_add_test(tc, test_forged_length);
   tcase_add_test(tc, test_forged_data_no_receive);
+  tcase_add_test(tc, test_urgent_passes_queue);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -98,6 +98,7 @@ static int nm_tcp_open(struct nm_drv_s *drv, const char *word, int all_local)
   t->self = (struct nm_tcp_addr_s){.magic = NM_TCP_MAGIC, .nonce = nm_drv_nonce(), .ip = ip, .port = sa.sin_port};
   drv->props.max_packet = NM_TCP_MAX_PACKET;
   drv->props.inject_size = NM_TCP_MAX_PACKET; /* every packet is copied into the peer's queue: done at post */
+  drv->props.urgent_max = NM_TCP_MAX_PACKET; /* send_urgent: any packet may pass the queue */
   drv->props.max_large = (uint64_t)1 << 40;
   drv->props.flags |= NM_DRV_F_AUTH_SOURCE; /* a connection's sender is the rank its HELLO proved */
   /* Nominal figures over loopback on the project's machine (doc/performance.md, "The ntcp driver"): 8 B ping-pong
@@ -213,7 +214,7 @@ static void nm_tcp_peer_dead(struct nm_tcp_s *t, uint64_t i, const char *why)
     p->pk_head = o->next;
     free(o);
   }
-  p->pk_tail = NULL;
+  p->pk_tail = p->pk_urgent = NULL;
   p->pk_bytes = 0;
   p->in_slice = 0;
   nm_tcp_fail_list(t, &p->ls_head, i);
@@ -231,7 +232,9 @@ static void nm_tcp_put_hdr(uint8_t *h, uint32_t kind, uint32_t len, uint64_t tag
   nm_put64(h + 8, tag);
 }
 
-static struct nm_tcp_out_s *nm_tcp_frame(uint32_t kind, uint64_t tag, const void *body, size_t len)
+/* A frame whose body of @p len bytes is gathered from @p iovcnt pieces. */
+static struct nm_tcp_out_s *nm_tcp_frame_v(uint32_t kind, uint64_t tag, const struct iovec *iov, int iovcnt,
+                                           size_t len)
 {
   struct nm_tcp_out_s *o = malloc(sizeof(*o) + NM_TCP_HDR + len);
   if (!o)
@@ -240,9 +243,19 @@ static struct nm_tcp_out_s *nm_tcp_frame(uint32_t kind, uint64_t tag, const void
   o->len = NM_TCP_HDR + len;
   o->off = 0;
   nm_tcp_put_hdr(o->bytes, kind, (uint32_t)len, tag);
-  if (len)
-    memcpy(o->bytes + NM_TCP_HDR, body, len);
+  size_t at = NM_TCP_HDR;
+  for (int i = 0; i < iovcnt; i++) {
+    if (iov[i].iov_len)
+      memcpy(o->bytes + at, iov[i].iov_base, iov[i].iov_len);
+    at += iov[i].iov_len;
+  }
   return o;
+}
+
+static struct nm_tcp_out_s *nm_tcp_frame(uint32_t kind, uint64_t tag, const void *body, size_t len)
+{
+  const struct iovec one = {(void *)body, len};
+  return nm_tcp_frame_v(kind, tag, &one, 1, len);
 }
 
 static void nm_tcp_queue(struct nm_tcp_peer_s *p, struct nm_tcp_out_s *o, int first)
@@ -342,6 +355,8 @@ static int nm_tcp_flush(struct nm_tcp_s *t, uint64_t i)
         p->pk_head = o->next;
         if (!p->pk_head)
           p->pk_tail = NULL;
+        if (p->pk_urgent == o)
+          p->pk_urgent = NULL;
         p->pk_bytes -= o->len;
         free(o);
       }
@@ -405,6 +420,46 @@ static int nm_tcp_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, siz
     return -NM_ENOMEM;
   o->off = w > 0 ? (size_t)w : 0;
   nm_tcp_queue(p, o, 0);
+  nm_tcp_flush(t, peer);
+  return p->dead ? -NM_ECLOSED : 1;
+}
+
+/* An urgent packet (send_urgent in nm_driver.h): queued before every bulk packet not yet begun (after the HELLO, the
+ * frame being written and the urgent packets queued before it, in their order), so that it waits for those and the
+ * socket's buffer, not for the bulk packets queued behind them (up to NM_TCP_QUEUE_MAX). Nothing queued:
+ * -NM_EAGAIN, and the core's send writes it straight. */
+static int nm_tcp_send_urgent(struct nm_drv_s *drv, uint64_t peer, const struct iovec *iov, int iovcnt, size_t len,
+                              void *ctx)
+{
+  (void)ctx;
+  struct nm_tcp_s *t = drv->priv;
+  if (peer >= t->n_peers || len > NM_TCP_MAX_PACKET || len == 0 || iovcnt < 1)
+    return -NM_EINVAL;
+  size_t sum = 0;
+  for (int i = 0; i < iovcnt; i++)
+    sum += iov[i].iov_len;
+  if (sum != len)
+    return -NM_EINVAL;
+  struct nm_tcp_peer_s *p = &t->peers[peer];
+  struct nm_tcp_out_s *head = p->pk_head;
+  if (p->dead || p->out_fd < 0 || !head)
+    return -NM_EAGAIN;
+  struct nm_tcp_out_s *o = nm_tcp_frame_v(NM_TCP_PKT, 0, iov, iovcnt, len);
+  if (!o)
+    return -NM_EAGAIN; /* the core tries the plain path, which reports the lack of memory */
+  struct nm_tcp_out_s *after = p->pk_urgent;
+  if (!after && (head->off > 0 || nm_get32(head->bytes) == NM_TCP_HELLO)) /* under way, or the first frame */
+    after = head;
+  if (after) {
+    o->next = after->next;
+    after->next = o;
+    if (p->pk_tail == after)
+      p->pk_tail = o;
+    p->pk_bytes += o->len;
+  } else {
+    nm_tcp_queue(p, o, 1);
+  }
+  p->pk_urgent = o;
   nm_tcp_flush(t, peer);
   return p->dead ? -NM_ECLOSED : 1;
 }
@@ -760,4 +815,5 @@ const struct nm_drv_ops_s nm_drv_tcp_ops = {
   .progress = nm_tcp_progress,
   .wait_fd = nm_tcp_wait_fd,
   .trywait = nm_tcp_trywait,
+  .send_urgent = nm_tcp_send_urgent,
 };

@@ -83,6 +83,7 @@ struct nm_tcp_peer_s {
   int out_watch;     /* out_fd is in the epoll set for EPOLLOUT (something waits to be written) */
   /* sending */
   struct nm_tcp_out_s *pk_head, *pk_tail; /* packets, before any further DATA frame */
+  struct nm_tcp_out_s *pk_urgent;         /* the last urgent packet queued and not yet written (send_urgent), or NULL */
   size_t pk_bytes;
   struct nm_tcp_large_s *ls_head, *ls_tail; /* large sends, in order */
   uint8_t slice_hdr[NM_TCP_HDR];
