@@ -780,6 +780,28 @@ START_TEST(test_express_between_records)
 }
 END_TEST
 
+/* Two senders' express packets: each sender's bit in the receiver's header says whose ring to read (lowest rank
+ * first), and the reading clears it. */
+START_TEST(test_express_from_two_senders)
+{
+  struct nm_sm_seg_hdr_s *hdr = (struct nm_sm_seg_hdr_s *)priv(1)->seg;
+  ck_assert_int_eq(send_express(16, 0), 1);
+  ck_assert_uint_eq(atomic_load(&hdr->express_from[0]), 1u << 0);
+  static unsigned char b[24];
+  fill(b, sizeof(b), 1);
+  const struct iovec iov = {b, sizeof(b)};
+  ck_assert_int_eq(ep[2].ops->send_urgent(&ep[2], 1, &iov, 1, sizeof(b), NULL), 1);
+  ck_assert_uint_eq(atomic_load(&hdr->express_from[0]), (1u << 0) | (1u << 2));
+  ck_assert_int_eq(ep[1].ops->progress(&ep[1]), 2);
+  ck_assert_int_eq(seen[1].n_pkts, 2);
+  ck_assert_int_eq(seen[1].bad_content, 0);
+  ck_assert_uint_eq(seen[1].srcs[0], 0);
+  ck_assert_uint_eq(seen[1].srcs[1], 2);
+  ck_assert_uint_eq(atomic_load(&hdr->express_from[0]), 0);
+  ck_assert_uint_eq(atomic_load(&hdr->express), 0);
+}
+END_TEST
+
 /* A sleeping receiver wakes up for an express packet, and trywait refuses while one is unread. */
 START_TEST(test_express_wakeup)
 {
@@ -873,6 +895,7 @@ int main(void)
   tcase_add_test(tc, test_express_overtakes_ring);
   tcase_add_test(tc, test_express_between_records);
   tcase_add_test(tc, test_express_wakeup);
+  tcase_add_test(tc, test_express_from_two_senders);
   tcase_add_test(tc, test_forged_express_length);
   tcase_add_test(tc, test_forged_express_kind);
   tcase_add_test(tc, test_forged_express_tail);

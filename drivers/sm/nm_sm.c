@@ -378,6 +378,8 @@ static int nm_sm_send_urgent(struct nm_drv_s *drv, uint64_t peer, const struct i
   }
   p->x_tail++;
   atomic_store_explicit(&p->out->x_tail, p->x_tail, memory_order_release);
+  atomic_fetch_or_explicit(&p->hdr->express_from[s->self_index / 64], 1ull << (s->self_index % 64),
+                           memory_order_release);
   atomic_store_explicit(&p->hdr->express, 1, memory_order_release);
   nm_sm_wake(p);
   return 1;
@@ -975,7 +977,9 @@ static int nm_sm_drain_express(struct nm_drv_s *drv, uint64_t peer)
   return n;
 }
 
-/* Every peer's express ring, if a sender flagged one since we last looked. */
+/* The express rings of the senders that flagged theirs since we last looked. A sender sets its bit before the
+ * flag, and we clear the flag before the bits: a bit set after we read its word leaves the flag set for the next
+ * look. */
 static int nm_sm_drain_all_express(struct nm_drv_s *drv)
 {
   struct nm_sm_s *s = drv->priv;
@@ -984,9 +988,17 @@ static int nm_sm_drain_all_express(struct nm_drv_s *drv)
       !atomic_exchange_explicit(&hdr->express, 0, memory_order_acq_rel))
     return 0;
   int n = 0;
-  for (uint64_t i = 0; i < s->n_peers; i++)
-    if ((int)i != s->self_index && !s->peers[i].dead)
-      n += nm_sm_drain_express(drv, i);
+  for (uint64_t w = 0; w < (s->n_peers + 63) / 64; w++) {
+    if (!atomic_load_explicit(&hdr->express_from[w], memory_order_relaxed))
+      continue;
+    uint64_t bits = atomic_exchange_explicit(&hdr->express_from[w], 0, memory_order_acq_rel);
+    while (bits) {
+      uint64_t i = w * 64 + (uint64_t)__builtin_ctzll(bits);
+      bits &= bits - 1;
+      if (i < s->n_peers && (int)i != s->self_index && !s->peers[i].dead) /* untrusted bits */
+        n += nm_sm_drain_express(drv, i);
+    }
+  }
   return n;
 }
 

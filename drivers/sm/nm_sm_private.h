@@ -31,7 +31,7 @@
 _Static_assert(2 * ((NM_SM_REC_HDR + NM_SM_MAX_PACKET + NM_SM_REC_ALIGN - 1) / NM_SM_REC_ALIGN * NM_SM_REC_ALIGN) <=
                    NM_SM_RING_BYTES,
                "an sm record must fit twice in a ring");
-#define NM_SM_MAGIC 0x6e6d61642d736d32ull          /* "nmad-sm2" (sm1 had no express ring) */
+#define NM_SM_MAGIC 0x6e6d61642d736d33ull          /* "nmad-sm3" (sm1 had no express ring, sm2 no express_from) */
 /* The express ring (nm_sm.c, "express packets"): fixed slots in the rest of each ring's control page. */
 #define NM_SM_XSLOT 512u                           /* bytes of one slot: a record header and its packet */
 #define NM_SM_XSLOTS 7u
@@ -57,10 +57,13 @@ struct nm_sm_seg_hdr_s {
   _Alignas(64) _Atomic uint64_t coop_claim;
   _Atomic uint64_t coop_done;
   _Atomic uint64_t coop_bad;
-  /* A sender posted to its express ring (set after the slot's tail): the owner looks at the express rings, first,
-   * only while it is set (one load per pass, not one per peer). */
+  /* A sender posted to its express ring (set after the slot's tail, then its bit in express_from): the owner looks
+   * at the express rings, first, only while it is set (one load per pass, not one per peer), and then only at the
+   * rings of the senders whose bits are set (a word of 64 senders at a time, not a control page per peer). */
   _Alignas(64) _Atomic uint32_t express;
+  _Alignas(64) _Atomic uint64_t express_from[NM_SM_MAX_PEERS / 64];
 };
+_Static_assert(sizeof(struct nm_sm_seg_hdr_s) <= NM_SM_PAGE, "a segment's header fits its page");
 
 /** Control page of one ring: the producer writes tail, the consumer head (positions grow without wrapping).
  *  rewind_at, on tail's line, is the position of the last record the producer put at the ring's start instead
