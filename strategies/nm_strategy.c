@@ -70,7 +70,7 @@ int nm_strat_bulk_held(struct nm_gate_s *gate, int r, int urgent)
   struct nm_core_s *core = gate->core;
   const struct nm_rail_s *rail = &gate->rails[r];
   /* the clock is read only for bulk behind a backlog on a gate whose urgent traffic took the main queue lately
-   * (gate->urgent_ns, stamped by nm_strat_pw_post()) */
+   * (gate->urgent_ns, stamped when nm_strat_pw_post() hands such a packet to the main path) */
   if (urgent || !gate->urgent_ns || !rail->drv->ops->backlog ||
       rail->drv->ops->backlog(rail->drv, rail->peer) <= NM_STRAT_BACKLOG_MAX)
     return 0;

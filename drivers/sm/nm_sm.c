@@ -256,6 +256,15 @@ static uint64_t nm_sm_head_read(struct nm_sm_peer_s *p)
   return head;
 }
 
+/* Copy the @p iovcnt pieces of a packet one after the other to @p dst. */
+static void nm_sm_gather(uint8_t *dst, const struct iovec *iov, int iovcnt)
+{
+  for (int i = 0; i < iovcnt; i++) {
+    memcpy(dst, iov[i].iov_base, iov[i].iov_len);
+    dst += iov[i].iov_len;
+  }
+}
+
 /* Append one record (header + a body of @p len bytes in @p iovcnt pieces) to our ring in peer @p p's segment.
  * @return 0, -NM_EAGAIN (ring full), -NM_ECLOSED. */
 static int nm_sm_putv(struct nm_sm_s *s, struct nm_sm_peer_s *p, uint32_t kind, const struct iovec *iov, int iovcnt,
@@ -298,11 +307,7 @@ static int nm_sm_putv(struct nm_sm_s *s, struct nm_sm_peer_s *p, uint32_t kind, 
   r->len = (uint32_t)len;
   r->kind = kind;
   r->reserved = 0;
-  uint8_t *dst = (uint8_t *)r + NM_SM_REC_HDR;
-  for (int i = 0; i < iovcnt; i++) {
-    memcpy(dst, iov[i].iov_base, iov[i].iov_len);
-    dst += iov[i].iov_len;
-  }
+  nm_sm_gather((uint8_t *)r + NM_SM_REC_HDR, iov, iovcnt);
   p->out_tail = pos + need;
   atomic_store_explicit(&p->out->tail, p->out_tail, memory_order_release);
   nm_sm_wake(p);
@@ -371,11 +376,7 @@ static int nm_sm_send_urgent(struct nm_drv_s *drv, uint64_t peer, const struct i
   r->len = (uint32_t)len;
   r->kind = NM_SM_PKT;
   r->reserved = 0;
-  unsigned char *dst = slot + NM_SM_REC_HDR;
-  for (int i = 0; i < iovcnt; i++) {
-    memcpy(dst, iov[i].iov_base, iov[i].iov_len);
-    dst += iov[i].iov_len;
-  }
+  nm_sm_gather(slot + NM_SM_REC_HDR, iov, iovcnt);
   p->x_tail++;
   atomic_store_explicit(&p->out->x_tail, p->x_tail, memory_order_release);
   atomic_fetch_or_explicit(&p->hdr->express_from[s->self_index / 64], 1ull << (s->self_index % 64),
