@@ -152,7 +152,7 @@ int main(int argc, char **argv)
   nm_session_t s;
   int rc = nm_session_open(core, "nm_bench_anycast", &s);
   struct ba_state st = {.core = core, .check = check};
-  struct nm_coll_group_s all = {size, nm_launcher_gate_of, l, NULL};
+  struct nm_coll_group_s all = {size, nm_launcher_gate_of, l, NULL, NULL};
   struct nm_anycast_params_s p = {.field_mask = NM_ANYCAST_PARAM_HANDLER, .handler = ba_on_anycast,
                                   .handler_ref = &st};
   nm_anycast_t ac = NULL;

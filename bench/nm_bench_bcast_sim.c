@@ -245,7 +245,7 @@ int main(int argc, char **argv)
     nm_launcher_exit(launcher);
     return 1;
   }
-  struct nm_coll_group_s world = {size, nm_launcher_gate_of, launcher, NULL};
+  struct nm_coll_group_s world = {size, nm_launcher_gate_of, launcher, NULL, NULL};
   if (rank == 0)
     printf("algo,inner,p,size,groups_asked,groups_formed,time_us,model_us\n");
   for (int si = 0; si < o.nsizes && status == 0; si++) {

@@ -358,7 +358,7 @@ static int setup(struct mc_ctx *c)
   }
   void *(*alloc)(size_t) = delivered ? bench_alloc : bench_alloc_untouched;
 
-  c->world = (struct nm_coll_group_s){c->size, nm_launcher_gate_of, c->launcher, NULL};
+  c->world = (struct nm_coll_group_s){c->size, nm_launcher_gate_of, c->launcher, NULL, NULL};
   c->dests = c->rank == 0 ? calloc((size_t)c->size, sizeof(*c->dests)) : NULL;
   c->acks = c->rank == 0 ? calloc((size_t)c->size, sizeof(*c->acks)) : NULL;
   c->dur_us = calloc((size_t)c->opts.iters, sizeof(double));

@@ -197,7 +197,7 @@ static double bs_share(struct bs_ctx *c, double v)
 static int run_real(struct bs_ctx *c)
 {
   static const char *const names[2] = {"ibcast", "ireduce"};
-  c->group = (struct nm_coll_group_s){c->size, nm_launcher_gate_of, c->launcher, NULL};
+  c->group = (struct nm_coll_group_s){c->size, nm_launcher_gate_of, c->launcher, NULL, NULL};
   c->h = nm_coll_split_depth(c->size);
   c->buf = bench_alloc(c->size_b + 1);
   c->out = bench_alloc(c->size_b + 1);

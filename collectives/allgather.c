@@ -84,9 +84,12 @@ const char *nm_coll_allgather_algo_name(enum nm_coll_allgather_algo_e algo)
   return (int)algo >= 0 && algo < NM_COLL_ALLGATHER_NALGOS ? nm_ag_names[algo] : NULL;
 }
 
-int nm_coll_allgather_choose(int p, nm_len_t total, enum nm_coll_allgather_algo_e *algo)
+/* nm_coll_allgather_choose() with the override of @p group (NULL: the environment's). */
+static int nm_ag_choose(const struct nm_coll_group_s *group, int p, nm_len_t total,
+                        enum nm_coll_allgather_algo_e *algo)
 {
-  int forced, err = nm_coll_algo_env("NMAD_ALLGATHER_ALGO", nm_ag_names, NM_COLL_ALLGATHER_NALGOS, &forced);
+  int forced,
+      err = nm_coll_algo_forced(group, NM_COLL_FAMILY_ALLGATHER, nm_ag_names, NM_COLL_ALLGATHER_NALGOS, &forced);
   if (err)
     return err;
   if (forced)
@@ -98,6 +101,11 @@ int nm_coll_allgather_choose(int p, nm_len_t total, enum nm_coll_allgather_algo_
   else
     *algo = NM_COLL_ALLGATHER_RING;
   return 0;
+}
+
+int nm_coll_allgather_choose(int p, nm_len_t total, enum nm_coll_allgather_algo_e *algo)
+{
+  return nm_ag_choose(NULL, p, total, algo);
 }
 
 int nm_coll_allgatherv_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self,
@@ -117,7 +125,7 @@ int nm_coll_allgatherv_build(nm_coll_sched_t *s, int round, const struct nm_coll
     total += lens[i];
   }
   if (algo == NM_COLL_ALLGATHER_AUTO) {
-    int err = nm_coll_allgather_choose(p, total, &algo);
+    int err = nm_ag_choose(group, p, total, &algo);
     if (err)
       return err;
   }

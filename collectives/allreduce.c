@@ -288,30 +288,12 @@ static double nm_ar_cost(enum nm_coll_allreduce_algo_e algo, int p, double m, co
   }
 }
 
-int nm_coll_allreduce_choose(nm_session_t session, int p, nm_len_t count, const struct nm_coll_op_s *op,
-                             enum nm_coll_allreduce_algo_e *algo)
+/* The rule once the override is known (@p forced, 0: auto), on the network @p net, or @p session's when @p net is
+ * NULL (read only when the model is needed: not for a forced or an oversubscribed small choice). */
+static int nm_ar_rule(int forced, int p, nm_len_t count, const struct nm_coll_op_s *op, int job_oversubscribed,
+                      nm_session_t session, const struct nm_coll_algo_net_s *net,
+                      enum nm_coll_allreduce_algo_e *algo)
 {
-  int oversubscribed = session ? nm_core_job_oversubscribed(nm_session_get_core(session)) : 0;
-  return nm_coll_allreduce_choose_job(session, p, count, op, oversubscribed, algo);
-}
-
-int nm_coll_allreduce_choose_job(nm_session_t session, int p, nm_len_t count, const struct nm_coll_op_s *op,
-                                 int job_oversubscribed, enum nm_coll_allreduce_algo_e *algo)
-{
-  struct nm_coll_algo_net_s net;
-  nm_coll_algo_net(session, &net);
-  return nm_coll_allreduce_choose_net(p, count, op, job_oversubscribed, &net, algo);
-}
-
-int nm_coll_allreduce_choose_net(int p, nm_len_t count, const struct nm_coll_op_s *op, int job_oversubscribed,
-                                 const struct nm_coll_algo_net_s *net, enum nm_coll_allreduce_algo_e *algo)
-{
-  int forced, err;
-  if (p < 1 || op == NULL || algo == NULL || net == NULL)
-    return -NM_EINVAL;
-  err = nm_coll_algo_env("NMAD_ALLREDUCE_ALGO", nm_ar_names, NM_COLL_ALLREDUCE_NALGOS, &forced);
-  if (err)
-    return err;
   if (forced) {
     *algo = forced == NM_COLL_ALLREDUCE_RING && !op->commute ? NM_COLL_ALLREDUCE_RD
                                                               : (enum nm_coll_allreduce_algo_e)forced;
@@ -325,6 +307,11 @@ int nm_coll_allreduce_choose_net(int p, nm_len_t count, const struct nm_coll_op_
   }
   if (p <= 2 || m <= 2048 || count < (nm_len_t)p)
     return 0;
+  struct nm_coll_algo_net_s session_net;
+  if (net == NULL) {
+    nm_coll_algo_net(session, &session_net);
+    net = &session_net;
+  }
   double best = nm_ar_cost(NM_COLL_ALLREDUCE_RD, p, m, net);
   /* linear is the oversubscribed host's choice above; on one port per member it costs 2 (p - 1) messages */
   for (int x = NM_COLL_ALLREDUCE_RABENSEIFNER; x <= NM_COLL_ALLREDUCE_RING; x++) {
@@ -335,6 +322,41 @@ int nm_coll_allreduce_choose_net(int p, nm_len_t count, const struct nm_coll_op_
     }
   }
   return 0;
+}
+
+/* The choice with the override of @p group (NULL: the environment's), on @p net or @p session's network. */
+static int nm_ar_choose(const struct nm_coll_group_s *group, nm_session_t session, int p, nm_len_t count,
+                        const struct nm_coll_op_s *op, int job_oversubscribed, const struct nm_coll_algo_net_s *net,
+                        enum nm_coll_allreduce_algo_e *algo)
+{
+  int forced, err;
+  if (p < 1 || op == NULL || algo == NULL)
+    return -NM_EINVAL;
+  err = nm_coll_algo_forced(group, NM_COLL_FAMILY_ALLREDUCE, nm_ar_names, NM_COLL_ALLREDUCE_NALGOS, &forced);
+  if (err)
+    return err;
+  return nm_ar_rule(forced, p, count, op, job_oversubscribed, session, net, algo);
+}
+
+int nm_coll_allreduce_choose(nm_session_t session, int p, nm_len_t count, const struct nm_coll_op_s *op,
+                             enum nm_coll_allreduce_algo_e *algo)
+{
+  int oversubscribed = session ? nm_core_job_oversubscribed(nm_session_get_core(session)) : 0;
+  return nm_coll_allreduce_choose_job(session, p, count, op, oversubscribed, algo);
+}
+
+int nm_coll_allreduce_choose_job(nm_session_t session, int p, nm_len_t count, const struct nm_coll_op_s *op,
+                                 int job_oversubscribed, enum nm_coll_allreduce_algo_e *algo)
+{
+  return nm_ar_choose(NULL, session, p, count, op, job_oversubscribed, NULL, algo);
+}
+
+int nm_coll_allreduce_choose_net(int p, nm_len_t count, const struct nm_coll_op_s *op, int job_oversubscribed,
+                                 const struct nm_coll_algo_net_s *net, enum nm_coll_allreduce_algo_e *algo)
+{
+  if (net == NULL)
+    return -NM_EINVAL;
+  return nm_ar_choose(NULL, NULL, p, count, op, job_oversubscribed, net, algo);
 }
 
 /* ---- entry points ---- */
@@ -349,7 +371,8 @@ int nm_coll_allreduce_build(nm_coll_sched_t *s, int round, const struct nm_coll_
       op->esize == 0 || (count > 0 && recvbuf == NULL) || (int)algo < 0 || algo >= NM_COLL_ALLREDUCE_NALGOS)
     return -NM_EINVAL;
   if (algo == NM_COLL_ALLREDUCE_AUTO) {
-    int err = nm_coll_allreduce_choose(nm_coll_sched_session(s), group->n, count, op, &algo);
+    int err = nm_ar_choose(group, nm_coll_sched_session(s), group->n, count, op, nm_coll_algo_oversubscribed(s),
+                           NULL, &algo);
     if (err)
       return err;
   }

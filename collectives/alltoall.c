@@ -15,9 +15,12 @@ const char *nm_coll_alltoall_algo_name(enum nm_coll_alltoall_algo_e algo)
   return (int)algo >= 0 && algo < NM_COLL_ALLTOALL_NALGOS ? nm_a2a_names[algo] : NULL;
 }
 
-int nm_coll_alltoall_choose_job(int p, nm_len_t block, int job_oversubscribed, enum nm_coll_alltoall_algo_e *algo)
+/* nm_coll_alltoall_choose_job() with the override of @p group (NULL: the environment's). */
+static int nm_a2a_choose(const struct nm_coll_group_s *group, int p, nm_len_t block, int job_oversubscribed,
+                         enum nm_coll_alltoall_algo_e *algo)
 {
-  int forced, err = nm_coll_algo_env("NMAD_ALLTOALL_ALGO", nm_a2a_names, NM_COLL_ALLTOALL_NALGOS, &forced);
+  int forced,
+      err = nm_coll_algo_forced(group, NM_COLL_FAMILY_ALLTOALL, nm_a2a_names, NM_COLL_ALLTOALL_NALGOS, &forced);
   if (err)
     return err;
   if (forced)
@@ -27,6 +30,11 @@ int nm_coll_alltoall_choose_job(int p, nm_len_t block, int job_oversubscribed, e
   else
     *algo = block > 0 && block <= 256 && p >= 4 ? NM_COLL_ALLTOALL_BRUCK : NM_COLL_ALLTOALL_PAIRWISE;
   return 0;
+}
+
+int nm_coll_alltoall_choose_job(int p, nm_len_t block, int job_oversubscribed, enum nm_coll_alltoall_algo_e *algo)
+{
+  return nm_a2a_choose(NULL, p, block, job_oversubscribed, algo);
 }
 
 int nm_coll_alltoall_choose(int p, nm_len_t block, enum nm_coll_alltoall_algo_e *algo)
@@ -97,7 +105,7 @@ int nm_coll_alltoallv_build(nm_coll_sched_t *s, int round, const struct nm_coll_
     if ((slens[i] > 0 && sbufs[i] == NULL) || (rlens[i] > 0 && rbufs[i] == NULL))
       return -NM_EINVAL;
   if (algo == NM_COLL_ALLTOALL_AUTO) {
-    int err = nm_coll_alltoall_choose_job(p, block, nm_coll_algo_oversubscribed(s), &algo);
+    int err = nm_a2a_choose(group, p, block, nm_coll_algo_oversubscribed(s), &algo);
     if (err)
       return err;
   }

@@ -9,9 +9,11 @@
 
 static const char *const nm_bar_names[NM_COLL_BARRIER_NALGOS] = {"auto", "dissemination", "linear"};
 
-int nm_coll_barrier_choose_job(int p, int job_oversubscribed, enum nm_coll_barrier_algo_e *algo)
+/* nm_coll_barrier_choose_job() with the override of @p group (NULL: the environment's). */
+static int nm_bar_choose(const struct nm_coll_group_s *group, int p, int job_oversubscribed,
+                         enum nm_coll_barrier_algo_e *algo)
 {
-  int forced, err = nm_coll_algo_env("NMAD_BARRIER_ALGO", nm_bar_names, NM_COLL_BARRIER_NALGOS, &forced);
+  int forced, err = nm_coll_algo_forced(group, NM_COLL_FAMILY_BARRIER, nm_bar_names, NM_COLL_BARRIER_NALGOS, &forced);
   if (err)
     return err;
   if (forced)
@@ -19,6 +21,11 @@ int nm_coll_barrier_choose_job(int p, int job_oversubscribed, enum nm_coll_barri
   else
     *algo = job_oversubscribed && p > 2 ? NM_COLL_BARRIER_LINEAR : NM_COLL_BARRIER_DISSEMINATION;
   return 0;
+}
+
+int nm_coll_barrier_choose_job(int p, int job_oversubscribed, enum nm_coll_barrier_algo_e *algo)
+{
+  return nm_bar_choose(NULL, p, job_oversubscribed, algo);
 }
 
 int nm_coll_barrier_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self,
@@ -30,7 +37,7 @@ int nm_coll_barrier_build(nm_coll_sched_t *s, int round, const struct nm_coll_gr
     return -NM_EINVAL;
   int p = group->n;
   enum nm_coll_barrier_algo_e algo;
-  int err = nm_coll_barrier_choose_job(p, nm_coll_algo_oversubscribed(s), &algo);
+  int err = nm_bar_choose(group, p, nm_coll_algo_oversubscribed(s), &algo);
   if (err)
     return err;
   if (algo == NM_COLL_BARRIER_LINEAR && p > 1) {

@@ -364,6 +364,6 @@ static nm_gate_t nm_bc_array_gate(void *ref, int member) { return ((const nm_gat
 int nm_coll_bcast_array(nm_session_t session, const nm_gate_t *gates, int n, int self, int root, void *buf,
                         nm_len_t len, nm_tag_t tag, const struct nm_coll_bcast_opts_s *opts)
 {
-  struct nm_coll_group_s g = {n, nm_bc_array_gate, (void *)gates, NULL};
+  struct nm_coll_group_s g = {n, nm_bc_array_gate, (void *)gates, NULL, NULL};
   return nm_coll_bcast(session, gates ? &g : NULL, self, root, buf, len, tag, opts);
 }

@@ -69,13 +69,13 @@ int nm_coll_bcast_hier_build(nm_coll_sched_t *s, int round, const struct nm_coll
   /* Step 1 (Algorithm 1, line 7): the outer broadcast among the G' leaders, from the root's group. */
   if (h->self == leader && h->groups > 1) {
     struct nm_bh_outer_s o = {h, root};
-    struct nm_coll_group_s outer = {h->groups, nm_bh_outer_gate, &o, NULL};
+    struct nm_coll_group_s outer = {h->groups, nm_bh_outer_gate, &o, NULL, NULL};
     struct nm_coll_bcast_opts_s oo = {opts->algo, opts->segment, 0, NM_COLL_BCAST_FLAT, 0};
     err = nm_coll_bcast_build(s, round, &outer, h->my_group, root_group, buf, len, &oo, &round);
   }
   /* Step 2 (line 8): inside every group, from its leader, once the leader has the data (its next rounds). */
   if (err == 0 && h->inner_n > 1) {
-    struct nm_coll_group_s inner = {h->inner_n, nm_bh_inner_gate, (void *)h, NULL};
+    struct nm_coll_group_s inner = {h->inner_n, nm_bh_inner_gate, (void *)h, NULL, NULL};
     struct nm_coll_bcast_opts_s io = {opts->inner_algo, opts->inner_segment, 0, NM_COLL_BCAST_FLAT, 0};
     err = nm_coll_bcast_build(s, round, &inner, h->self - first, leader - first, buf, len, &io, &round);
   }

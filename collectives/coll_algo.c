@@ -16,9 +16,49 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *const nm_coll_override_vars[NM_COLL_NFAMILIES] = {
+    "NMAD_BARRIER_ALGO",   "NMAD_ALLREDUCE_ALGO", "NMAD_REDUCE_ALGO", "NMAD_REDUCE_SCATTER_ALGO",
+    "NMAD_ALLGATHER_ALGO", "NMAD_ALLTOALL_ALGO",  "NMAD_GATHER_ALGO", "NMAD_SCATTER_ALGO"};
+
+/* A value too long for the table: no family has such a name, so it stays invalid (and is named so). */
+static const char nm_coll_override_too_long[] = "(longer than NM_COLL_OVERRIDE_MAX)";
+_Static_assert(sizeof(nm_coll_override_too_long) <= NM_COLL_OVERRIDE_MAX, "the marker fits the table");
+
+const char *nm_coll_override_var(enum nm_coll_family_e f)
+{
+  return (int)f >= 0 && f < NM_COLL_NFAMILIES ? nm_coll_override_vars[f] : NULL;
+}
+
+void nm_coll_overrides_read(struct nm_coll_overrides_s *o)
+{
+  for (int f = 0; f < NM_COLL_NFAMILIES; f++) {
+    const char *v = getenv(nm_coll_override_vars[f]);
+    if (v == NULL)
+      v = "";
+    size_t len = strlen(v);
+    if (len >= NM_COLL_OVERRIDE_MAX) {
+      v = nm_coll_override_too_long; /* shorter than NM_COLL_OVERRIDE_MAX (checked below) */
+      len = sizeof(nm_coll_override_too_long) - 1;
+    }
+    memcpy(o->value[f], v, len + 1);
+  }
+}
+
+int nm_coll_algo_forced(const struct nm_coll_group_s *group, enum nm_coll_family_e f, const char *const names[],
+                        int n, int *algo)
+{
+  if (group == NULL || group->overrides == NULL)
+    return nm_coll_algo_env(nm_coll_override_vars[f], names, n, algo);
+  return nm_coll_algo_parse(nm_coll_override_vars[f], group->overrides->value[f], names, n, algo);
+}
+
 int nm_coll_algo_env(const char *var, const char *const names[], int n, int *algo)
 {
-  const char *v = getenv(var);
+  return nm_coll_algo_parse(var, getenv(var), names, n, algo);
+}
+
+int nm_coll_algo_parse(const char *var, const char *v, const char *const names[], int n, int *algo)
+{
   *algo = 0;
   if (v == NULL || *v == '\0')
     return 0;

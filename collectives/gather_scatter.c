@@ -15,6 +15,13 @@
 
 static const char *const nm_gs_names[NM_COLL_GATHER_NALGOS] = {"auto", "binomial", "flat"};
 
+/* The rule once the override is known (@p forced, 0: auto). */
+static enum nm_coll_gather_algo_e nm_gs_rule(int forced, nm_len_t len, int job_oversubscribed)
+{
+  return forced ? (enum nm_coll_gather_algo_e)forced
+                : len < 16384 && !job_oversubscribed ? NM_COLL_GATHER_BINOMIAL : NM_COLL_GATHER_FLAT;
+}
+
 int nm_coll_gather_choose_job(const char *var, int p, nm_len_t len, int job_oversubscribed,
                               enum nm_coll_gather_algo_e *algo)
 {
@@ -22,8 +29,7 @@ int nm_coll_gather_choose_job(const char *var, int p, nm_len_t len, int job_over
   (void)p;
   if (err)
     return err;
-  *algo = forced ? (enum nm_coll_gather_algo_e)forced
-                 : len < 16384 && !job_oversubscribed ? NM_COLL_GATHER_BINOMIAL : NM_COLL_GATHER_FLAT;
+  *algo = nm_gs_rule(forced, len, job_oversubscribed);
   return 0;
 }
 
@@ -33,14 +39,18 @@ int nm_coll_gather_choose(const char *var, int p, nm_len_t len, enum nm_coll_gat
 }
 
 static int nm_gs_check(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self, int root,
-                       enum nm_coll_gather_algo_e *algo, const char *var, nm_len_t len)
+                       enum nm_coll_gather_algo_e *algo, enum nm_coll_family_e family, nm_len_t len)
 {
   if (s == NULL || round < 0 || !nm_coll_algo_group_ok(group, self) || root < 0 || root >= group->n ||
       (int)*algo < 0 || *algo >= NM_COLL_GATHER_NALGOS)
     return -NM_EINVAL;
   if (*algo != NM_COLL_GATHER_AUTO)
     return 0;
-  return nm_coll_gather_choose_job(var, group->n, len, nm_coll_algo_oversubscribed(s), algo);
+  int forced, err = nm_coll_algo_forced(group, family, nm_gs_names, NM_COLL_GATHER_NALGOS, &forced);
+  if (err)
+    return err;
+  *algo = nm_gs_rule(forced, len, nm_coll_algo_oversubscribed(s));
+  return 0;
 }
 
 /** The node of this member in the root-relative binomial tree. */
@@ -55,7 +65,7 @@ int nm_coll_gather_build(nm_coll_sched_t *s, int round, const struct nm_coll_gro
                          const void *sendbuf, void *recvbuf, nm_len_t len, enum nm_coll_gather_algo_e algo,
                          int *next_round)
 {
-  int err = nm_gs_check(s, round, group, self, root, &algo, "NMAD_GATHER_ALGO", len);
+  int err = nm_gs_check(s, round, group, self, root, &algo, NM_COLL_FAMILY_GATHER, len);
   if (next_round)
     *next_round = round;
   if (err || len == 0)
@@ -111,7 +121,7 @@ int nm_coll_scatter_build(nm_coll_sched_t *s, int round, const struct nm_coll_gr
                           const void *sendbuf, void *recvbuf, nm_len_t len, enum nm_coll_gather_algo_e algo,
                           int *next_round)
 {
-  int err = nm_gs_check(s, round, group, self, root, &algo, "NMAD_SCATTER_ALGO", len);
+  int err = nm_gs_check(s, round, group, self, root, &algo, NM_COLL_FAMILY_SCATTER, len);
   if (next_round)
     *next_round = round;
   if (err || len == 0)

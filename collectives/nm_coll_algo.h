@@ -6,7 +6,8 @@
  * for the cost models, and the start of a built schedule.
  *
  * Every member of a collective must choose alike without talking: a choice may depend only on p, the lengths
- * (the same everywhere, as MPI requires), the drivers' nominal figures and the environment. Nothing is cached.
+ * (the same everywhere, as MPI requires), the drivers' nominal figures and the environment (read at the call, or
+ * once by the group's owner: struct nm_coll_overrides_s). Nothing else is cached.
  */
 #ifndef NM_COLL_ALGO_H
 #define NM_COLL_ALGO_H
@@ -18,6 +19,14 @@
  *  @p names[1..n-1] gives its index. @p names[0] must be "auto". @return 0, or -NM_EINVAL for any other value
  *  (after one line on stderr naming the variable, the value and the accepted names). Thread-safe (getenv). */
 int nm_coll_algo_env(const char *var, const char *const names[], int n, int *algo);
+
+/** nm_coll_algo_env() on a value already read (@p v, NULL when unset; @p var names it in the message). */
+int nm_coll_algo_parse(const char *var, const char *v, const char *const names[], int n, int *algo);
+
+/** The override of family @p f for a collective on @p group: the one @p group carries (group->overrides, read
+ *  once by its owner), else the environment's now (nm_coll_algo_env()). Same results and errors. */
+int nm_coll_algo_forced(const struct nm_coll_group_s *group, enum nm_coll_family_e f, const char *const names[],
+                        int n, int *algo);
 
 /** What a point-to-point message costs on a session's network, for the cost models that price every step
  *  (allreduce): Hockney's alpha (s) and beta (s/byte), and the rendezvous: a message of more than @p eager_upto

@@ -13,10 +13,11 @@
 static const char *const nm_red_names[NM_COLL_REDUCE_NALGOS] = {"auto", "binomial", "reduce_scatter_gather",
                                                                   "linear"};
 
-int nm_coll_reduce_choose_job(int p, nm_len_t count, nm_len_t esize, int job_oversubscribed,
-                              enum nm_coll_reduce_algo_e *algo)
+/* nm_coll_reduce_choose_job() with the override of @p group (NULL: the environment's). */
+static int nm_red_choose(const struct nm_coll_group_s *group, int p, nm_len_t count, nm_len_t esize,
+                         int job_oversubscribed, enum nm_coll_reduce_algo_e *algo)
 {
-  int forced, err = nm_coll_algo_env("NMAD_REDUCE_ALGO", nm_red_names, NM_COLL_REDUCE_NALGOS, &forced);
+  int forced, err = nm_coll_algo_forced(group, NM_COLL_FAMILY_REDUCE, nm_red_names, NM_COLL_REDUCE_NALGOS, &forced);
   if (err)
     return err;
   nm_len_t m = count * esize;
@@ -30,6 +31,12 @@ int nm_coll_reduce_choose_job(int p, nm_len_t count, nm_len_t esize, int job_ove
   else
     *algo = NM_COLL_REDUCE_RS_GATHER;
   return 0;
+}
+
+int nm_coll_reduce_choose_job(int p, nm_len_t count, nm_len_t esize, int job_oversubscribed,
+                              enum nm_coll_reduce_algo_e *algo)
+{
+  return nm_red_choose(NULL, p, count, esize, job_oversubscribed, algo);
 }
 
 int nm_coll_reduce_choose(int p, nm_len_t count, nm_len_t esize, enum nm_coll_reduce_algo_e *algo)
@@ -157,7 +164,7 @@ int nm_coll_reduce_build(nm_coll_sched_t *s, int round, const struct nm_coll_gro
       (count > 0 && ((self == root && recvbuf == NULL) || (self != root && sendbuf == NULL))))
     return -NM_EINVAL;
   if (algo == NM_COLL_REDUCE_AUTO) {
-    int err = nm_coll_reduce_choose_job(group->n, count, op->esize, nm_coll_algo_oversubscribed(s), &algo);
+    int err = nm_red_choose(group, group->n, count, op->esize, nm_coll_algo_oversubscribed(s), &algo);
     if (err)
       return err;
   }

@@ -239,7 +239,7 @@ int main(int argc, char **argv)
   nm_launcher_get_size(launcher, &size);
   core = nm_launcher_get_core(launcher);
   CHECK_RC(nm_session_open(core, "it_anycast", &sess), "nm_session_open");
-  struct nm_coll_group_s all = {size, nm_launcher_gate_of, launcher, NULL};
+  struct nm_coll_group_s all = {size, nm_launcher_gate_of, launcher, NULL, NULL};
   struct seen_s seen = {calloc((size_t)size * N_ROOTLESS, sizeof(int)), 0, 0};
   nm_anycast_t ac_rx, ac_h;
   CHECK(nm_anycast_init(sess, &all, rank, 0x10000, NULL, &ac_rx) == -NM_EINVAL, "ring id above 16 bits");

@@ -105,7 +105,7 @@ static void phase_layout(void)
 {
   for (int p = 1; p <= 40; p++)
     for (int g = 0; g <= p + 2; g++) {
-      struct nm_coll_group_s grp = {p, no_gate, NULL, NULL};
+      struct nm_coll_group_s grp = {p, no_gate, NULL, NULL, NULL};
       int covered = 0, s = 0, ng = 0;
       for (int self = 0; self < p; self++) {
         struct nm_coll_bcast_hier_s h;
@@ -125,7 +125,7 @@ static void phase_layout(void)
       }
       CHECK(covered == p && ng == s, "p=%d G=%d: groups cover %d members in %d groups", p, g, covered, ng);
     }
-  struct nm_coll_group_s grp = {4, no_gate, NULL, NULL};
+  struct nm_coll_group_s grp = {4, no_gate, NULL, NULL, NULL};
   struct nm_coll_bcast_hier_s h;
   CHECK(nm_coll_bcast_hier_init(NULL, &grp, 0, 2) == -NM_EINVAL, "NULL hier");
   CHECK(nm_coll_bcast_hier_init(&h, NULL, 0, 2) == -NM_EINVAL, "NULL group");
@@ -143,7 +143,7 @@ static void phase_args(struct ctx *c)
   CHECK(nm_coll_bcast_array(c->sess, c->gates, c->size, c->rank, 0, b, 4, TAG, &bad_out) == -NM_EINVAL, "bad outer");
   CHECK(nm_coll_bcast_array(c->sess, c->gates, c->size, c->rank, c->size, b, 4, TAG, &ok) == -NM_EINVAL, "root = n");
   CHECK(nm_coll_bcast_array(c->sess, c->gates, c->size, c->rank, 0, NULL, 4, TAG, &ok) == -NM_EINVAL, "NULL buffer");
-  struct nm_coll_group_s one_member = {1, no_gate, NULL, NULL};
+  struct nm_coll_group_s one_member = {1, no_gate, NULL, NULL, NULL};
   CHECK(nm_coll_bcast(c->sess, &one_member, 0, 0, b, 4, TAG, &ok) == 0, "group of one");
   struct nm_coll_bcast_hier_s h;
   CHECK(nm_coll_bcast_hier_init(&h, &one_member, 0, 3) == 0, "init, group of one");
@@ -155,7 +155,7 @@ static void phase_args(struct ctx *c)
 /* One struct nm_coll_bcast_hier_s made once and reused for every root (what a communicator would keep). */
 static void phase_reuse(struct ctx *c)
 {
-  struct nm_coll_group_s world = {c->size, nm_launcher_gate_of, c->launcher, NULL};
+  struct nm_coll_group_s world = {c->size, nm_launcher_gate_of, c->launcher, NULL, NULL};
   struct nm_coll_bcast_hier_s h;
   int g = c->size >= 4 ? 2 : c->size;
   int rc = nm_coll_bcast_hier_init(&h, &world, c->rank, g);

@@ -107,7 +107,7 @@ static nm_gate_t gate_of(void *ref, int member) { return ((struct ctx *)ref)->ga
 
 static void pass(struct ctx *c, const char *what)
 {
-  struct nm_coll_group_s g = {c->size, gate_of, c, NULL};
+  struct nm_coll_group_s g = {c->size, gate_of, c, NULL, NULL};
   int rc = nm_coll_barrier(c->sess, &g, c->rank, BTAG);
   CHECK_RC(rc, "nm_coll_barrier");
   if (c->rank == 0) {
@@ -122,7 +122,7 @@ static void pass(struct ctx *c, const char *what)
  * every process). */
 static void phase_barrier_holds(struct ctx *c, const char *algo)
 {
-  struct nm_coll_group_s g = {c->size, gate_of, c, NULL};
+  struct nm_coll_group_s g = {c->size, gate_of, c, NULL, NULL};
   nm_core_t core = nm_session_get_core(c->sess);
   int last = c->size - 1, rc;
   CHECK(setenv("NMAD_BARRIER_ALGO", algo, 1) == 0, "setenv");
@@ -154,7 +154,7 @@ static const nm_len_t counts[] = {0, 1, 5, 1000, 65537};
 
 static void phase_allreduce(struct ctx *c, enum nm_coll_allreduce_algo_e algo)
 {
-  struct nm_coll_group_s g = {c->size, gate_of, c, NULL};
+  struct nm_coll_group_s g = {c->size, gate_of, c, NULL, NULL};
   for (int commute = 0; commute < 2; commute++)
     for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)
       for (int in_place = 0; in_place < 2; in_place++) {
@@ -181,7 +181,7 @@ static void phase_allreduce(struct ctx *c, enum nm_coll_allreduce_algo_e algo)
 
 static void phase_reduce(struct ctx *c, enum nm_coll_reduce_algo_e algo)
 {
-  struct nm_coll_group_s g = {c->size, gate_of, c, NULL};
+  struct nm_coll_group_s g = {c->size, gate_of, c, NULL, NULL};
   int roots[3] = {0, c->size - 1, c->size / 2};
   for (int ri = 0; ri < 3; ri++)
     for (int commute = 0; commute < 2; commute++)
@@ -211,7 +211,7 @@ static void phase_reduce(struct ctx *c, enum nm_coll_reduce_algo_e algo)
 /* reduce-scatter: member i gets ((i * 7 + 3) % 5) x n / 4 elements (some pieces empty), in place or not */
 static void phase_reduce_scatter(struct ctx *c, enum nm_coll_reduce_scatter_algo_e algo)
 {
-  struct nm_coll_group_s g = {c->size, gate_of, c, NULL};
+  struct nm_coll_group_s g = {c->size, gate_of, c, NULL, NULL};
   for (int commute = 0; commute < 2; commute++)
     for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)
       for (int in_place = 0; in_place < 2; in_place++) {

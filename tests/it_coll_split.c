@@ -228,7 +228,7 @@ int main(int argc, char **argv)
   nm_launcher_get_rank(c.launcher, &rank);
   nm_launcher_get_size(c.launcher, &c.size);
   RUN(nm_session_open(nm_launcher_get_core(c.launcher), "split", &c.sess), "nm_session_open");
-  c.group = (struct nm_coll_group_s){c.size, nm_launcher_gate_of, c.launcher, NULL};
+  c.group = (struct nm_coll_group_s){c.size, nm_launcher_gate_of, c.launcher, NULL, NULL};
   c.h = nm_coll_split_depth(c.size);
   c.tag = 0x5100;
   unsetenv("NMAD_SPLIT_S"); /* the phases below choose S themselves */

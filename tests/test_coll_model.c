@@ -11,6 +11,7 @@
 #include <nmad/nm_coll_gather.h>
 #include <nmad/nm_coll_alltoall.h>
 #include <nmad/nm_coll_barrier.h>
+#include <nmad/nm_coll_sched.h>
 #include <float.h>
 #include "collectives/nm_coll_reduce_private.h"
 #include <nmad/nm_errno.h>
@@ -816,6 +817,76 @@ START_TEST(test_barrier_choice_oversubscribed)
 }
 END_TEST
 
+/* Fake gates for building only (a schedule that is never started posts nothing). */
+static nm_gate_t fake_gate(void *ref, int member) { return (nm_gate_t)((char *)ref + member + 1); }
+
+/* Rounds of a barrier built for member 0 of 8 (no session: not oversubscribed), or the build's error. */
+static int barrier_rounds(const struct nm_coll_overrides_s *o)
+{
+  static char base[64];
+  struct nm_coll_group_s g = {8, fake_gate, base, NULL, o};
+  nm_coll_sched_t *s = nm_coll_sched_new(NULL, 1);
+  ck_assert_ptr_nonnull(s);
+  int next = -1, err = nm_coll_barrier_build(s, 0, &g, 0, &next);
+  nm_coll_sched_destroy(s);
+  return err ? err : next;
+}
+
+/* Overrides read once (what MPI_Init does) are what the builders of a group carrying them use, whatever the
+ * environment says later; a group without them reads the environment at the call. */
+START_TEST(test_overrides_read_once)
+{
+  struct nm_coll_overrides_s o;
+  unsetenv("NMAD_BARRIER_ALGO");
+  nm_coll_overrides_read(&o);
+  ck_assert_str_eq(o.value[NM_COLL_FAMILY_BARRIER], "");
+  setenv("NMAD_BARRIER_ALGO", "linear", 1);
+  ck_assert_int_eq(barrier_rounds(&o), 3);   /* dissemination, as read: log2(8) rounds */
+  ck_assert_int_eq(barrier_rounds(NULL), 2); /* linear, the environment now */
+  nm_coll_overrides_read(&o);
+  unsetenv("NMAD_BARRIER_ALGO");
+  ck_assert_str_eq(o.value[NM_COLL_FAMILY_BARRIER], "linear");
+  ck_assert_int_eq(barrier_rounds(&o), 2);
+  ck_assert_int_eq(barrier_rounds(NULL), 3);
+  setenv("NMAD_BARRIER_ALGO", "no_such_barrier", 1);
+  nm_coll_overrides_read(&o);
+  unsetenv("NMAD_BARRIER_ALGO");
+  ck_assert_int_eq(barrier_rounds(&o), -NM_EINVAL); /* checked at use, as when read at the call */
+  char long_value[NM_COLL_OVERRIDE_MAX + 8];
+  memset(long_value, 'l', sizeof(long_value) - 1);
+  long_value[sizeof(long_value) - 1] = '\0';
+  setenv("NMAD_BARRIER_ALGO", long_value, 1);
+  nm_coll_overrides_read(&o);
+  unsetenv("NMAD_BARRIER_ALGO");
+  ck_assert_int_eq(barrier_rounds(&o), -NM_EINVAL);
+  ck_assert_str_eq(nm_coll_override_var(NM_COLL_FAMILY_SCATTER), "NMAD_SCATTER_ALGO");
+  ck_assert_ptr_null(nm_coll_override_var(NM_COLL_NFAMILIES));
+}
+END_TEST
+
+/* Each family reads its own variable from the overrides: a bad scatter override fails scatters only. */
+START_TEST(test_overrides_per_family)
+{
+  static char base[64];
+  struct nm_coll_overrides_s o;
+  setenv("NMAD_SCATTER_ALGO", "no_such_algo", 1);
+  setenv("NMAD_GATHER_ALGO", "flat", 1);
+  nm_coll_overrides_read(&o);
+  unsetenv("NMAD_SCATTER_ALGO");
+  unsetenv("NMAD_GATHER_ALGO");
+  struct nm_coll_group_s g = {4, fake_gate, base, NULL, &o};
+  char buf[4 * 8];
+  nm_coll_sched_t *s = nm_coll_sched_new(NULL, 1);
+  int next = -1;
+  ck_assert_int_eq(nm_coll_gather_build(s, 0, &g, 0, 0, buf, buf, 8, NM_COLL_GATHER_AUTO, &next), 0);
+  ck_assert_int_eq(next, 1); /* flat: one round at the root (binomial would take log2(4) = 2) */
+  nm_coll_sched_destroy(s);
+  s = nm_coll_sched_new(NULL, 1);
+  ck_assert_int_eq(nm_coll_scatter_build(s, 0, &g, 0, 0, buf, buf, 8, NM_COLL_GATHER_AUTO, &next), -NM_EINVAL);
+  nm_coll_sched_destroy(s);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("coll_model");
@@ -841,6 +912,8 @@ int main(void)
   tcase_add_test(tc, test_gather_choice_oversubscribed);
   tcase_add_test(tc, test_alltoall_choice_oversubscribed);
   tcase_add_test(tc, test_barrier_choice_oversubscribed);
+  tcase_add_test(tc, test_overrides_read_once);
+  tcase_add_test(tc, test_overrides_per_family);
   tcase_add_test(tc, test_allreduce_choice_oversubscribed);
   tcase_add_test(tc, test_allreduce_choice_prices_rendezvous);
   suite_add_tcase(s, tc);

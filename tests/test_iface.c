@@ -316,7 +316,7 @@ static nm_gate_t member_gate(void *ref, int m) { return nm_core_gate((nm_core_t)
 static uint64_t flat_spin(int self, int root, nm_len_t len, enum nm_coll_bcast_algo_e algo)
 {
   static char buf[1 << 17];
-  struct nm_coll_group_s g = {4, member_gate, core, NULL};
+  struct nm_coll_group_s g = {4, member_gate, core, NULL, NULL};
   struct nm_coll_bcast_opts_s o = {algo, 0, 1, algo, 0};
   nm_coll_sched_t *s = nm_coll_sched_new(sess, 77);
   ck_assert_ptr_nonnull(s);

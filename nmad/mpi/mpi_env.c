@@ -468,6 +468,7 @@ static int nm_mpi_do_init(int *argc, char ***argv)
   nm_mpi.gates = calloc((size_t)nm_mpi.world_size, sizeof(nm_gate_t));
   if (!nm_mpi.gates)
     return nm_mpi_init_fail("allocation of the gate table", -NM_ENOMEM);
+  nm_coll_overrides_read(&nm_mpi.coll_overrides); /* once, as MPICH reads its control variables at init */
   err = nm_mcast_init(nm_mpi.session, &nm_mpi.mcast);
   if (err)
     return nm_mpi_init_fail("nm_mcast_init", err);

@@ -42,7 +42,7 @@ int PMPIX_Anycast_create(MPI_Comm comm, MPIX_Anycast *anycast)
   if (!h)
     return nm_mpi_error(comm, MPI_ERR_NO_MEM, __func__);
   h->comm = comm;
-  struct nm_coll_group_s group = {c->size, nm_mpix_anycast_gate_of, h, NULL};
+  struct nm_coll_group_s group = {c->size, nm_mpix_anycast_gate_of, h, NULL, NULL};
   /* The context is agreed by every member: the same ring id everywhere, one ring per communicator. */
   int err = nm_anycast_init(nm_mpi.session, &group, c->rank, (c->context >> 1) & 0xffffu, NULL, &h->ac);
   if (err) {

@@ -94,7 +94,7 @@ int PMPIX_Ibcast_split(void *buf, int count, MPI_Datatype datatype, int root, MP
   struct nm_mpix_split_s *x = nm_mpix_split_new(comm, MPI_OP_NULL, datatype, 0);
   if (!x)
     return nm_mpi_error(comm, MPI_ERR_NO_MEM, __func__);
-  struct nm_coll_group_s g = {c->size, nm_mpix_split_gate, c, NULL};
+  struct nm_coll_group_s g = {c->size, nm_mpix_split_gate, c, NULL, NULL};
   struct nm_coll_split_opts_s o = nm_mpix_split_opts(S);
   nm_coll_split_t *req = NULL;
   void *data = bytes ? nm_mpi_datatype_contig_ptr(d, buf) : NULL;
@@ -128,7 +128,7 @@ int PMPIX_Ireduce_split(const void *sendbuf, void *recvbuf, int count, MPI_Datat
   struct nm_mpix_split_s *x = nm_mpix_split_new(comm, op, datatype, (int)d->size);
   if (!x)
     return nm_mpi_error(comm, MPI_ERR_NO_MEM, __func__);
-  struct nm_coll_group_s g = {c->size, nm_mpix_split_gate, c, NULL};
+  struct nm_coll_group_s g = {c->size, nm_mpix_split_gate, c, NULL, NULL};
   struct nm_coll_split_opts_s so = nm_mpix_split_opts(S);
   nm_coll_split_t *req = NULL;
   const void *src = bytes ? nm_mpi_datatype_contig_ptr(d, sendbuf) : NULL;
@@ -156,7 +156,7 @@ static int nm_mpix_split_blocks(int gather, const void *sendbuf, void *recvbuf, 
   struct nm_mpix_split_s *x = nm_mpix_split_new(comm, MPI_OP_NULL, datatype, 0);
   if (!x)
     return nm_mpi_error(comm, MPI_ERR_NO_MEM, fn);
-  struct nm_coll_group_s g = {c->size, nm_mpix_split_gate, c, NULL};
+  struct nm_coll_group_s g = {c->size, nm_mpix_split_gate, c, NULL, NULL};
   struct nm_coll_split_opts_s o = nm_mpix_split_opts(S);
   nm_coll_split_t *req = NULL;
   /* the one buffer of n blocks is the root's; with contiguous types true_lb shifts both alike */

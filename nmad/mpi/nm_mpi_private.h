@@ -322,6 +322,9 @@ struct nm_mpi_s {
   pthread_t main_thread;        /* the thread that called MPI_Init (MPI_Is_thread_main) */
   struct nm_mpi_ctx_resv_s *ctx_resv; /* contexts proposed by agreements in progress on this process (mpi_comm.c) */
   struct nm_mpi_scratch_s scratch;
+  /* NMAD_<COLLECTIVE>_ALGO as MPI_Init read them (nm_coll_overrides_read()): the collectives' groups carry them, so
+   * that no collective scans the environment (doc/collectives.md, "Overrides") */
+  struct nm_coll_overrides_s coll_overrides;
 };
 extern struct nm_mpi_s nm_mpi;
 

@@ -67,7 +67,7 @@ int main(int argc, char **argv)
       n_orig++;
     starts |= st.origins[k] == c.rank;
   }
-  struct nm_coll_group_s all = {c.size, nm_launcher_gate_of, c.launcher, NULL};
+  struct nm_coll_group_s all = {c.size, nm_launcher_gate_of, c.launcher, NULL, NULL};
   struct nm_anycast_params_s p = {.field_mask = NM_ANYCAST_PARAM_HANDLER, .handler = st_ac_handler,
                                   .handler_ref = &st};
   nm_anycast_t ach, acr;

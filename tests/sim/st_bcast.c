@@ -18,7 +18,7 @@ typedef int (*st_bcast_fn)(nm_session_t, const struct nm_coll_group_s *, int, in
 
 static void st_static(struct st_ctx *c, const char *name, st_bcast_fn fn, int root, size_t len, int seq)
 {
-  struct nm_coll_group_s world = {c->size, nm_launcher_gate_of, c->launcher, NULL};
+  struct nm_coll_group_s world = {c->size, nm_launcher_gate_of, c->launcher, NULL, NULL};
   uint8_t *buf = malloc(len + 1);
   if (c->rank == root)
     st_fill(buf, len, root, -1, seq);

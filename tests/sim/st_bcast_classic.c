@@ -14,7 +14,7 @@
 
 static void st_one(struct st_ctx *c, int algo, int root, size_t len, int seq, nm_len_t segment)
 {
-  struct nm_coll_group_s world = {c->size, nm_launcher_gate_of, c->launcher, NULL};
+  struct nm_coll_group_s world = {c->size, nm_launcher_gate_of, c->launcher, NULL, NULL};
   struct nm_coll_bcast_opts_s o = {.algo = (enum nm_coll_bcast_algo_e)algo, .segment = segment};
   uint8_t *buf = malloc(len + 1);
   if (c->rank == root)

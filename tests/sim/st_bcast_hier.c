@@ -27,7 +27,7 @@
 static double st_one(struct st_ctx *c, enum nm_coll_bcast_algo_e outer, enum nm_coll_bcast_algo_e inner, int groups,
                      int root, size_t len, int seq)
 {
-  struct nm_coll_group_s world = {c->size, nm_launcher_gate_of, c->launcher, NULL};
+  struct nm_coll_group_s world = {c->size, nm_launcher_gate_of, c->launcher, NULL, NULL};
   struct nm_coll_bcast_opts_s o = {outer, 16384, groups, inner, 16384};
   uint8_t *buf = malloc(len + 1);
   if (c->rank == root)

@@ -291,7 +291,7 @@ int main(int argc, char **argv)
   struct st_ctx c;
   if (st_init(&c, &argc, &argv))
     return 1;
-  struct nm_coll_group_s world = {c.size, nm_launcher_gate_of, c.launcher, NULL};
+  struct nm_coll_group_s world = {c.size, nm_launcher_gate_of, c.launcher, NULL, NULL};
   int seq = 0, roots[2] = {0, c.size / 2 + 1 < c.size ? c.size / 2 + 1 : 0};
   static const nm_len_t counts[2] = {1, 40000};
   for (int a = 1; a < NM_COLL_ALLREDUCE_NALGOS; a++)

@@ -81,7 +81,7 @@ static double st_pingpong(struct st_ctx *c, size_t len)
 /* Every rank: one broadcast from 0, then a zero-byte ack to 0. @return rank 0's start-to-last-ack time in us. */
 static double st_bcast(struct st_ctx *c, int naive, size_t len, int seq)
 {
-  struct nm_coll_group_s world = {c->size, nm_launcher_gate_of, c->launcher, NULL};
+  struct nm_coll_group_s world = {c->size, nm_launcher_gate_of, c->launcher, NULL, NULL};
   uint8_t *buf = calloc(1, len + 1);
   nm_sr_request_t *acks = c->rank == 0 ? calloc((size_t)c->size, sizeof(*acks)) : NULL;
   for (int r = 1; c->rank == 0 && r < c->size; r++)

@@ -25,7 +25,7 @@ static int st_sum(void *acc, const void *in, nm_len_t len, void *ref)
 /* One collective of kind @p op (0 bcast, 1 reduce, 2 gather, 3 scatter); returns its simulated time in us. */
 static double st_one(struct st_ctx *c, int op, int root, size_t len, int S, int seq)
 {
-  struct nm_coll_group_s world = {c->size, nm_launcher_gate_of, c->launcher, NULL};
+  struct nm_coll_group_s world = {c->size, nm_launcher_gate_of, c->launcher, NULL, NULL};
   struct nm_coll_split_opts_s o = {S, NULL};
   size_t all = len * (size_t)c->size;
   uint8_t *a = calloc(1, all + 1), *b = calloc(1, all + 1), *peer = malloc(len + 1);

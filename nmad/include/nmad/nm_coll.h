@@ -27,6 +27,41 @@ extern "C" {
  *  with -NM_EINVAL). nm_launcher_gate_of() is one, for the group of all ranks in rank order. */
 typedef nm_gate_t (*nm_coll_gate_of_t)(void *ref, int member);
 
+/** The collective families whose algorithm an environment variable can force (doc/collectives.md, "Overrides"). */
+enum nm_coll_family_e {
+  NM_COLL_FAMILY_BARRIER = 0,    /**< NMAD_BARRIER_ALGO */
+  NM_COLL_FAMILY_ALLREDUCE,      /**< NMAD_ALLREDUCE_ALGO */
+  NM_COLL_FAMILY_REDUCE,         /**< NMAD_REDUCE_ALGO */
+  NM_COLL_FAMILY_REDUCE_SCATTER, /**< NMAD_REDUCE_SCATTER_ALGO */
+  NM_COLL_FAMILY_ALLGATHER,      /**< NMAD_ALLGATHER_ALGO */
+  NM_COLL_FAMILY_ALLTOALL,       /**< NMAD_ALLTOALL_ALGO */
+  NM_COLL_FAMILY_GATHER,         /**< NMAD_GATHER_ALGO */
+  NM_COLL_FAMILY_SCATTER,        /**< NMAD_SCATTER_ALGO */
+  NM_COLL_NFAMILIES
+};
+
+/** Longest override value kept (bytes, the terminating NUL included); a longer one is kept as invalid. */
+#define NM_COLL_OVERRIDE_MAX 48
+
+/** The NMAD_<COLLECTIVE>_ALGO overrides as read once (nm_coll_overrides_read()), for a group to carry: the builders
+ *  of a group that carries them never read the environment, which costs a scan of it per call (~500 instructions
+ *  with 40 variables, 3.5% of a 4-rank MPI_Barrier on 2 cores: doc/performance.md). */
+struct nm_coll_overrides_s {
+  char value[NM_COLL_NFAMILIES][NM_COLL_OVERRIDE_MAX]; /**< the variable's value, "" when unset */
+};
+
+/**
+ * @brief Read every NMAD_<COLLECTIVE>_ALGO variable now into @p o (unset: ""). Values are checked when a collective
+ * uses them, as when read at the call: an invalid one fails that collective with -NM_EINVAL after one line on
+ * stderr. Thread-safety: reads the environment (getenv), so not concurrently with setenv.
+ * Source: MPICH reads its control variables at MPI_Init, Open MPI its MCA parameters at component open; nmad's MPI
+ * shim reads these at MPI_Init (doc/collectives.md).
+ */
+void nm_coll_overrides_read(struct nm_coll_overrides_s *o);
+
+/** Name of the variable of family @p f ("NMAD_BARRIER_ALGO"...), or NULL for an out-of-range @p f. */
+const char *nm_coll_override_var(enum nm_coll_family_e f);
+
 /** A group of @p n members given by a function, the same on every member. */
 struct nm_coll_bcast_memo_s; /* nmad/nm_coll_model.h */
 struct nm_coll_group_s {
@@ -37,6 +72,10 @@ struct nm_coll_group_s {
    *  nm_coll_bcast() without options then prices each length once); zero-initialised by the owner, who keeps it
    *  as long as the group. A group used by several threads at once should carry none. */
   struct nm_coll_bcast_memo_s *bcast_memo;
+  /** NULL: the builders read the NMAD_<COLLECTIVE>_ALGO overrides from the environment at every call; else the
+   *  overrides read once by the owner (nm_coll_overrides_read()), kept as long as the group. The broadcast's
+   *  NMAD_BCAST_ALGO is still read at every call. */
+  const struct nm_coll_overrides_s *overrides;
 };
 
 /**
