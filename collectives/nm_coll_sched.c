@@ -171,8 +171,12 @@ static struct nm_coll_op_s *nm_coll_sched_op(nm_coll_sched_t *s, int round, int 
     nm_coll_sched_set_error(s, -NM_EINVAL);
     return NULL;
   }
-  if (nm_coll_grow((void **)&s->rounds, &s->cap_rounds, round + 1, sizeof(*s->rounds), s->rounds_inline) ||
-      nm_coll_grow((void **)&s->ops, &s->cap_ops, s->n_ops + 1, sizeof(*s->ops), s->ops_inline)) {
+  /* (the capacity tests inline: a small collective's ops fit in the schedule, and a call per op was 60 of the
+   * ~115 instructions an op cost) */
+  if ((round >= s->cap_rounds &&
+       nm_coll_grow((void **)&s->rounds, &s->cap_rounds, round + 1, sizeof(*s->rounds), s->rounds_inline)) ||
+      (s->n_ops >= s->cap_ops &&
+       nm_coll_grow((void **)&s->ops, &s->cap_ops, s->n_ops + 1, sizeof(*s->ops), s->ops_inline))) {
     nm_coll_sched_set_error(s, -NM_ENOMEM);
     return NULL;
   }

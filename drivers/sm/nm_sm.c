@@ -1076,7 +1076,9 @@ static int nm_sm_progress(struct nm_drv_s *drv)
   for (uint64_t i = 0; i < s->n_peers; i++)
     if ((int)i != s->self_index && !s->peers[i].dead) {
       packets += nm_sm_drain(drv, i);
-      packets += nm_sm_drain_all_express(drv); /* what came while that ring was read, before the next ring */
+      /* what came while that ring was read, before the next ring (the flag read inline: no call on a quiet pass) */
+      if (atomic_load_explicit(&((struct nm_sm_seg_hdr_s *)s->seg)->express, memory_order_relaxed))
+        packets += nm_sm_drain_all_express(drv);
     }
   n += packets;
   /* A pass that delivered packets returns before its copy step: the application (or the core) answers what they

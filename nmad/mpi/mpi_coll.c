@@ -85,9 +85,9 @@ static int nm_coll_end(nm_mpi_coll_sched_t *s, MPI_Comm comm, int nb, MPI_Reques
   return err ? nm_mpi_error(comm, err, fn) : MPI_SUCCESS;
 }
 
-static nm_mpi_coll_sched_t *nm_coll_new(struct nm_mpi_comm_s *c, MPI_Comm comm, int *err)
+static nm_mpi_coll_sched_t *nm_coll_new(struct nm_mpi_comm_s *c, MPI_Comm comm, int nb, int *err)
 {
-  nm_mpi_coll_sched_t *s = nm_mpi_coll_sched_new(c, comm);
+  nm_mpi_coll_sched_t *s = nm_mpi_coll_sched_new(c, comm, !nb);
   *err = s ? MPI_SUCCESS : MPI_ERR_NO_MEM;
   return s;
 }
@@ -429,7 +429,7 @@ static int nm_mpi_coll_barrier(MPI_Comm comm, MPI_Request *req, int nb, const ch
   nm_mpi_coll_sched_t *s;
   int err = nm_coll_begin(comm, nb, req, &c);
   if (!err)
-    s = nm_coll_new(c, comm, &err);
+    s = nm_coll_new(c, comm, nb, &err);
   if (err)
     return nm_coll_error(c, comm, err, fn);
   /* collectives/barrier.c: dissemination */
@@ -479,7 +479,7 @@ static int nm_mpi_coll_bcast(void *buf, int count, MPI_Datatype datatype, int ro
   if (!err && (root < 0 || root >= c->size))
     err = MPI_ERR_ROOT;
   if (!err)
-    s = nm_coll_new(c, comm, &err);
+    s = nm_coll_new(c, comm, nb, &err);
   if (err)
     return nm_coll_error(c, comm, err, fn);
   nm_mpi_coll_sched_hold_type(s, datatype);
@@ -545,7 +545,7 @@ static int nm_mpi_coll_gather(const void *sendbuf, int sendcount, MPI_Datatype s
   if (!err && c->rank == root)
     err = nm_coll_check_type(recvtype, recvcount, &rd);
   if (!err)
-    s = nm_coll_new(c, comm, &err);
+    s = nm_coll_new(c, comm, nb, &err);
   if (err)
     return nm_coll_error(c, comm, err, fn);
   if (sd)
@@ -624,7 +624,7 @@ static int nm_mpi_coll_gatherv(const void *sendbuf, int sendcount, MPI_Datatype 
       err = MPI_ERR_ARG;
   }
   if (!err)
-    s = nm_coll_new(c, comm, &err);
+    s = nm_coll_new(c, comm, nb, &err);
   if (err)
     return nm_coll_error(c, comm, err, fn);
   if (sd)
@@ -691,7 +691,7 @@ static int nm_mpi_coll_scatter(const void *sendbuf, int sendcount, MPI_Datatype 
   if (!err && !in_place)
     err = nm_coll_check_type(recvtype, recvcount, &rd);
   if (!err)
-    s = nm_coll_new(c, comm, &err);
+    s = nm_coll_new(c, comm, nb, &err);
   if (err)
     return nm_coll_error(c, comm, err, fn);
   if (sd)
@@ -773,7 +773,7 @@ static int nm_mpi_coll_scatterv(const void *sendbuf, const int sendcounts[], con
   if (!err && !in_place)
     err = nm_coll_check_type(recvtype, recvcount, &rd);
   if (!err)
-    s = nm_coll_new(c, comm, &err);
+    s = nm_coll_new(c, comm, nb, &err);
   if (err)
     return nm_coll_error(c, comm, err, fn);
   if (sd)
@@ -895,7 +895,7 @@ static int nm_mpi_coll_allgatherv(const void *sendbuf, int sendcount, MPI_Dataty
   if (!err && recvcounts && !displs)
     err = MPI_ERR_ARG;
   if (!err)
-    s = nm_coll_new(c, comm, &err);
+    s = nm_coll_new(c, comm, nb, &err);
   if (err)
     return nm_coll_error(c, comm, err, fn);
   if (sd)
@@ -1067,7 +1067,7 @@ static int nm_mpi_coll_alltoallv(const void *sendbuf, const int sendcounts[], co
       err = MPI_ERR_ARG;
   }
   if (!err)
-    s = nm_coll_new(c, comm, &err);
+    s = nm_coll_new(c, comm, nb, &err);
   if (err)
     return nm_coll_error(c, comm, err, fn);
   if (sd)
@@ -1172,7 +1172,7 @@ static int nm_mpi_coll_alltoallw(const void *sendbuf, const int sendcounts[], co
       err = nm_coll_check_type(recvtypes[i], recvcounts[i], &rd[i]);
   }
   if (!err)
-    s = nm_coll_new(c, comm, &err);
+    s = nm_coll_new(c, comm, nb, &err);
   if (err) {
     free(sd);
     return nm_coll_error(c, comm, err, fn);
@@ -1265,7 +1265,7 @@ static int nm_mpi_coll_reduce(const void *sendbuf, void *recvbuf, int count, MPI
   if (!err && sendbuf == MPI_IN_PLACE && c->rank != root)
     err = MPI_ERR_BUFFER;
   if (!err)
-    s = nm_coll_new(c, comm, &err);
+    s = nm_coll_new(c, comm, nb, &err);
   if (err)
     return nm_coll_error(c, comm, err, fn);
   nm_mpi_coll_sched_hold_type(s, datatype);
@@ -1315,7 +1315,7 @@ static int nm_mpi_coll_allreduce(const void *sendbuf, void *recvbuf, int count, 
   nm_mpi_coll_sched_t *s = NULL;
   int err = nm_coll_red_begin(comm, nb, req, count, datatype, op, &c, &d, &o);
   if (!err)
-    s = nm_coll_new(c, comm, &err);
+    s = nm_coll_new(c, comm, nb, &err);
   if (err)
     return nm_coll_error(c, comm, err, fn);
   nm_mpi_coll_sched_hold_type(s, datatype);
@@ -1361,7 +1361,7 @@ int nm_mpi_coll_allreduce_int_max(MPI_Comm comm, int *values, int n)
     return MPI_ERR_COMM;
   if (n < 0 || (n > 0 && !values))
     return MPI_ERR_ARG;
-  s = nm_mpi_coll_sched_new(c, comm);
+  s = nm_mpi_coll_sched_new(c, comm, 1);
   if (!s)
     return MPI_ERR_NO_MEM;
   if (n > 0 && c->size > 1) {
@@ -1395,7 +1395,7 @@ static int nm_mpi_coll_reduce_scatter(const void *sendbuf, void *recvbuf, const 
       err = MPI_ERR_COUNT;
   }
   if (!err)
-    s = nm_coll_new(c, comm, &err);
+    s = nm_coll_new(c, comm, nb, &err);
   if (err)
     return nm_coll_error(c, comm, err, fn);
   nm_mpi_coll_sched_hold_type(s, datatype);
@@ -1475,7 +1475,7 @@ static int nm_mpi_coll_scan(const void *sendbuf, void *recvbuf, int count, MPI_D
   nm_mpi_coll_sched_t *s = NULL;
   int err = nm_coll_red_begin(comm, nb, req, count, datatype, op, &c, &d, &o);
   if (!err)
-    s = nm_coll_new(c, comm, &err);
+    s = nm_coll_new(c, comm, nb, &err);
   if (err)
     return nm_coll_error(c, comm, err, fn);
   nm_mpi_coll_sched_hold_type(s, datatype);

@@ -75,16 +75,18 @@ static void nm_mpi_coll_sched_free(void *ref)
   }
 }
 
-nm_mpi_coll_sched_t *nm_mpi_coll_sched_new(struct nm_mpi_comm_s *c, MPI_Comm comm)
+nm_mpi_coll_sched_t *nm_mpi_coll_sched_new(struct nm_mpi_comm_s *c, MPI_Comm comm, int blocking)
 {
   /* tags >= 2^31 belong to mpi_comm.c */
-  nm_coll_sched_t *ns = nm_coll_sched_new(nm_mpi.session, nm_mpi_coll_tag(c, c->coll_seq & 0x7fffffffu));
+  uint32_t seq = c->coll_seq % NM_MPI_COLL_TAG_BLOCKING;
+  nm_coll_sched_t *ns = nm_coll_sched_new(nm_mpi.session, nm_mpi_coll_tag(c, blocking ? NM_MPI_COLL_TAG_BLOCKING : seq));
   nm_mpi_coll_sched_t *s = ns ? nm_coll_sched_alloc(ns, sizeof(*s)) : NULL;
   if (!s) {
     nm_coll_sched_destroy(ns);
     return NULL;
   }
-  c->coll_seq++;
+  if (!blocking)
+    (void)nm_mpi_coll_seq_tag(c); /* taken: seq */
   *s = (nm_mpi_coll_sched_t){ns, c, comm, NULL};
   nm_coll_sched_on_free(ns, nm_mpi_coll_sched_free, s);
   return s;

@@ -9,10 +9,17 @@
  * collective progresses whenever nmad progresses (any MPI call that progresses, another request's wait), not only
  * in MPI_Wait/MPI_Test of its own request.
  *
- * All messages of one collective use one nmad tag, nm_mpi_coll_tag(comm, comm->coll_seq) taken when the schedule
- * is created: every member starts the collectives of a communicator in the same order, so concurrent collectives
- * never mix, and within a collective nmad's per-(gate, tag) non-overtaking order pairs the k-th send from A to B
- * with the k-th receive B posts from A (the algorithms post both in the same order).
+ * All messages of one collective use one nmad tag: within a collective nmad's per-(gate, tag) non-overtaking order
+ * pairs the k-th send from A to B with the k-th receive B posts from A (the algorithms post both in the same order).
+ * A non-blocking collective takes the communicator's next sequence tag (nm_mpi_coll_seq_tag()): every member starts
+ * the collectives of a communicator in the same order, so concurrent collectives never mix. **Every blocking
+ * collective of a communicator uses one tag, NM_MPI_COLL_TAG_BLOCKING**, as Open MPI's blocking collectives use one
+ * tag per kind: blocking collectives of one communicator never overlap on a member (a second thread calling one
+ * concurrently is erroneous, MPI-3.1 5.13), each completes every send and receive it posted before it returns
+ * (errors included: a schedule runs all its rounds), and A sends the messages of collective k to B before those
+ * of k + 1 while B posts its receives of k before those of k + 1, so per-(gate, tag) order still pairs them. A
+ * sequence tag per call made every message create and drop a matching bucket of its own (issue 18: 510 of the
+ * 3,000 instructions a 4-rank MPI_Barrier costs its root outside waiting, doc/performance.md).
  *
  * Building is allocation-checked: the first failure is remembered and reported by start (MPI_ERR_NO_MEM), so
  * algorithm code does not test every call. Nothing is posted before nm_mpi_coll_sched_start().
@@ -27,9 +34,10 @@
 
 typedef struct nm_mpi_coll_sched_s nm_mpi_coll_sched_t;
 
-/** New empty schedule on @p c (intracommunicator), taking the next collective sequence number (its tag).
+/** New empty schedule on @p c (intracommunicator): with @p blocking (run by nm_mpi_coll_sched_run() before the
+ *  call returns) its tag is NM_MPI_COLL_TAG_BLOCKING, else it takes the next collective sequence number.
  *  @return NULL when out of memory (the sequence number is then not consumed). */
-nm_mpi_coll_sched_t *nm_mpi_coll_sched_new(struct nm_mpi_comm_s *c, MPI_Comm comm);
+nm_mpi_coll_sched_t *nm_mpi_coll_sched_new(struct nm_mpi_comm_s *c, MPI_Comm comm, int blocking);
 /** Free a schedule that was never started. */
 void nm_mpi_coll_sched_destroy(nm_mpi_coll_sched_t *s);
 

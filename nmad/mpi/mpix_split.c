@@ -56,7 +56,7 @@ static struct nm_coll_split_opts_s nm_mpix_split_opts(int S)
 
 static nm_tag_t nm_mpix_split_tag(struct nm_mpi_comm_s *c)
 {
-  return nm_mpi_coll_tag(c, c->coll_seq++ & 0x7fffffffu); /* tags >= 2^31 belong to mpi_comm.c */
+  return nm_mpi_coll_tag(c, nm_mpi_coll_seq_tag(c)); /* a non-blocking collective's: its own sequence tag */
 }
 
 /** Wrap a started collective into *request, or report its error. */

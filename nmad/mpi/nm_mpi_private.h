@@ -204,6 +204,14 @@ static inline nm_tag_t nm_mpi_coll_tag(const struct nm_mpi_comm_s *c, uint32_t t
 {
   return ((nm_tag_t)(c->context + 1) << 32) | tag;
 }
+/** The collective tag of every blocking collective of a communicator (mpi_coll_sched.h says why one is enough);
+ *  the sequence tags of the non-blocking ones stay below it (nm_mpi_coll_seq_tag()), mpi_comm.c's above. */
+#define NM_MPI_COLL_TAG_BLOCKING 0x7fffffffu
+/** The next sequence tag of @p c for a non-blocking collective: 0 to NM_MPI_COLL_TAG_BLOCKING - 1, cyclic. */
+static inline uint32_t nm_mpi_coll_seq_tag(struct nm_mpi_comm_s *c)
+{
+  return c->coll_seq++ % NM_MPI_COLL_TAG_BLOCKING;
+}
 /** A context an agreement of this process proposed and holds until it ends (mpi_comm.c): with
  *  MPI_THREAD_MULTIPLE, agreements of several threads run at once, and none may propose another's value. */
 struct nm_mpi_ctx_resv_s {

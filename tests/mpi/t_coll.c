@@ -912,6 +912,60 @@ static int selected(const char *only, const char *label)
   return 0;
 }
 
+/* Collectives of different kinds and roots back to back, with no barrier between them and one rank delayed in
+ * turn (the others run ahead, so messages of later collectives arrive before earlier ones are done), while a
+ * non-blocking allreduce and barrier of the same communicator stay outstanding across them all. The MPI shim
+ * gives every blocking collective of a communicator one tag (mpi_coll_sched.h): this is what its pairing by
+ * per-(peer, tag) order must survive. */
+static void t_interleaved(MPI_Comm comm)
+{
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int pending_in = rank + 1, pending_out = 0, sum = size * (size + 1) / 2;
+  MPI_Request pending[2];
+  CHECK(MPI_Iallreduce(&pending_in, &pending_out, 1, MPI_INT, MPI_SUM, comm, &pending[0]) == MPI_SUCCESS, "iallreduce");
+  CHECK(MPI_Ibarrier(comm, &pending[1]) == MPI_SUCCESS, "ibarrier");
+  enum { MAXN = 300 };
+  int *b = malloc(sizeof(int) * MAXN), *all = malloc(sizeof(int) * MAXN * (size_t)size);
+  for (int i = 0; i < 40; i++) {
+    if (rank == i % size) { /* this one lags: the others post the next collectives first */
+      volatile double x = 0;
+      for (int k = 0; k < 20000; k++)
+        x += k * 0.5;
+    }
+    int n = 1 + (i * 37) % MAXN, root = i % size;
+    for (int j = 0; j < n; j++)
+      b[j] = rank == root ? val(root, j, i) : -1;
+    CHECK(COLL(MPI_Bcast, MPI_Ibcast, b, n, MPI_INT, root, comm) == MPI_SUCCESS, "bcast %d", i);
+    for (int j = 0; j < n; j++)
+      CHECK(b[j] == val(root, j, i), "bcast %d: [%d] = %d", i, j, b[j]);
+    int mine = val(rank, i, 1), r = -1, rroot = (i + 1) % size;
+    CHECK(COLL(MPI_Reduce, MPI_Ireduce, &mine, &r, 1, MPI_INT, MPI_MAX, rroot, comm) == MPI_SUCCESS, "reduce %d", i);
+    if (rank == rroot) {
+      int want = 0;
+      for (int q = 0; q < size; q++)
+        want = val(q, i, 1) > want ? val(q, i, 1) : want;
+      CHECK(r == want, "reduce %d: %d, want %d", i, r, want);
+    }
+    int groot = (i + 2) % size, m = 1 + i % 7;
+    for (int j = 0; j < m; j++)
+      b[j] = val(rank, j, i + 3);
+    CHECK(COLL(MPI_Gather, MPI_Igather, b, m, MPI_INT, all, m, MPI_INT, groot, comm) == MPI_SUCCESS, "gather %d", i);
+    if (rank == groot)
+      for (int q = 0; q < size; q++)
+        for (int j = 0; j < m; j++)
+          CHECK(all[q * m + j] == val(q, j, i + 3), "gather %d: from %d [%d]", i, q, j);
+    int x = rank + i, y = -1;
+    CHECK(COLL(MPI_Allreduce, MPI_Iallreduce, &x, &y, 1, MPI_INT, MPI_SUM, comm) == MPI_SUCCESS, "allreduce %d", i);
+    CHECK(y == sum - size + size * i, "allreduce %d: %d", i, y);
+  }
+  CHECK(MPI_Waitall(2, pending, MPI_STATUSES_IGNORE) == MPI_SUCCESS, "waitall");
+  CHECK(pending_out == sum, "iallreduce across them: %d, want %d", pending_out, sum);
+  free(b);
+  free(all);
+}
+
 static void suite(MPI_Comm comm, const char *name)
 {
   char what[128];
@@ -943,6 +997,7 @@ static void suite(MPI_Comm comm, const char *name)
   SECTION(t_reduce_scatter(comm, 1), "reduce_scatter_block");
   SECTION(t_scan(comm, 0), "scan");
   SECTION(t_scan(comm, 1), "exscan");
+  SECTION(t_interleaved(comm), "interleaved");
 #undef SECTION
   if (comm != MPI_COMM_NULL)
     MPI_Comm_free(&side_comm);
