@@ -185,9 +185,14 @@ static struct nm_coll_op_s *nm_coll_sched_op(nm_coll_sched_t *s, int round, int 
   struct nm_coll_round_s *r = &s->rounds[round];
   int i = s->n_ops++;
   struct nm_coll_op_s *op = &s->ops[i];
-  memset(op, 0, offsetof(struct nm_coll_op_s, req)); /* the request is initialised when posted */
+  /* every field but the request (initialised when posted), by stores the compiler can vectorise: a memset of
+   * them cost 40 instructions an op (rep stos) */
   op->kind = kind;
+  op->flags = 0;
   op->next = -1;
+  op->gate = NULL;
+  op->fn = NULL;
+  op->args = (struct nm_coll_local_s){0};
   if (r->tail >= 0)
     s->ops[r->tail].next = i;
   else

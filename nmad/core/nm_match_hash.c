@@ -2,42 +2,7 @@
  * the cookie index of rdv_sends. uthash is built here with HASH_NONFATAL_OOM so that an allocation failure comes
  * back as a value (DESIGN.md rule 6) instead of uthash's default exit(). Each HASH_ADD below reports through the
  * local variable `oom` of the function that expands it. */
-#include <stdint.h>
-#include <string.h>
-
-/* Every key here is a few 64-bit words (gate pointer and tag, tag/session/seq, cookie): a multiply-xorshift mix per
- * word costs a few cycles where uthash's default (Jenkins, byte-oriented) was a third of the matching time. */
-static inline unsigned nm_match_hash_words(const void *key, unsigned len)
-{
-  const unsigned char *p = key;
-  uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
-  for (; len >= 8; len -= 8, p += 8) {
-    uint64_t w;
-    memcpy(&w, p, 8);
-    h = (h ^ w) * 0xff51afd7ed558ccdULL;
-    h ^= h >> 32;
-  }
-  for (; len > 0; len--, p++)
-    h = (h ^ *p) * 0xc4ceb9fe1a85ec53ULL;
-  h ^= h >> 29;
-  return (unsigned)(h ^ (h >> 32));
-}
-#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = nm_match_hash_words((keyptr), (unsigned)(keylen)))
-
-/* Keys compared word by word, inline (uthash's default is a memcmp() call per chain element). @return 0 if equal. */
-static inline int nm_match_keycmp(const void *a, const void *b, size_t len)
-{
-  const unsigned char *p = a, *q = b;
-  for (; len >= 8; len -= 8, p += 8, q += 8) {
-    uint64_t x, y;
-    memcpy(&x, p, 8);
-    memcpy(&y, q, 8);
-    if (x != y)
-      return 1;
-  }
-  return len ? memcmp(p, q, len) : 0;
-}
-#define HASH_KEYCMP(a, b, n) nm_match_keycmp((a), (b), (n))
+#include "nm_hash_words.h" /* before uthash: its HASH_FUNCTION and HASH_KEYCMP */
 #define HASH_NONFATAL_OOM 1
 #define uthash_nonfatal_oom(obj) (oom = 1)
 #include "nm_core_private.h"
