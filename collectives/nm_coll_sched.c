@@ -46,6 +46,7 @@ struct nm_coll_round_s {
 
 struct nm_coll_sched_s {
   nm_session_t session;
+  struct nm_coll_sched_cache_s *cache; /* where its memory goes back when freed, or NULL (the heap) */
   nm_tag_t tag;
   struct nm_coll_round_s *rounds; /* rounds_inline, or the heap once grown */
   int n_rounds, cap_rounds;
@@ -99,12 +100,15 @@ static int nm_coll_grow(void **arr, int *cap, int need, size_t elem, void *inlin
   return 0;
 }
 
-nm_coll_sched_t *nm_coll_sched_new(nm_session_t session, nm_tag_t tag)
+nm_coll_sched_t *nm_coll_sched_new_cached(nm_session_t session, nm_tag_t tag, struct nm_coll_sched_cache_s *cache)
 {
-  nm_coll_sched_t *s = malloc(sizeof(*s));
+  nm_coll_sched_t *s = cache && cache->spare ? cache->spare : malloc(sizeof(*s));
   if (!s)
     return NULL;
+  if (cache && cache->spare == s)
+    cache->spare = NULL;
   memset(s, 0, offsetof(struct nm_coll_sched_s, rounds_inline));
+  s->cache = cache;
   s->session = session;
   s->tag = tag;
   s->rounds = s->rounds_inline;
@@ -128,7 +132,23 @@ static void nm_coll_sched_free(nm_coll_sched_t *s)
     free(s->mem[i]);
   if (s->mem != s->mem_inline)
     free(s->mem);
-  free(s);
+  if (s->cache && !s->cache->spare)
+    s->cache->spare = s;
+  else
+    free(s);
+}
+
+nm_coll_sched_t *nm_coll_sched_new(nm_session_t session, nm_tag_t tag)
+{
+  return nm_coll_sched_new_cached(session, tag, NULL);
+}
+
+void nm_coll_sched_cache_drain(struct nm_coll_sched_cache_s *cache)
+{
+  if (cache) {
+    free(cache->spare);
+    cache->spare = NULL;
+  }
 }
 
 void nm_coll_sched_destroy(nm_coll_sched_t *s)

@@ -887,6 +887,30 @@ START_TEST(test_overrides_per_family)
 }
 END_TEST
 
+/* A freed schedule's memory waits in its cache for the next one; a second one freed meanwhile goes to the heap. */
+START_TEST(test_sched_cache)
+{
+  struct nm_coll_sched_cache_s cache = {NULL};
+  nm_coll_sched_t *a = nm_coll_sched_new_cached(NULL, 1, &cache);
+  ck_assert_ptr_nonnull(a);
+  ck_assert_ptr_null(cache.spare);
+  nm_coll_sched_destroy(a);
+  ck_assert_ptr_eq(cache.spare, a);
+  nm_coll_sched_t *b = nm_coll_sched_new_cached(NULL, 2, &cache);
+  ck_assert_ptr_eq(b, a); /* reused */
+  ck_assert_ptr_null(cache.spare);
+  nm_coll_sched_t *c = nm_coll_sched_new_cached(NULL, 3, &cache);
+  ck_assert_ptr_nonnull(c);
+  ck_assert_ptr_ne(c, b);
+  ck_assert_int_eq(nm_coll_sched_rounds(b), 0); /* reused memory starts empty */
+  nm_coll_sched_destroy(b);
+  nm_coll_sched_destroy(c); /* the cache is full: to the heap (valgrind and ASan see no leak) */
+  ck_assert_ptr_eq(cache.spare, b);
+  nm_coll_sched_cache_drain(&cache);
+  ck_assert_ptr_null(cache.spare);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("coll_model");
@@ -914,6 +938,7 @@ int main(void)
   tcase_add_test(tc, test_barrier_choice_oversubscribed);
   tcase_add_test(tc, test_overrides_read_once);
   tcase_add_test(tc, test_overrides_per_family);
+  tcase_add_test(tc, test_sched_cache);
   tcase_add_test(tc, test_allreduce_choice_oversubscribed);
   tcase_add_test(tc, test_allreduce_choice_prices_rendezvous);
   suite_add_tcase(s, tc);

@@ -576,6 +576,7 @@ int PMPI_Finalize(void)
   nm_mpi.core = NULL;
   nm_mpi.threaded = 0; /* no core left to lock */
   nm_mpi_scratch_finalize(); /* after the launcher: no schedule is left to give a buffer back */
+  nm_coll_sched_cache_drain(&nm_mpi.sched_cache);
   nm_mpi_errhandler_finalize();
   nm_mpi.finalized = 1;
   if (err || xerr)

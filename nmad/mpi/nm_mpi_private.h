@@ -333,6 +333,9 @@ struct nm_mpi_s {
   /* NMAD_<COLLECTIVE>_ALGO as MPI_Init read them (nm_coll_overrides_read()): the collectives' groups carry them, so
    * that no collective scans the environment (doc/collectives.md, "Overrides") */
   struct nm_coll_overrides_s coll_overrides;
+  /* a freed schedule's memory for the next collective (nm_coll_sched_new_cached(): under the core lock, as every
+   * public function and the progress thread run the shim's schedules) */
+  struct nm_coll_sched_cache_s sched_cache;
 };
 extern struct nm_mpi_s nm_mpi;
 

@@ -61,6 +61,22 @@ typedef void (*nm_coll_free_fn_t)(void *ref);
  *  @return the schedule, or NULL when out of memory. Thread-safety: any thread. */
 nm_coll_sched_t *nm_coll_sched_new(nm_session_t session, nm_tag_t tag);
 
+/** A place where freed schedules wait to be reused (zero-initialised by its owner): malloc and free of a schedule
+ *  were ~270 of the ~4,000 instructions a 4-rank MPI_Barrier costs a member (issue 18). It holds one. */
+struct nm_coll_sched_cache_s {
+  void *spare; /**< a freed schedule's memory, or NULL */
+};
+
+/** @brief nm_coll_sched_new() that takes its memory from @p cache when it holds some, and gives it back there when
+ *  the schedule is freed (if the cache is empty then; else to the heap). @p cache (NULL: as nm_coll_sched_new())
+ *  must outlive the schedules made from it and be used under one lock: every call that may free one of them
+ *  (start, release, the progress that completes an orphaned one) must hold it, as the core's lock does for a
+ *  schedule's session. Thread-safety: that lock's. */
+nm_coll_sched_t *nm_coll_sched_new_cached(nm_session_t session, nm_tag_t tag, struct nm_coll_sched_cache_s *cache);
+
+/** @brief Free the memory @p cache holds (its owner's finalisation; schedules made from it must be gone). */
+void nm_coll_sched_cache_drain(struct nm_coll_sched_cache_s *cache);
+
 /** @brief Free a schedule that was never started (after a failed build). NULL is ignored. */
 void nm_coll_sched_destroy(nm_coll_sched_t *s);
 
