@@ -581,6 +581,18 @@ START_TEST(test_rtr_out_of_range)
 }
 END_TEST
 
+/* A relative timeout runs from the wait's first look at the clock: a flag already set returns at once; one never
+ * set times out after at least the timeout (the clock here is the monotonic one: the fake driver has none). */
+START_TEST(test_wait_flag_for)
+{
+  volatile int set = 1, never = 0;
+  ck_assert_int_eq(nm_core_wait_flag_for(core, &set, 1000000, 0), 0);
+  uint64_t t0 = nm_core_time_ns(core);
+  ck_assert_int_eq(nm_core_wait_flag_for(core, &never, 2000000, 0), -NM_ETIMEDOUT);
+  ck_assert_uint_ge(nm_core_time_ns(core) - t0, 2000000);
+}
+END_TEST
+
 START_TEST(test_sync_send)
 {
   nm_sr_request_t s;
@@ -1188,6 +1200,7 @@ int main(void)
   tcase_add_test(tp, test_rdv_get_receiver);
   tcase_add_test(tp, test_rdv_get_receiver_refused);
   tcase_add_test(tp, test_sync_send);
+  tcase_add_test(tp, test_wait_flag_for);
   tcase_add_test(tp, test_sync_recv_sends_ack);
   tcase_add_test(tp, test_cancel_eager_withdrawn);
   tcase_add_test(tp, test_cancel_eager_too_late);

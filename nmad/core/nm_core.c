@@ -429,7 +429,23 @@ int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
   return nm_core_wait_flag_spin(core, flag, deadline_ns, 0);
 }
 
+/* The wait of nm_core_wait_flag_spin() (absolute @p deadline_ns) and nm_core_wait_flag_for() (@p timeout_ns from
+ * the first clock read, when deadline_ns is 0). */
+static int nm_core_wait_flag_until(nm_core_t core, volatile int *flag, uint64_t deadline_ns, uint64_t timeout_ns,
+                                   uint64_t min_spin_ns);
+
 int nm_core_wait_flag_spin(nm_core_t core, volatile int *flag, uint64_t deadline_ns, uint64_t min_spin_ns)
+{
+  return nm_core_wait_flag_until(core, flag, deadline_ns, 0, min_spin_ns);
+}
+
+int nm_core_wait_flag_for(nm_core_t core, volatile int *flag, uint64_t timeout_ns, uint64_t min_spin_ns)
+{
+  return nm_core_wait_flag_until(core, flag, 0, timeout_ns, min_spin_ns);
+}
+
+static int nm_core_wait_flag_until(nm_core_t core, volatile int *flag, uint64_t deadline_ns, uint64_t timeout_ns,
+                                   uint64_t min_spin_ns)
 {
   NM_CORE_LOCKED(core);
   /* a caller's spin above the configured one is short (a microsecond or two): timed by the clock every few
@@ -461,6 +477,8 @@ int nm_core_wait_flag_spin(nm_core_t core, volatile int *flag, uint64_t deadline
     if (++idle_passes % clock_every != 0 && !(yielding && idle_passes % 4 == 0))
       continue;
     uint64_t now = nm_core_time_ns(core);
+    if (timeout_ns && !deadline_ns)
+      deadline_ns = now + timeout_ns; /* the first look at the clock */
     if (deadline_ns && now >= deadline_ns)
       return -NM_ETIMEDOUT;
     if (!idle_since)

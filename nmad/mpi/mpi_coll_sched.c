@@ -272,8 +272,7 @@ int nm_mpi_coll_sched_run(nm_mpi_coll_sched_t *s)
   /* spin then yield on the completion flag (nm_core.h), then block in the drivers by short slices, polling the
    * other families' requests between them (DESIGN.md rule 2) */
   if (!*done)
-    nm_core_wait_flag_spin(nm_mpi.core, done, nm_core_time_ns(nm_mpi.core) + NM_MPI_COLL_FAST_WAIT_NS,
-                           nm_coll_sched_spin(ns));
+    nm_core_wait_flag_for(nm_mpi.core, done, NM_MPI_COLL_FAST_WAIT_NS, nm_coll_sched_spin(ns));
   while (!*done) {
     nm_mpi_coll_poll_others();
     if (!*done)
