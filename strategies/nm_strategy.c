@@ -103,7 +103,7 @@ int nm_strat_retry(struct nm_gate_s *gate, int *blocked)
 int nm_strat_commit_loop(struct nm_gate_s *gate, const int *order, int max_inflight,
                          int (*fill)(struct nm_gate_s *, struct nm_pw_s *))
 {
-  int blocked, n = nm_strat_retry(gate, &blocked);
+  int blocked = 0, n = gate->core->n_retry ? nm_strat_retry(gate, &blocked) : 0; /* none refused anywhere: no walk */
   if (blocked)
     return n; /* the driver's queue is full: a new packet would only join the refused one */
   while (!gate->status && (gate->send_queue.head || gate->ctrl_head)) {
