@@ -78,9 +78,14 @@ void nm_coll_bcast_opts_of_choice(const struct nm_coll_bcast_choice_s *choice, s
 int nm_coll_bcast_auto_opts(nm_session_t session, struct nm_coll_bcast_memo_s *memo, int p, nm_len_t len,
                             struct nm_coll_bcast_opts_s *opts)
 {
+  return nm_coll_bcast_auto_opts_env(session, memo, p, len, getenv("NMAD_BCAST_ALGO"), opts);
+}
+
+int nm_coll_bcast_auto_opts_env(nm_session_t session, struct nm_coll_bcast_memo_s *memo, int p, nm_len_t len,
+                                const char *env, struct nm_coll_bcast_opts_s *opts)
+{
   if (opts == NULL)
     return -NM_EINVAL;
-  const char *env = getenv("NMAD_BCAST_ALGO");
   if (env && *env)
     memo = NULL; /* an expert's override is read at every call and never remembered */
   struct nm_coll_bcast_memo_entry_s *e =

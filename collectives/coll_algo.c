@@ -18,7 +18,8 @@
 
 static const char *const nm_coll_override_vars[NM_COLL_NFAMILIES] = {
     "NMAD_BARRIER_ALGO",   "NMAD_ALLREDUCE_ALGO", "NMAD_REDUCE_ALGO", "NMAD_REDUCE_SCATTER_ALGO",
-    "NMAD_ALLGATHER_ALGO", "NMAD_ALLTOALL_ALGO",  "NMAD_GATHER_ALGO", "NMAD_SCATTER_ALGO"};
+    "NMAD_ALLGATHER_ALGO", "NMAD_ALLTOALL_ALGO",  "NMAD_GATHER_ALGO", "NMAD_SCATTER_ALGO",
+    "NMAD_BCAST_ALGO"};
 
 /* A value too long for the table: no family has such a name, so it stays invalid (and is named so). */
 static const char nm_coll_override_too_long[] = "(longer than NM_COLL_OVERRIDE_MAX)";

@@ -327,6 +327,40 @@ static uint64_t flat_spin(int self, int root, nm_len_t len, enum nm_coll_bcast_a
   return ns;
 }
 
+/* Rounds of a 64 B broadcast from member 0 of 4 built for member 0 by the automatic choice, or the error. */
+static int bcast_rounds(const struct nm_coll_overrides_s *o)
+{
+  static char buf[64];
+  struct nm_coll_group_s g = {4, member_gate, core, NULL, o};
+  nm_coll_sched_t *s = nm_coll_sched_new(sess, 78);
+  ck_assert_ptr_nonnull(s);
+  int next = -1, err = nm_coll_bcast_build(s, 0, &g, 0, 0, buf, sizeof(buf), NULL, &next);
+  nm_coll_sched_destroy(s);
+  return err ? err : next;
+}
+
+/* NMAD_BCAST_ALGO is one of the overrides a group may carry (the MPI shim's, read at MPI_Init): then the value
+ * read counts, whatever the environment says at the call; without them the environment is read at the call. */
+START_TEST(test_bcast_overrides)
+{
+  struct nm_coll_overrides_s o;
+  setenv("NMAD_BCAST_ALGO", "flat", 1);
+  nm_coll_overrides_read(&o);
+  setenv("NMAD_BCAST_ALGO", "binomial", 1);
+  ck_assert_str_eq(o.value[NM_COLL_FAMILY_BCAST], "flat");
+  ck_assert_int_eq(bcast_rounds(&o), 1);   /* flat: the root sends to all in one round */
+  ck_assert_int_eq(bcast_rounds(NULL), 2); /* binomial, the environment now: log2(4) rounds at the root */
+  setenv("NMAD_BCAST_ALGO", "no_such_algo", 1);
+  ck_assert_int_eq(bcast_rounds(&o), 1);
+  ck_assert_int_eq(bcast_rounds(NULL), -NM_EINVAL);
+  unsetenv("NMAD_BCAST_ALGO");
+  struct nm_coll_bcast_opts_s opts;
+  ck_assert_int_eq(nm_coll_bcast_auto_opts_env(sess, NULL, 4, 64, "chain", &opts), 0);
+  ck_assert_int_eq(opts.algo, NM_COLL_BCAST_CHAIN);
+  ck_assert_int_eq(nm_coll_bcast_auto_opts_env(sess, NULL, 4, 64, "no_such_algo", &opts), -NM_EINVAL);
+}
+END_TEST
+
 START_TEST(test_flat_bcast_receiver_spin)
 {
   core->drvs[0].props.latency_ns = 300;
@@ -386,6 +420,7 @@ int main(void)
   tcase_add_test(t, test_oversub_bcast_flat);
   tcase_add_test(t, test_bcast_memo);
   tcase_add_test(t, test_flat_bcast_receiver_spin);
+  tcase_add_test(t, test_bcast_overrides);
   suite_add_tcase(s, t);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -37,11 +37,12 @@ enum nm_coll_family_e {
   NM_COLL_FAMILY_ALLTOALL,       /**< NMAD_ALLTOALL_ALGO */
   NM_COLL_FAMILY_GATHER,         /**< NMAD_GATHER_ALGO */
   NM_COLL_FAMILY_SCATTER,        /**< NMAD_SCATTER_ALGO */
+  NM_COLL_FAMILY_BCAST,          /**< NMAD_BCAST_ALGO ([hier:]ALGO[:groups=G][:segment=SIZE], nm_coll_bcast.h) */
   NM_COLL_NFAMILIES
 };
 
 /** Longest override value kept (bytes, the terminating NUL included); a longer one is kept as invalid. */
-#define NM_COLL_OVERRIDE_MAX 48
+#define NM_COLL_OVERRIDE_MAX 96
 
 /** The NMAD_<COLLECTIVE>_ALGO overrides as read once (nm_coll_overrides_read()), for a group to carry: the builders
  *  of a group that carries them never read the environment, which costs a scan of it per call (~500 instructions
@@ -73,8 +74,7 @@ struct nm_coll_group_s {
    *  as long as the group. A group used by several threads at once should carry none. */
   struct nm_coll_bcast_memo_s *bcast_memo;
   /** NULL: the builders read the NMAD_<COLLECTIVE>_ALGO overrides from the environment at every call; else the
-   *  overrides read once by the owner (nm_coll_overrides_read()), kept as long as the group. The broadcast's
-   *  NMAD_BCAST_ALGO is still read at every call. */
+   *  overrides read once by the owner (nm_coll_overrides_read()), kept as long as the group. */
   const struct nm_coll_overrides_s *overrides;
 };
 
