@@ -581,6 +581,42 @@ START_TEST(test_rtr_out_of_range)
 }
 END_TEST
 
+/* A send made inside a progress pass (here by a progress hook, as a collective's monitor sends its next round)
+ * completes at post and keeps its rail busy for the rest of that pass, so that a burst aggregates. The caller of
+ * the wait that ran that pass resumes after it: its next send to that gate goes at post, not at the next pass. */
+struct send_in_pass_s {
+  nm_gate_t gate;
+  nm_sr_request_t req;
+  int flag;
+};
+static char send_in_pass_buf[8];
+static int send_in_pass(void *ref)
+{
+  struct send_in_pass_s *s = ref;
+  if (s->flag)
+    return 0;
+  ck_assert_int_eq(nm_sr_isend(sess, s->gate, 5, send_in_pass_buf, sizeof(send_in_pass_buf), &s->req), 0);
+  s->flag = 1;
+  return 1;
+}
+
+START_TEST(test_send_after_wait_goes_at_post)
+{
+  fake->inject = 1;
+  struct send_in_pass_s s = {gate(1), {0}, 0};
+  struct nm_core_progress_hook_s h = {send_in_pass, &s, NULL};
+  nm_core_progress_hook_add(core, &h);
+  ck_assert_int_eq(nm_core_wait_flag(core, &s.flag, 0), 0);
+  nm_core_progress_hook_remove(core, &h);
+  ck_assert_int_eq(fake->n_pkts, 1); /* the hook's send left at post, inside the pass */
+  nm_sr_request_t r2;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(1), 5, send_in_pass_buf, sizeof(send_in_pass_buf), &r2), 0);
+  ck_assert_int_eq(fake->n_pkts, 2); /* and so does the caller's next one, after the wait */
+  ck_assert_int_eq(nm_sr_swait(sess, &r2), 0);
+  ck_assert_int_eq(nm_sr_swait(sess, &s.req), 0);
+}
+END_TEST
+
 /* A relative timeout runs from the wait's first look at the clock: a flag already set returns at once; one never
  * set times out after at least the timeout (the clock here is the monotonic one: the fake driver has none). */
 START_TEST(test_wait_flag_for)
@@ -1201,6 +1237,7 @@ int main(void)
   tcase_add_test(tp, test_rdv_get_receiver_refused);
   tcase_add_test(tp, test_sync_send);
   tcase_add_test(tp, test_wait_flag_for);
+  tcase_add_test(tp, test_send_after_wait_goes_at_post);
   tcase_add_test(tp, test_sync_recv_sends_ack);
   tcase_add_test(tp, test_cancel_eager_withdrawn);
   tcase_add_test(tp, test_cancel_eager_too_late);

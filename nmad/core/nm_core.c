@@ -460,6 +460,7 @@ static int nm_core_wait_flag_until(nm_core_t core, volatile int *flag, uint64_t 
   /* Several application threads: no spin with the lock held either (the others could not post meanwhile). */
   const int yield_at_once = spin_ns == 0 || core->block_drv || core->lock.multi;
   int yielding = yield_at_once;
+  const uint64_t pass0 = core->pass;
   while (!*flag) {
     int n = nm_core_progress(core);
     if (*flag)
@@ -499,6 +500,13 @@ static int nm_core_wait_flag_until(nm_core_t core, volatile int *flag, uint64_t 
       break;
     nm_core_block(core, deadline_ns, &backoff);
   }
+  /* The caller resumes after the passes it waited through: its next sends start a new pass. Packets that
+   * completed at post inside the last pass (a collective's last round, sent from a monitor) would otherwise keep
+   * their rails "busy" for the rest of that pass (nm_strat_pw_post(), the burst aggregation), and the caller's
+   * next collective would queue its first sends for the next pass: 3 sends of an 8 B MPI_Bcast right after an
+   * MPI_Barrier went through nm_core_schedule() instead of at post, twice the instructions (issue 18). */
+  if (core->pass != pass0)
+    core->pass++;
   return NM_ESUCCESS;
 }
 
