@@ -673,6 +673,12 @@ START_TEST(test_reduce_choice_oversubscribed)
   ck_assert_int_eq(a, NM_COLL_REDUCE_RS_GATHER);
   ck_assert_int_eq(nm_coll_reduce_choose_job(4, 16, 8, 0, &a), 0); /* 128 B */
   ck_assert_int_eq(a, NM_COLL_REDUCE_BINOMIAL);
+  ck_assert_int_eq(nm_coll_reduce_choose_job(4, 16, 8, 1, &a), 0); /* 128 B, more ranks than cores: linear */
+  ck_assert_int_eq(a, NM_COLL_REDUCE_LINEAR);
+  ck_assert_int_eq(nm_coll_reduce_choose_job(3, 256, 8, 1, &a), 0); /* 2 KiB, the bound, 3 ranks */
+  ck_assert_int_eq(a, NM_COLL_REDUCE_LINEAR);
+  ck_assert_int_eq(nm_coll_reduce_choose_job(2, 16, 8, 1, &a), 0); /* 2 ranks: one message either way */
+  ck_assert_int_eq(a, NM_COLL_REDUCE_BINOMIAL);
   setenv("NMAD_REDUCE_ALGO", "reduce_scatter_gather", 1);
   ck_assert_int_eq(nm_coll_reduce_choose_job(4, mib, 8, 1, &a), 0);
   ck_assert_int_eq(a, NM_COLL_REDUCE_RS_GATHER);
@@ -751,8 +757,8 @@ START_TEST(test_allreduce_choice_oversubscribed)
   ck_assert_int_eq(ra, NM_COLL_REDUCE_LINEAR);
   ck_assert_int_eq(nm_coll_reduce_choose_job(8, 1, 8, 0, &ra), 0);
   ck_assert_int_eq(ra, NM_COLL_REDUCE_BINOMIAL);
-  ck_assert_int_eq(nm_coll_reduce_choose_job(4, 1, 8, 1, &ra), 0); /* two levels: the tree stays */
-  ck_assert_int_eq(ra, NM_COLL_REDUCE_BINOMIAL);
+  ck_assert_int_eq(nm_coll_reduce_choose_job(4, 1, 8, 1, &ra), 0); /* two levels: linear too (since 2026-11-29) */
+  ck_assert_int_eq(ra, NM_COLL_REDUCE_LINEAR);
   ck_assert_int_eq(nm_coll_reduce_choose_job(5, 1, 8, 1, &ra), 0);
   ck_assert_int_eq(ra, NM_COLL_REDUCE_LINEAR);
   ck_assert_int_eq(nm_coll_reduce_choose_job(8, NM_COLL_REDUCE_OVERSUB_LINEAR_UPTO / 8 + 1, 8, 1, &ra), 0);

@@ -162,7 +162,7 @@ int nm_coll_reduce(nm_session_t session, const struct nm_coll_group_s *group, in
  *  @return 0 or -NM_EINVAL (invalid NMAD_REDUCE_ALGO, message on stderr). */
 int nm_coll_reduce_choose(int p, nm_len_t count, nm_len_t esize, enum nm_coll_reduce_algo_e *algo);
 
-/** Bytes up to which an oversubscribed job (p > 4) reduces linearly (nm_coll_reduce_choose_job()). */
+/** Bytes up to which an oversubscribed job (p > 2) reduces linearly (nm_coll_reduce_choose_job()). */
 #define NM_COLL_REDUCE_OVERSUB_LINEAR_UPTO 2048
 /** Bytes from which an oversubscribed job keeps the binomial reduce (nm_coll_reduce_choose_job()). */
 #define NM_COLL_REDUCE_OVERSUB_BINOMIAL_FROM (128u * 1024u)
@@ -173,8 +173,10 @@ int nm_coll_reduce_choose(int p, nm_len_t count, nm_len_t esize, enum nm_coll_re
  *  rank to be scheduled: with 4 ranks on 2 cores the binomial tree measured 2-3x faster from 256 KiB (equal with
  *  8 ranks) and reduce-scatter + gather faster at 64 KiB (doc/performance.md, issue 18). So an oversubscribed job
  *  that does not force an algorithm keeps the binomial tree from NM_COLL_REDUCE_OVERSUB_BINOMIAL_FROM bytes on,
- *  and reduces linearly for p > 4 (three levels of the tree or more) up to NM_COLL_REDUCE_OVERSUB_LINEAR_UPTO
- *  bytes (one wait per member).
+ *  and reduces linearly for p > 2 (two levels of the tree or more) up to NM_COLL_REDUCE_OVERSUB_LINEAR_UPTO
+ *  bytes (one wait per member; at 4 ranks on 2 cores, 16 alternated runs each, linear's runs stay at the host's
+ *  fast level, 4.2-4.4 us at the first quartile for 8 B and 1 KiB, where binomial's fall to 6.3-6.5 us:
+ *  doc/performance.md).
  *  @return 0 or -NM_EINVAL (invalid NMAD_REDUCE_ALGO). Thread-safety: any thread. */
 int nm_coll_reduce_choose_job(int p, nm_len_t count, nm_len_t esize, int job_oversubscribed,
                               enum nm_coll_reduce_algo_e *algo);
