@@ -78,9 +78,8 @@ static void nm_mpi_coll_sched_free(void *ref)
 nm_mpi_coll_sched_t *nm_mpi_coll_sched_new(struct nm_mpi_comm_s *c, MPI_Comm comm, int blocking)
 {
   /* tags >= 2^31 belong to mpi_comm.c */
-  uint32_t seq = c->coll_seq % NM_MPI_COLL_TAG_BLOCKING;
-  nm_coll_sched_t *ns = nm_coll_sched_new_cached(nm_mpi.session, nm_mpi_coll_tag(c, blocking ? NM_MPI_COLL_TAG_BLOCKING : seq),
-                                                &nm_mpi.sched_cache);
+  uint32_t tag = blocking ? NM_MPI_COLL_TAG_BLOCKING : c->coll_seq % NM_MPI_COLL_TAG_BLOCKING;
+  nm_coll_sched_t *ns = nm_coll_sched_new_cached(nm_mpi.session, nm_mpi_coll_tag(c, tag), &nm_mpi.sched_cache);
   nm_mpi_coll_sched_t *s = ns ? nm_coll_sched_alloc(ns, sizeof(*s)) : NULL;
   if (!s) {
     nm_coll_sched_destroy(ns);
