@@ -1,5 +1,6 @@
 /* Gates: the connection to one peer, its sequence numbers, its queues, and its failure. */
-#include "nm_hash_words.h" /* before uthash: the gate and stream tables hash with it (one rank: ~70 -> ~15 instructions) */
+/* before uthash: the gate and stream tables hash with it (a rank: ~70 -> ~15 instructions) */
+#include "nm_hash_words.h"
 #include "nm_core_private.h"
 #include <stdlib.h>
 #include <string.h>

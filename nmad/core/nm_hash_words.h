@@ -6,8 +6,9 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Every key here is a few 64-bit words (gate pointer and tag, tag/session/seq, cookie) or a rank: a multiply-xorshift mix per
- * word costs a few cycles where uthash's default (Jenkins, byte-oriented) was a third of the matching time. */
+/* Every key here is a few 64-bit words (gate pointer and tag, tag/session/seq, cookie) or a rank: a
+ * multiply-xorshift mix per word costs a few cycles where uthash's default (Jenkins, byte-oriented) was a third of
+ * the matching time. */
 static inline unsigned nm_hash_words(const void *key, unsigned len)
 {
   const unsigned char *p = key;

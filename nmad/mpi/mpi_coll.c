@@ -458,8 +458,8 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
  *  NMAD_BCAST_ALGO (nm_coll_bcast_auto()), the same on every member. The model's choices are remembered per
  *  communicator and length (c->bcast_memo): they depend only on the communicator's size, the length, the job's
  *  network figures and oversubscription, all fixed for a communicator, and cost 0.3-7.5 us to make (8 to 6,144
- *  members, doc/performance.md). The override is the one MPI_Init read (nm_mpi.coll_overrides), never remembered. @return MPI_SUCCESS or
- *  MPI_ERR_ARG (an invalid NMAD_BCAST_ALGO, reported on stderr). */
+ *  members, doc/performance.md). The override is the one MPI_Init read (nm_mpi.coll_overrides), never remembered.
+ *  @return MPI_SUCCESS or MPI_ERR_ARG (an invalid NMAD_BCAST_ALGO, reported on stderr). */
 static int nm_coll_bcast_opts(struct nm_mpi_comm_s *c, size_t bytes, struct nm_coll_bcast_opts_s *opts)
 {
   return nm_coll_bcast_auto_opts_env(nm_mpi.session, &c->bcast_memo, c->size, (nm_len_t)bytes,

@@ -42,7 +42,8 @@ enum nm_coll_family_e {
 };
 
 /** Longest override value kept (bytes, the terminating NUL included); a longer one is kept as invalid. */
-#define NM_COLL_OVERRIDE_MAX 256 /* NMAD_BCAST_ALGO takes up to 255 characters (its parser, collectives/nm_coll_model.c) */
+/* NMAD_BCAST_ALGO takes up to 255 characters (its parser, collectives/nm_coll_model.c) */
+#define NM_COLL_OVERRIDE_MAX 256
 
 /** The NMAD_<COLLECTIVE>_ALGO overrides as read once (nm_coll_overrides_read()), for a group to carry: the builders
  *  of a group that carries them never read the environment, which costs a scan of it per call (~500 instructions
