@@ -15,12 +15,12 @@
 #include <nmad/nm_coll_sched.h>
 #include <nmad/nm_coll_model.h>
 #include <nmad/nm_errno.h>
+#include "nm_coll_algo.h"
 #include "nm_coll_tree.h"
 #include <nmad/nm_core.h>
 #include "nmad/core/nm_core_interface.h"
 
 #include <stddef.h>
-#include <stdlib.h>
 
 /** One build: the schedule, the group in root-relative ranks, the buffer, and the next free round. */
 struct nm_bc_s {
@@ -282,8 +282,8 @@ int nm_coll_bcast_build(nm_coll_sched_t *s, int round, const struct nm_coll_grou
   struct nm_coll_bcast_opts_s chosen;
   int err = s == NULL || round < 0 ? -NM_EINVAL : nm_bc_check(group, self, root, buf, len, opts);
   if (err == 0 && opts == NULL) {
-    const char *env = group->overrides ? group->overrides->value[NM_COLL_FAMILY_BCAST] : getenv("NMAD_BCAST_ALGO");
-    err = nm_coll_bcast_auto_opts_env(nm_coll_sched_session(s), group->bcast_memo, group->n, len, env, &chosen);
+    err = nm_coll_bcast_auto_opts_env(nm_coll_sched_session(s), group->bcast_memo, group->n, len,
+                                      nm_coll_algo_override(group, NM_COLL_FAMILY_BCAST), &chosen);
     opts = &chosen;
   }
   if (err == 0 && opts->groups > 1) { /* Hasanov 2015, section 3: collectives/bcast_hier.c */

@@ -45,12 +45,15 @@ void nm_coll_overrides_read(struct nm_coll_overrides_s *o)
   }
 }
 
+const char *nm_coll_algo_override(const struct nm_coll_group_s *group, enum nm_coll_family_e f)
+{
+  return group && group->overrides ? group->overrides->value[f] : getenv(nm_coll_override_vars[f]);
+}
+
 int nm_coll_algo_forced(const struct nm_coll_group_s *group, enum nm_coll_family_e f, const char *const names[],
                         int n, int *algo)
 {
-  if (group == NULL || group->overrides == NULL)
-    return nm_coll_algo_env(nm_coll_override_vars[f], names, n, algo);
-  return nm_coll_algo_parse(nm_coll_override_vars[f], group->overrides->value[f], names, n, algo);
+  return nm_coll_algo_parse(nm_coll_override_vars[f], nm_coll_algo_override(group, f), names, n, algo);
 }
 
 int nm_coll_algo_env(const char *var, const char *const names[], int n, int *algo)

@@ -23,6 +23,10 @@ int nm_coll_algo_env(const char *var, const char *const names[], int n, int *alg
 /** nm_coll_algo_env() on a value already read (@p v, NULL when unset; @p var names it in the message). */
 int nm_coll_algo_parse(const char *var, const char *v, const char *const names[], int n, int *algo);
 
+/** The value of family @p f's override for a collective on @p group: the one @p group carries (read once by its
+ *  owner), else the environment's now (NULL when unset). */
+const char *nm_coll_algo_override(const struct nm_coll_group_s *group, enum nm_coll_family_e f);
+
 /** The override of family @p f for a collective on @p group: the one @p group carries (group->overrides, read
  *  once by its owner), else the environment's now (nm_coll_algo_env()). Same results and errors. */
 int nm_coll_algo_forced(const struct nm_coll_group_s *group, enum nm_coll_family_e f, const char *const names[],

@@ -102,11 +102,13 @@ static int nm_coll_grow(void **arr, int *cap, int need, size_t elem, void *inlin
 
 nm_coll_sched_t *nm_coll_sched_new_cached(nm_session_t session, nm_tag_t tag, struct nm_coll_sched_cache_s *cache)
 {
-  nm_coll_sched_t *s = cache && cache->spare ? cache->spare : malloc(sizeof(*s));
-  if (!s)
-    return NULL;
-  if (cache && cache->spare == s)
+  nm_coll_sched_t *s;
+  if (cache && cache->spare) {
+    s = cache->spare;
     cache->spare = NULL;
+  } else if (!(s = malloc(sizeof(*s)))) {
+    return NULL;
+  }
   memset(s, 0, offsetof(struct nm_coll_sched_s, rounds_inline));
   s->cache = cache;
   s->session = session;

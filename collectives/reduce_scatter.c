@@ -30,12 +30,11 @@ const char *nm_coll_reduce_scatter_algo_name(enum nm_coll_reduce_scatter_algo_e 
 }
 
 /* nm_coll_reduce_scatter_choose() with the override of @p group (NULL: the environment's). */
-static int nm_rs_choose(const struct nm_coll_group_s *group, int p, nm_len_t total_bytes, int commute,
+static int nm_rs_choose(const struct nm_coll_group_s *group, nm_len_t total_bytes, int commute,
                         enum nm_coll_reduce_scatter_algo_e *algo)
 {
   int forced, err = nm_coll_algo_forced(group, NM_COLL_FAMILY_REDUCE_SCATTER, nm_rs_names,
                                         NM_COLL_REDUCE_SCATTER_NALGOS, &forced);
-  (void)p;
   if (err)
     return err;
   if (!commute)
@@ -50,7 +49,8 @@ static int nm_rs_choose(const struct nm_coll_group_s *group, int p, nm_len_t tot
 int nm_coll_reduce_scatter_choose(int p, nm_len_t total_bytes, int commute,
                                   enum nm_coll_reduce_scatter_algo_e *algo)
 {
-  return nm_rs_choose(NULL, p, total_bytes, commute, algo);
+  (void)p; /* the rule does not depend on it (MPICH's) */
+  return nm_rs_choose(NULL, total_bytes, commute, algo);
 }
 
 /* ---- recursive halving ---- */
@@ -160,7 +160,7 @@ int nm_coll_reduce_scatter_build(nm_coll_sched_t *s, int round, const struct nm_
     return -NM_EINVAL;
   int err = 0;
   if (algo == NM_COLL_REDUCE_SCATTER_AUTO || !op->commute)
-    err = nm_rs_choose(group, p, total * op->esize, op->commute, &algo);
+    err = nm_rs_choose(group, total * op->esize, op->commute, &algo);
   if (err)
     return err;
   int in_place = sendbuf == NULL || sendbuf == recvbuf;

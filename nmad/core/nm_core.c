@@ -432,19 +432,6 @@ int nm_core_wait_flag(nm_core_t core, volatile int *flag, uint64_t deadline_ns)
 /* The wait of nm_core_wait_flag_spin() (absolute @p deadline_ns) and nm_core_wait_flag_for() (@p timeout_ns from
  * the first clock read, when deadline_ns is 0). */
 static int nm_core_wait_flag_until(nm_core_t core, volatile int *flag, uint64_t deadline_ns, uint64_t timeout_ns,
-                                   uint64_t min_spin_ns);
-
-int nm_core_wait_flag_spin(nm_core_t core, volatile int *flag, uint64_t deadline_ns, uint64_t min_spin_ns)
-{
-  return nm_core_wait_flag_until(core, flag, deadline_ns, 0, min_spin_ns);
-}
-
-int nm_core_wait_flag_for(nm_core_t core, volatile int *flag, uint64_t timeout_ns, uint64_t min_spin_ns)
-{
-  return nm_core_wait_flag_until(core, flag, 0, timeout_ns, min_spin_ns);
-}
-
-static int nm_core_wait_flag_until(nm_core_t core, volatile int *flag, uint64_t deadline_ns, uint64_t timeout_ns,
                                    uint64_t min_spin_ns)
 {
   NM_CORE_LOCKED(core);
@@ -508,6 +495,16 @@ static int nm_core_wait_flag_until(nm_core_t core, volatile int *flag, uint64_t 
   if (core->pass != pass0)
     core->pass++;
   return NM_ESUCCESS;
+}
+
+int nm_core_wait_flag_spin(nm_core_t core, volatile int *flag, uint64_t deadline_ns, uint64_t min_spin_ns)
+{
+  return nm_core_wait_flag_until(core, flag, deadline_ns, 0, min_spin_ns);
+}
+
+int nm_core_wait_flag_for(nm_core_t core, volatile int *flag, uint64_t timeout_ns, uint64_t min_spin_ns)
+{
+  return nm_core_wait_flag_until(core, flag, 0, timeout_ns, min_spin_ns);
 }
 
 int nm_core_payload_delivered(nm_core_t core, nm_len_t len)

@@ -491,7 +491,7 @@ static int nm_mpi_coll_bcast(void *buf, int count, MPI_Datatype datatype, int ro
   if (bytes > 0 && p > 1) {
     /* collectives/bcast_classic.c builds the broadcast over packed bytes: the root packs them in round 0 (before
      * its first send), a non-root receives them into buf (contiguous) or scratch unpacked after its last round */
-    struct nm_coll_group_s group = {p, nm_coll_comm_gate, c, NULL, &nm_mpi.coll_overrides};
+    struct nm_coll_group_s group = nm_coll_comm_group(c);
     struct nm_coll_bcast_opts_s opts;
     void *data;
     int next = 0;
