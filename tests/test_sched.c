@@ -664,6 +664,31 @@ START_TEST(test_default_strategy_prio_aggreg)
 }
 END_TEST
 
+/* The yield phase before blocking: 1 ms when ranks outnumber the host's cores (a yielding waiter is picked last
+ * while the ranks that share its core are busy), 10 ms otherwise; NMAD_YIELD_US overrides both. */
+START_TEST(test_yield_phase_by_oversubscription)
+{
+  struct nm_config_s cfg;
+  unsetenv("NMAD_YIELD_US");
+  unsetenv("NMAD_SPIN_US");
+  memset(&cfg, 0, sizeof(cfg));
+  ck_assert_int_eq(nm_config_load(&cfg, 65536, 1, 1), 0);
+  ck_assert_uint_eq(cfg.spin_ns, 0);
+  ck_assert_uint_eq(cfg.yield_ns, 1000 * 1000);
+  memset(&cfg, 0, sizeof(cfg));
+  ck_assert_int_eq(nm_config_load(&cfg, 65536, 0, 0), 0);
+  ck_assert_uint_eq(cfg.spin_ns, 10 * 1000);
+  ck_assert_uint_eq(cfg.yield_ns, 10 * 1000 * 1000);
+  setenv("NMAD_YIELD_US", "250", 1);
+  for (int over = 0; over < 2; over++) {
+    memset(&cfg, 0, sizeof(cfg));
+    ck_assert_int_eq(nm_config_load(&cfg, 65536, over, over), 0);
+    ck_assert_uint_eq(cfg.yield_ns, 250 * 1000);
+  }
+  unsetenv("NMAD_YIELD_US");
+}
+END_TEST
+
 /* Every strategy answers the receiver's rendezvous cut with chunks covering [0, len) exactly. */
 START_TEST(test_rdv_accept_covers)
 {
@@ -927,6 +952,7 @@ int main(void)
   tcase_add_test(t, test_prio_place_few_prios);
   tcase_add_test(t, test_prio_place_many_prios);
   tcase_add_test(t, test_default_strategy_prio_aggreg);
+  tcase_add_test(t, test_yield_phase_by_oversubscription);
   tcase_add_test(t, test_rdv_accept_covers);
   tcase_add_test(t, test_refused_packet_counted);
   tcase_add_test(t, test_burst_waits_for_first_rail);
