@@ -130,10 +130,10 @@ int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed
   }
   cfg->spin_ns = v * 1000;
   /* More ranks than cores: yield for 1 ms, not 10. A rank that yields in a loop while the ranks sharing its core
-   * are busy is picked last by the kernel's scheduler (each sched_yield() pushes its deadline back: a message
-   * waits for it 3.5 us at the median and 3 ms at the 90th percentile on the project's host, against 12-30 us to
-   * wake a blocked one), and blocking sooner gives the time back to the busy ranks (doc/performance.md, "Waiting
-   * on an oversubscribed host: block after 1 ms"). */
+   * are busy is picked last by the kernel's scheduler (each sched_yield() pushes its deadline back): a flag set by
+   * a busy process reaches it after 3.1-3.7 ms at the 90th percentile on the project's host, a blocked one is
+   * woken in 3.5 us (bench/sched_wait_latency.c; doc/performance.md, "Waiting on an oversubscribed host: block
+   * after 1 ms"). */
   v = oversubscribed ? 1000 : 10000;
   s = getenv("NMAD_YIELD_US");
   if (s && *s && (nm_config_parse_size(s, &v) || v > 100000000)) {
