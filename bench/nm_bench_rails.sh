@@ -6,14 +6,16 @@
 #                                [--no-sim] [--local sm|shm] [--out DIR]
 #
 # Real processes (2 ranks on this host, one per core, nmad-run --bind-to core): NMAD_DRIVER = L, tcp, L+tcp
-# and tcp+tcp, L the local driver (--local: sm, nmad's own and the default, or shm, libfabric's), and L once
-# more (the null contender: the same configuration twice shows the machine's spread), each --repeat times, by
+# and tcp+tcp, L the local driver (--local: sm, nmad's own and the default, or shm, libfabric's), and L and tcp
+# once more (the null contenders: the same configuration twice shows the machine's spread, tcp's being the
+# larger), each --repeat times, by
 # rounds (every contender once per round, round k starting at the k-th contender so that no configuration always
 # runs right after the same one), keeping per size the run with the lowest median (bench/nm_bench_lib.sh
 # best_rows), so that a burst of load on this shared machine does not decide a ratio. Reported: bandwidth = size /
 # median one-way time (MB/s, 1 MB = 1e6 B), and
 #   L+tcp / max(L, tcp)   and   tcp+tcp / tcp        (the issue's bar: never below 0.95)
-# each also as the median over the rounds of that round's ratio, and L again / L the same way (the noise floor).
+# each also as the median over the rounds of that round's ratio, and L again / L, tcp again / tcp the same way
+# (the noise floors of the two ratios).
 # Simulation (nmad-sim, deterministic): nm_bench_pingpong on doc/platforms/two-nic-16.xml (two equal NICs per
 # host, CM02) with NMAD_DRIVER=sim and sim+sim; ratio sim+sim / sim (the issue's bar: at least 1.8 for large
 # messages).
@@ -76,8 +78,8 @@ SUMMARY=$OUT/summary.txt
 } >>"$SUMMARY"
 
 if [[ $REAL == 1 ]]; then
-  NAMES=("$L" tcp "${L}_tcp" tcp_tcp "${L}_again")
-  DRIVERS=("$L" tcp "$L+tcp" tcp+tcp "$L")
+  NAMES=("$L" tcp "${L}_tcp" tcp_tcp "${L}_again" tcp_again)
+  DRIVERS=("$L" tcp "$L+tcp" tcp+tcp "$L" tcp)
   n=${#NAMES[@]}
   for ((k = 1; k <= REPEAT; k++)); do
     for ((j = 0; j < n; j++)); do
@@ -89,18 +91,19 @@ if [[ $REAL == 1 ]]; then
     best_rows "$OUT/rails-$name.csv" "$OUT"/rails-"$name"-[0-9]*.csv
   done
   # Per size, the median over the rounds of each round's ratio (the contenders of a round ran seconds apart).
-  round_ratios() { # size -> "L+tcp/best tcp+tcp/tcp L-again/L"
-    local k a b c e z r1=() r2=() r3=()
+  round_ratios() { # size -> "L+tcp/best tcp+tcp/tcp L-again/L tcp-again/tcp"
+    local k a b c e z t r1=() r2=() r3=() r4=()
     for ((k = 1; k <= REPEAT; k++)); do
       a=$(bw_of "$OUT/rails-$L-$k.csv" "$1") b=$(bw_of "$OUT/rails-tcp-$k.csv" "$1")
       c=$(bw_of "$OUT/rails-${L}_tcp-$k.csv" "$1") e=$(bw_of "$OUT/rails-tcp_tcp-$k.csv" "$1")
-      z=$(bw_of "$OUT/rails-${L}_again-$k.csv" "$1")
+      z=$(bw_of "$OUT/rails-${L}_again-$k.csv" "$1") t=$(bw_of "$OUT/rails-tcp_again-$k.csv" "$1")
       [[ -n $c ]] && r1+=("$(ratio "$c" "$(maxof "$a" "$b")")")
       [[ -n $e ]] && r2+=("$(ratio "$e" "$b")")
       [[ -n $z ]] && r3+=("$(ratio "$z" "$a")")
+      [[ -n $t ]] && r4+=("$(ratio "$t" "$b")")
     done
     local m
-    for m in r1 r2 r3; do
+    for m in r1 r2 r3 r4; do
       local -n arr=$m
       printf '%s ' "$(printf '%s\n' "${arr[@]}" | grep -v '^-' | median)"
     done
@@ -109,13 +112,13 @@ if [[ $REAL == 1 ]]; then
   {
     echo
     echo "## real processes (bandwidth MB/s; best of $REPEAT rounds, and the median over the rounds of each round's ratio)"
-    echo "| size | $L | tcp | $L+tcp | $L+tcp / best single | (round median) | tcp+tcp | tcp+tcp / tcp | (round median) | $L again / $L (round median) |"
-    echo "|---|---|---|---|---|---|---|---|---|---|"
+    echo "| size | $L | tcp | $L+tcp | $L+tcp / best single | (round median) | tcp+tcp | tcp+tcp / tcp | (round median) | $L again / $L (round median) | tcp again / tcp (round median) |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
     for s in $(awk -F, 'NR > 1 { print $1 }' "$OUT/rails-$L.csv" 2>/dev/null); do
       a=$(bw_of "$OUT/rails-$L.csv" "$s") b=$(bw_of "$OUT/rails-tcp.csv" "$s")
       c=$(bw_of "$OUT/rails-${L}_tcp.csv" "$s") e=$(bw_of "$OUT/rails-tcp_tcp.csv" "$s")
-      read -r m1 m2 m3 <<<"$(round_ratios "$s")"
-      echo "| $s | $a | $b | $c | $(ratio "$c" "$(maxof "$a" "$b")") | ${m1:--} | $e | $(ratio "$e" "$b") | ${m2:--} | ${m3:--} |"
+      read -r m1 m2 m3 m4 <<<"$(round_ratios "$s")"
+      echo "| $s | $a | $b | $c | $(ratio "$c" "$(maxof "$a" "$b")") | ${m1:--} | $e | $(ratio "$e" "$b") | ${m2:--} | ${m3:--} | ${m4:--} |"
     done
   } >>"$SUMMARY"
 fi

@@ -193,9 +193,8 @@ static void nm_coll_local_copy(nm_mpi_coll_sched_t *s, int round, const void *sb
  *  - PACKED: predefined op on a homogeneous type of a contiguous basic type: work buffers are packed bytes,
  *    the op gets (count x basic_count, basic);
  *  - LAYOUT: anything else (user op on a non-contiguous type...): work buffers have the datatype's layout
- *    (true extent), are packed to be sent and unpacked when received, and the op gets (count, dt);
- *  - INT_MAX: ints, maximum, without the op table (nm_mpi_coll_allreduce_int_max). */
-enum nm_coll_red_mode_e { NM_COLL_RED_CONTIG, NM_COLL_RED_PACKED, NM_COLL_RED_LAYOUT, NM_COLL_RED_INT_MAX };
+ *    (true extent), are packed to be sent and unpacked when received, and the op gets (count, dt). */
+enum nm_coll_red_mode_e { NM_COLL_RED_CONTIG, NM_COLL_RED_PACKED, NM_COLL_RED_LAYOUT };
 
 struct nm_coll_red_s {
   nm_mpi_coll_sched_t *s;
@@ -225,12 +224,7 @@ static void nm_coll_red_init(struct nm_coll_red_s *R, nm_mpi_coll_sched_t *s, co
   R->op = op;
   R->adt = dt;
   R->acount = count;
-  R->commute = !o || o->commute;
-  if (!o || !d) {
-    R->mode = NM_COLL_RED_INT_MAX;
-    R->pbytes = R->wbytes = (size_t)count * sizeof(int);
-    return;
-  }
+  R->commute = o->commute;
   struct nm_mpi_datatype_s *b = d->basic != MPI_DATATYPE_NULL ? nm_mpi_datatype_get(d->basic) : NULL;
   R->pbytes = nm_coll_bytes(d, count);
   R->wbytes = R->pbytes;
@@ -303,7 +297,7 @@ static const void *nm_coll_red_packed(struct nm_coll_red_s *R, int round, const 
 /** Work buffer @p w -> user buffer @p ubuf. */
 static void nm_coll_red_store(struct nm_coll_red_s *R, int round, const void *w, void *ubuf)
 {
-  if (R->mode == NM_COLL_RED_CONTIG || R->mode == NM_COLL_RED_INT_MAX) {
+  if (R->mode == NM_COLL_RED_CONTIG) {
     nm_mpi_coll_sched_copy(R->s, round, (char *)ubuf + R->shift, w, R->pbytes);
     return;
   }
@@ -331,11 +325,8 @@ static void nm_coll_red_recv(struct nm_coll_red_s *R, int round, int peer, void 
 /** inout = in op inout, on work buffers. */
 static void nm_coll_red_apply(struct nm_coll_red_s *R, int round, const void *in, void *inout)
 {
-  if (R->mode == NM_COLL_RED_INT_MAX)
-    nm_mpi_coll_sched_int_max(R->s, round, in, inout, R->count);
-  else
-    nm_mpi_coll_sched_reduce(R->s, round, R->op, nm_coll_red_base(R, in), nm_coll_red_base(R, inout), R->acount,
-                             R->adt);
+  nm_mpi_coll_sched_reduce(R->s, round, R->op, nm_coll_red_base(R, in), nm_coll_red_base(R, inout), R->acount,
+                           R->adt);
 }
 
 /* ---------------------------------------------------------------- reductions: MPI operators as native ones */
@@ -361,7 +352,7 @@ static int nm_coll_mpi_combine(void *ref, const void *in, void *inout, nm_len_t 
     return nm_mpi_op_apply(m->op, (const char *)in - m->shift, (char *)inout - m->shift, (int)count, m->adt);
   case NM_COLL_RED_PACKED:
     return nm_mpi_op_apply(m->op, in, inout, (int)count * m->mult, m->adt);
-  case NM_COLL_RED_LAYOUT: {
+  default: { /* LAYOUT */
     /* a user op on a non-contiguous type wants the type's layout: unpack both operands, apply, pack back */
     char *a = m->la - m->shift, *b = m->lb - m->shift;
     nm_mpi_datatype_unpack(m->d, in, (MPI_Count)(count * m->esize), a, (MPI_Count)count);
@@ -369,14 +360,6 @@ static int nm_coll_mpi_combine(void *ref, const void *in, void *inout, nm_len_t 
     int err = nm_mpi_op_apply(m->op, a, b, (int)count, m->adt);
     nm_mpi_datatype_pack(m->d, b, (MPI_Count)count, inout);
     return err;
-  }
-  default: {
-    const int *x = in;
-    int *y = inout;
-    for (nm_len_t i = 0; i < count; i++)
-      if (x[i] > y[i])
-        y[i] = x[i];
-    return 0;
   }
   }
 }
@@ -398,15 +381,14 @@ static void nm_coll_mpi_op(struct nm_coll_red_s *R, struct nm_coll_op_s *nop)
     m->la = nm_coll_red_work(R);
     m->lb = nm_coll_red_work(R);
   }
-  if (R->mode != NM_COLL_RED_INT_MAX)
-    nm_mpi_coll_sched_hold_op(R->s, R->op); /* a user op may be freed before the collective completes */
+  nm_mpi_coll_sched_hold_op(R->s, R->op); /* a user op may be freed before the collective completes */
 }
 
-/** Where a native reduction whose result goes to @p out works for @p R: @p out's bytes when contiguous (CONTIG,
- *  INT_MAX), else a scratch vector of packed elements, @p in (if not NULL) packed into it in round 0. */
+/** Where a native reduction whose result goes to @p out works for @p R: @p out's bytes when contiguous (CONTIG),
+ *  else a scratch vector of packed elements, @p in (if not NULL) packed into it in round 0. */
 static char *nm_coll_mpi_vec(struct nm_coll_red_s *R, const void *in, void *out)
 {
-  if (R->mode == NM_COLL_RED_CONTIG || R->mode == NM_COLL_RED_INT_MAX)
+  if (R->mode == NM_COLL_RED_CONTIG)
     return (char *)out + R->shift;
   char *v = nm_mpi_coll_sched_alloc(R->s, R->pbytes);
   if (v && in)
@@ -417,7 +399,7 @@ static char *nm_coll_mpi_vec(struct nm_coll_red_s *R, const void *in, void *out)
 /** The native result vector @p v back into the user's @p ubuf in @p round (nothing when it is ubuf itself). */
 static void nm_coll_mpi_unvec(struct nm_coll_red_s *R, int round, const char *v, void *ubuf)
 {
-  if (v && R->mode != NM_COLL_RED_CONTIG && R->mode != NM_COLL_RED_INT_MAX)
+  if (v && R->mode != NM_COLL_RED_CONTIG)
     nm_mpi_coll_sched_unpack(R->s, round, R->d, v, (MPI_Count)R->pbytes, ubuf, R->count);
 }
 
@@ -1352,29 +1334,6 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 {
   NM_MPI_LOCKED();
   return nm_mpi_coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, request, 1, __func__);
-}
-
-int nm_mpi_coll_allreduce_int_max(MPI_Comm comm, int *values, int n)
-{
-  struct nm_mpi_comm_s *c = nm_mpi_comm_get(comm);
-  nm_mpi_coll_sched_t *s;
-  struct nm_coll_red_s R;
-  if (!c || c->is_inter)
-    return MPI_ERR_COMM;
-  if (n < 0 || (n > 0 && !values))
-    return MPI_ERR_ARG;
-  s = nm_mpi_coll_sched_new(c, comm, 1);
-  if (!s)
-    return MPI_ERR_NO_MEM;
-  if (n > 0 && c->size > 1) {
-    struct nm_coll_op_s nop;
-    struct nm_coll_group_s group = nm_coll_comm_group(c);
-    nm_coll_red_init(&R, s, c, NULL, MPI_INT, n, MPI_MAX, NULL);
-    nm_coll_mpi_op(&R, &nop);
-    nm_coll_build_error(s, nm_coll_allreduce_build(nm_mpi_coll_sched_native(s), 0, &group, c->rank, NULL, values,
-                                                   (nm_len_t)n, &nop, NM_COLL_ALLREDUCE_AUTO, NULL));
-  }
-  return nm_mpi_coll_sched_run(s);
 }
 
 /** Reduce_scatter(_block): collectives/reduce_scatter.c on packed elements (its algorithm by size and operator). */

@@ -170,16 +170,6 @@ static int nm_mpi_coll_do_reduce(const struct nm_coll_local_s *a)
   return nm_mpi_op_apply((MPI_Op)a->i[0], a->src, a->dst, (int)a->count, (MPI_Datatype)a->i[1]);
 }
 
-static int nm_mpi_coll_do_int_max(const struct nm_coll_local_s *a)
-{
-  const int *in = a->src;
-  int *inout = a->dst;
-  for (int64_t i = 0; i < a->count; i++)
-    if (in[i] > inout[i])
-      inout[i] = in[i];
-  return 0;
-}
-
 void nm_mpi_coll_sched_pack(nm_mpi_coll_sched_t *s, int round, struct nm_mpi_datatype_s *d, const void *buf,
                             MPI_Count count, void *out)
 {
@@ -219,14 +209,6 @@ void nm_mpi_coll_sched_hold_op(nm_mpi_coll_sched_t *s, MPI_Op mop)
     nm_mpi_op_hold(mop);
     h->op = mop;
   }
-}
-
-void nm_mpi_coll_sched_int_max(nm_mpi_coll_sched_t *s, int round, const int *in, int *inout, int count)
-{
-  if (count == 0)
-    return;
-  struct nm_coll_local_s a = {.src = in, .dst = inout, .count = count};
-  nm_coll_sched_local(s->ns, round, nm_mpi_coll_do_int_max, &a);
 }
 
 /* ---------------------------------------------------------------- running */

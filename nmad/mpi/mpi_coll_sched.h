@@ -68,8 +68,6 @@ void nm_mpi_coll_sched_unpack(nm_mpi_coll_sched_t *s, int round, struct nm_mpi_d
 /** inout = in op inout (nm_mpi_op_apply). */
 void nm_mpi_coll_sched_reduce(nm_mpi_coll_sched_t *s, int round, MPI_Op op, const void *in, void *inout, int count,
                               MPI_Datatype dt);
-/** inout[i] = max(in[i], inout[i]) on ints, without the op table (context agreement runs before it may exist). */
-void nm_mpi_coll_sched_int_max(nm_mpi_coll_sched_t *s, int round, const int *in, int *inout, int count);
 
 /** Post round 0 (and every round that completes at once). @return MPI_SUCCESS or the build error; on error the
  *  schedule is destroyed. */

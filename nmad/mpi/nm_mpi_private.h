@@ -276,9 +276,6 @@ int nm_mpi_request_start(struct nm_mpi_request_s *r);
 
 int nm_mpi_coll_init(void);
 void nm_mpi_coll_finalize(void);
-/** Small blocking allreduce(MAX) of ints over @p comm on its collective context (used to agree on new context
- *  ids by mpi_comm.c). @return MPI code. */
-int nm_mpi_coll_allreduce_int_max(MPI_Comm comm, int *values, int n);
 
 /* ---------------------------------------------------------------- errors (mpi_env.c) */
 
