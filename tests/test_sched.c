@@ -106,6 +106,80 @@ START_TEST(test_unpaced_driver_holds_one_gate)
 }
 END_TEST
 
+/* A driver that copies packets at post (NM_DRV_F_SEND_AT_POST, as sm): the core writes the packet of a lone small
+ * send around the caller's bytes (a header piece and a payload piece, no packet wrapper) and the send completes at
+ * post; what follows it to the same gate in the same pass still waits for the next pass and aggregates, and a sync
+ * send still waits for its ACK. */
+static struct nm_drv_s *send_at_post_driver(void)
+{
+  struct nm_drv_s *drv = gate(1)->rails[0].drv;
+  drv->ops = &fake_drv_gather_ops; /* sendv() */
+  drv->props.flags = (drv->props.flags & ~NM_DRV_F_PACED) | NM_DRV_F_SEND_AT_POST;
+  drv->props.inject_size = drv->props.max_packet;
+  return drv;
+}
+
+START_TEST(test_direct_send_lone_small)
+{
+  setup_strategy("prio");
+  send_at_post_driver();
+  nm_sr_request_t r1, a, b, sync;
+  struct nm_wire_chunk_s ch[2];
+  ck_assert_int_eq(nm_sr_isend(sess, gate(1), 7, "one", 4, &r1), 0);
+  ck_assert_int_eq(fake->n_pkts, 1);
+  ck_assert_int_eq(fake->pkts[0].pieces, 2); /* written around the caller's bytes */
+  ck_assert_int_eq(nm_sr_stest(sess, &r1), 0); /* done at post, no progress call */
+  ck_assert_int_eq(decode(0, ch, 2), 1);
+  ck_assert_uint_eq(ch[0].tag, 7);
+  ck_assert_uint_eq(ch[0].len, 4);
+  ck_assert_str_eq((const char *)ch[0].payload, "one");
+  ck_assert_int_eq(nm_sr_isend(sess, gate(1), 8, "a", 2, &a), 0);
+  ck_assert_int_eq(nm_sr_isend(sess, gate(1), 8, "b", 2, &b), 0);
+  ck_assert_int_eq(fake->n_pkts, 1); /* the gate is busy for this pass */
+  nm_core_progress(core);
+  ck_assert_int_eq(fake->n_pkts, 2);
+  ck_assert_int_eq(decode(1, ch, 2), 2); /* a and b aggregated, in order */
+  ck_assert_str_eq((const char *)ch[0].payload, "a");
+  ck_assert_str_eq((const char *)ch[1].payload, "b");
+  ck_assert_int_eq(nm_sr_stest(sess, &b), 0);
+  ck_assert_int_eq(nm_sr_issend(sess, gate(2), 9, "s", 2, &sync), 0);
+  ck_assert_int_eq(fake->n_pkts, 3);
+  ck_assert_int_eq(nm_sr_stest(sess, &sync), -NM_EAGAIN); /* a sync send waits for its ACK */
+  teardown();
+}
+END_TEST
+
+/* A send refused by the driver waits for a retry; the next send to that gate must not pass it. */
+START_TEST(test_direct_send_behind_refused)
+{
+  setup_strategy("prio");
+  send_at_post_driver();
+  nm_sr_request_t r0, r1;
+  fake->refuse = 1;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(1), 5, "first", 6, &r0), 0);
+  ck_assert_int_eq(fake->n_pkts, 0);
+  fake->refuse = 0;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(1), 5, "second", 7, &r1), 0); /* not before the refused packet */
+  for (int pass = 0; pass < 3; pass++)
+    nm_core_progress(core);
+  ck_assert_int_ge(fake->n_pkts, 1);
+  struct nm_wire_chunk_s ch[2];
+  int n = decode(0, ch, 2);
+  ck_assert_str_eq((const char *)ch[0].payload, "first");
+  if (n == 1) {
+    ck_assert_int_eq(fake->n_pkts, 2);
+    ck_assert_int_eq(decode(1, ch, 2), 1);
+    ck_assert_str_eq((const char *)ch[0].payload, "second");
+  } else {
+    ck_assert_str_eq((const char *)ch[1].payload, "second");
+  }
+  ck_assert_uint_lt(ch[0].seq, 2);
+  ck_assert_int_eq(nm_sr_stest(sess, &r0), 0);
+  ck_assert_int_eq(nm_sr_stest(sess, &r1), 0);
+  teardown();
+}
+END_TEST
+
 START_TEST(test_prio_across_gates)
 {
   check_across_gates("prio", 1);
@@ -953,6 +1027,8 @@ int main(void)
   tcase_add_test(t, test_prio_place_many_prios);
   tcase_add_test(t, test_default_strategy_prio_aggreg);
   tcase_add_test(t, test_yield_phase_by_oversubscription);
+  tcase_add_test(t, test_direct_send_lone_small);
+  tcase_add_test(t, test_direct_send_behind_refused);
   tcase_add_test(t, test_rdv_accept_covers);
   tcase_add_test(t, test_refused_packet_counted);
   tcase_add_test(t, test_burst_waits_for_first_rail);

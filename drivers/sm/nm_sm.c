@@ -94,6 +94,7 @@ static int nm_sm_open(struct nm_drv_s *drv, const char *word, int all_local)
   drv->props.max_packet = NM_SM_MAX_PACKET;
   drv->props.inject_size = NM_SM_MAX_PACKET; /* every packet is copied into the ring: done at post */
   drv->props.urgent_max = NM_SM_XMAX;
+  drv->props.flags |= NM_DRV_F_SEND_AT_POST; /* nm_sm_sendv() copies into the ring or refuses */
   drv->props.flags |= NM_DRV_F_RDV_GET; /* the receiver pulls (CMA) from the LRTS: see nm_driver.h */
   drv->props.max_large = (uint64_t)1 << 40;
   /* Nominal figures of this machine (doc/performance.md, "The sm driver"): ping-pong 8 B 0.2-0.3 us one way,

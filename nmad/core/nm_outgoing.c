@@ -339,6 +339,63 @@ int nm_core_schedule(nm_core_t core)
   return n;
 }
 
+/* Largest message nm_send_direct() takes: above it the copy, not the packet's set-up, is the cost. */
+#define NM_SEND_DIRECT_MAX 4096
+
+/* A small eager send posted to an idle gate whose one rail copies packets at post (NM_DRV_F_SEND_AT_POST: sm)
+ * leaves at once in a packet of its own, written around the caller's bytes, without the send queue, a packet
+ * wrapper and the strategy's loop: with nothing queued on the gate, nothing more urgent waiting anywhere, no
+ * refused packet and the rail free in this pass, that loop would build exactly this packet (one DATA chunk), at
+ * about twice the instructions (issue 18: a small collective's cost is its sends; doc/performance.md, "A lone
+ * small send goes straight to sm"). The rail then counts as busy until the next pass, as after any packet that
+ * completed at post, so that a burst behind this send aggregates as before. Sync sends, urgent ones (prio > 0:
+ * the strategy's express path) and messages that go by rendezvous or in pieces take the usual path.
+ * @return 1 if @p req left (completed), 0 if the caller queues it (nothing was done). */
+static int nm_send_direct(struct nm_gate_s *gate, struct nm_req_s *req)
+{
+  struct nm_core_s *core = gate->core;
+  if (gate->n_rails != 1 || gate->send_queue.head || gate->ctrl_head || gate->urgent_ns || core->n_retry ||
+      core->work_head || req->prio > 0 || (req->flags & NM_REQF_SYNC))
+    return 0;
+  struct nm_rail_s *rail = &gate->rails[0];
+  struct nm_drv_s *drv = rail->drv;
+  const uint64_t busy = core->pass + 1;
+  nm_len_t total = nm_req_total(req);
+  if (!(drv->props.flags & NM_DRV_F_SEND_AT_POST) || !drv->ops->sendv || rail->inflight || rail->retry || rail->inject_pass == busy ||
+      drv->inject_pass == busy || total > NM_SEND_DIRECT_MAX || nm_pw_req_rdv(gate, req))
+    return 0;
+  size_t len = NM_WIRE_PKT_HDR_LEN + nm_wire_data_size(total, 0, req->hdr_len > 0);
+  if (len > core->pw_cap || len > drv->props.inject_size)
+    return 0; /* the strategy would cut it (nm_frag_wanted()) */
+  uint8_t head[NM_WIRE_PKT_HDR_LEN + NM_WIRE_MSG_HDR_LEN + NM_WIRE_PREFIX_LEN];
+  size_t h = NM_WIRE_PKT_HDR_LEN + nm_wire_put_data_hdr(head + NM_WIRE_PKT_HDR_LEN, req->session->id, req->tag,
+                                                        req->seq, (uint32_t)total, 0, 0, (uint32_t)req->hdr_len);
+  nm_wire_put_pkt_hdr_key(head, 1, (uint32_t)core->rank, (uint32_t)len, core->door.job_key);
+  struct iovec iov[3];
+  int n = 0;
+  iov[n++] = (struct iovec){head, h};
+  if (req->hdr_len)
+    iov[n++] = (struct iovec){(void *)req->hdr, req->hdr_len};
+  if (req->len)
+    iov[n++] = (struct iovec){(void *)req->buf, req->len};
+  drv->quiet_calls = 0;
+  int rc = drv->ops->sendv(drv, rail->peer, iov, n, len, NULL);
+  if (rc == -NM_EAGAIN)
+    return 0;
+  if (rc < 0) {
+    nm_req_complete(req, -NM_ECLOSED);
+    nm_gate_fail(gate, -NM_ECLOSED);
+    return 1;
+  }
+  nm_credit_charge(gate, total);
+  rail->inject_pass = busy;
+  if (drv->props.flags & NM_DRV_F_PACED)
+    drv->inject_pass = busy;
+  req->state = NM_RS_PACKED;
+  nm_req_complete(req, NM_ESUCCESS);
+  return 1;
+}
+
 int nm_core_post_send(struct nm_req_s *req)
 {
   struct nm_gate_s *gate = req->gate;
@@ -353,9 +410,11 @@ int nm_core_post_send(struct nm_req_s *req)
     return -NM_ENOMEM;
   }
   req->seq = s->next_send++;
+  req->frag_off = 0;
+  if (nm_send_direct(gate, req))
+    return NM_ESUCCESS;
   req->state = NM_RS_QUEUED;
   struct nm_core_s *core = gate->core;
-  req->frag_off = 0;
   core->cfg.strategy->pack_data(gate, req);
   /* Post now unless gates with more urgent work wait for the drivers: they go first, at the next pass. */
   if (!core->work_head || core->work_prio_max <= req->prio)
