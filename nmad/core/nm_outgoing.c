@@ -361,8 +361,8 @@ static int nm_send_direct(struct nm_gate_s *gate, struct nm_req_s *req)
   struct nm_drv_s *drv = rail->drv;
   const uint64_t busy = core->pass + 1;
   nm_len_t total = nm_req_total(req);
-  if (!(drv->props.flags & NM_DRV_F_SEND_AT_POST) || !drv->ops->sendv || rail->inflight || rail->retry || rail->inject_pass == busy ||
-      drv->inject_pass == busy || total > NM_SEND_DIRECT_MAX || nm_pw_req_rdv(gate, req))
+  if (!(drv->props.flags & NM_DRV_F_SEND_AT_POST) || !drv->ops->sendv || rail->inflight || rail->retry ||
+      rail->inject_pass == busy || drv->inject_pass == busy || total > NM_SEND_DIRECT_MAX || nm_pw_req_rdv(gate, req))
     return 0;
   size_t len = NM_WIRE_PKT_HDR_LEN + nm_wire_data_size(total, 0, req->hdr_len > 0);
   if (len > core->pw_cap || len > drv->props.inject_size)
