@@ -9,7 +9,9 @@
  *   yield  - sched_yield() in a loop (nmad's yield phase, Open MPI's mpi_yield_when_idle)
  *   spin   - a bare loop
  *   sleep  - nanosleep() of 1 us in a loop
- *   futex  - FUTEX_WAIT, woken by the setter's FUTEX_WAKE (like a blocked nmad rank woken through sm's pipe)
+ *   futex  - FUTEX_WAIT, woken by the setter's FUTEX_WAKE
+ *   pipe   - ppoll() on a pipe with a 100 ms timeout, woken by the setter's one-byte write (a blocked nmad rank
+ *            woken through sm's pipe: nm_core_block(), nm_sm_wake())
  * and reports the time from the store to the waiter's load (CLOCK_MONOTONIC of one host): min, median, 90th
  * percentile, max, in us. On a host with at least three free cores every mode is near 0.
  *
@@ -18,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include <linux/futex.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -32,7 +35,7 @@
 
 #define SWL_MAX 10000
 
-enum swl_mode { SWL_YIELD, SWL_SPIN, SWL_SLEEP, SWL_FUTEX };
+enum swl_mode { SWL_YIELD, SWL_SPIN, SWL_SLEEP, SWL_FUTEX, SWL_PIPE, SWL_NMODES };
 
 struct swl_shared {
   _Atomic uint64_t set_at; /* when the flag was set, ns */
@@ -55,6 +58,8 @@ static int swl_cmp(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
+static int swl_pipe[2]; /* SWL_PIPE: the setter writes [1], the waiter polls [0] */
+
 static void swl_waiter(struct swl_shared *s, enum swl_mode mode, int n)
 {
   for (int i = 0; i < n; i++) {
@@ -66,6 +71,12 @@ static void swl_waiter(struct swl_shared *s, enum swl_mode mode, int n)
         nanosleep(&ts, NULL);
       } else if (mode == SWL_FUTEX) {
         syscall(SYS_futex, &s->flag, FUTEX_WAIT, 0, NULL, NULL, 0);
+      } else if (mode == SWL_PIPE) {
+        struct pollfd p = {swl_pipe[0], POLLIN, 0};
+        struct timespec ts = {0, 100000000};
+        char b;
+        if (ppoll(&p, 1, &ts, NULL) > 0 && read(swl_pipe[0], &b, 1) < 0)
+          break;
       }
     }
     s->lat_us[i] = (double)(swl_now() - atomic_load(&s->set_at)) / 1e3;
@@ -85,6 +96,8 @@ static void swl_setter(struct swl_shared *s, enum swl_mode mode, int n)
     atomic_store(&s->flag, 1);
     if (mode == SWL_FUTEX)
       syscall(SYS_futex, &s->flag, FUTEX_WAKE, 1, NULL, NULL, 0);
+    if (mode == SWL_PIPE && write(swl_pipe[1], "", 1) < 0)
+      break;
     while (!atomic_load(&s->ack))
       ;
     atomic_store(&s->ack, 0);
@@ -94,19 +107,21 @@ static void swl_setter(struct swl_shared *s, enum swl_mode mode, int n)
 
 int main(int argc, char **argv)
 {
-  static const char *const names[] = {"yield", "spin", "sleep", "futex"};
+  static const char *const names[SWL_NMODES] = {"yield", "spin", "sleep", "futex", "pipe"};
   int mode = -1, n = argc > 2 ? atoi(argv[2]) : 0;
-  for (int m = 0; argc > 1 && m < 4; m++)
+  for (int m = 0; argc > 1 && m < SWL_NMODES; m++)
     if (strcmp(argv[1], names[m]) == 0)
       mode = m;
   if (mode < 0 || n < 1 || n > SWL_MAX) {
-    fprintf(stderr, "usage: %s yield|spin|sleep|futex COUNT (1..%d)\n", argv[0], SWL_MAX);
+    fprintf(stderr, "usage: %s yield|spin|sleep|futex|pipe COUNT (1..%d)\n", argv[0], SWL_MAX);
     return 2;
   }
   struct swl_shared *s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (s == MAP_FAILED)
     return 1;
   memset(s, 0, sizeof(*s));
+  if (pipe(swl_pipe) != 0)
+    return 1;
   pid_t pid[3];
   for (int r = 0; r < 3; r++) {
     pid[r] = fork();
