@@ -142,8 +142,16 @@ START_TEST(test_direct_send_lone_small)
   ck_assert_str_eq((const char *)ch[0].payload, "a");
   ck_assert_str_eq((const char *)ch[1].payload, "b");
   ck_assert_int_eq(nm_sr_stest(sess, &b), 0);
-  ck_assert_int_eq(nm_sr_issend(sess, gate(2), 9, "s", 2, &sync), 0);
+  struct nm_req_s withhdr; /* a header prefix (rpc) travels in the same packet, as a third piece */
+  ck_assert_int_eq(nm_core_req_isend(&withhdr, sess, gate(3), 4, "HDR", 4, "body", 5, NM_CORE_REQ_FRESH), 0);
   ck_assert_int_eq(fake->n_pkts, 3);
+  ck_assert_int_eq(fake->pkts[2].pieces, 3);
+  ck_assert_int_eq(decode(2, ch, 2), 1);
+  ck_assert_uint_eq(ch[0].prefix_len, 4);
+  ck_assert_uint_eq(ch[0].len, 9);
+  ck_assert_mem_eq(ch[0].payload, "HDR\0body", 9);
+  ck_assert_int_eq(nm_sr_issend(sess, gate(2), 9, "s", 2, &sync), 0);
+  ck_assert_int_eq(fake->n_pkts, 4);
   ck_assert_int_eq(nm_sr_stest(sess, &sync), -NM_EAGAIN); /* a sync send waits for its ACK */
   teardown();
 }
