@@ -248,6 +248,20 @@ void nm_strat_pw_drop(struct nm_pw_s *pw)
   nm_pool_put(&pw->gate->core->pw_pool, pw);
 }
 
+/* A packet of @p gate completed at post on @p rail: the gate's rail counts as busy until the next progress pass, so
+ * that a burst of sends to it between two passes is aggregated instead of going one by one; so does the whole
+ * driver if its peers share one queue (NM_DRV_F_PACED), so that the next pass picks the most urgent gate's packet.
+ * The pieces of a message being cut are one message: they go on at once. */
+static void nm_rail_done_at_post(struct nm_gate_s *gate, struct nm_rail_s *rail)
+{
+  if (nm_frag_cutting(gate))
+    return;
+  const uint64_t busy = gate->core->pass + 1;
+  rail->inject_pass = busy;
+  if (rail->drv->props.flags & NM_DRV_F_PACED)
+    rail->drv->inject_pass = busy;
+}
+
 int nm_strat_pw_post(struct nm_pw_s *pw)
 {
   struct nm_gate_s *gate = pw->gate;
@@ -257,15 +271,8 @@ int nm_strat_pw_post(struct nm_pw_s *pw)
   /* Sealed again on a retry: harmless, the header depends on the packet only. */
   nm_wire_put_pkt_hdr_key(pw->buf, pw->n_chunks, (uint32_t)core->rank, (uint32_t)pw->len, core->door.job_key);
   int rc = nm_pw_send(drv, rail->peer, pw);
-  if (rc == 1) { /* completed at post: this gate's rail counts as busy until the next progress pass, so that a
-                  * burst of sends to it between two passes is aggregated instead of going one by one; so does the
-                  * whole driver if its peers share one queue (NM_DRV_F_PACED), so that the next pass picks the
-                  * most urgent gate's packet */
-    if (!nm_frag_cutting(gate)) { /* the pieces of a message being cut are one message: they go on at once */
-      rail->inject_pass = core->pass + 1;
-      if (drv->props.flags & NM_DRV_F_PACED)
-        drv->inject_pass = core->pass + 1;
-    }
+  if (rc == 1) {
+    nm_rail_done_at_post(gate, rail);
     nm_pw_complete(pw, NM_ESUCCESS);
   } else if (rc == 0) {
     rail->inflight++;
@@ -354,15 +361,16 @@ int nm_core_schedule(nm_core_t core)
 static int nm_send_direct(struct nm_gate_s *gate, struct nm_req_s *req)
 {
   struct nm_core_s *core = gate->core;
-  if (gate->n_rails != 1 || gate->send_queue.head || gate->ctrl_head || gate->urgent_ns || core->n_retry ||
-      core->work_head || req->prio > 0 || (req->flags & NM_REQF_SYNC))
-    return 0;
   struct nm_rail_s *rail = &gate->rails[0];
   struct nm_drv_s *drv = rail->drv;
-  const uint64_t busy = core->pass + 1;
+  if (gate->n_rails != 1 || !(drv->props.flags & NM_DRV_F_SEND_AT_POST) || !drv->ops->sendv ||
+      gate->send_queue.head || gate->ctrl_head || gate->urgent_ns || core->n_retry || core->work_head ||
+      req->prio > 0 || (req->flags & NM_REQF_SYNC))
+    return 0;
+  const uint64_t busy = core->pass + 1; /* the stamp nm_rail_done_at_post() leaves for this pass */
   nm_len_t total = nm_req_total(req);
-  if (!(drv->props.flags & NM_DRV_F_SEND_AT_POST) || !drv->ops->sendv || rail->inflight || rail->retry ||
-      rail->inject_pass == busy || drv->inject_pass == busy || total > NM_SEND_DIRECT_MAX || nm_pw_req_rdv(gate, req))
+  if (rail->inflight || rail->retry || rail->inject_pass == busy || drv->inject_pass == busy ||
+      total > NM_SEND_DIRECT_MAX || nm_pw_req_rdv(gate, req))
     return 0;
   size_t len = NM_WIRE_PKT_HDR_LEN + nm_wire_data_size(total, 0, req->hdr_len > 0);
   if (len > core->pw_cap || len > drv->props.inject_size)
@@ -388,9 +396,7 @@ static int nm_send_direct(struct nm_gate_s *gate, struct nm_req_s *req)
     return 1;
   }
   nm_credit_charge(gate, total);
-  rail->inject_pass = busy;
-  if (drv->props.flags & NM_DRV_F_PACED)
-    drv->inject_pass = busy;
+  nm_rail_done_at_post(gate, rail);
   req->state = NM_RS_PACKED;
   nm_req_complete(req, NM_ESUCCESS);
   return 1;

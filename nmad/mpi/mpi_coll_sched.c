@@ -86,7 +86,7 @@ nm_mpi_coll_sched_t *nm_mpi_coll_sched_new(struct nm_mpi_comm_s *c, MPI_Comm com
     return NULL;
   }
   if (!blocking)
-    (void)nm_mpi_coll_seq_tag(c); /* taken: seq */
+    c->coll_seq++; /* the sequence tag is taken only once the schedule exists */
   *s = (nm_mpi_coll_sched_t){ns, c, comm, NULL};
   nm_coll_sched_on_free(ns, nm_mpi_coll_sched_free, s);
   return s;
