@@ -94,14 +94,19 @@ static int nm_bc_whole_tree(struct nm_bc_s *b, enum nm_coll_tree_kind_e kind)
  * and yielding at once would hand the core to ranks with nothing to do: measured over sm at 8 ranks on 2 cores
  * (doc/performance.md, "A flat broadcast's receivers spin for the root's row"), 8 B went from 1.2-15 us
  * (bimodal) to 1.0-1.8 us. A large message is pulled by each receiver, whose copy needs the cores: no spin. */
+uint64_t nm_coll_bcast_recv_spin_ns(nm_session_t session, enum nm_coll_bcast_algo_e algo, int n, nm_len_t len)
+{
+  nm_core_t core = nm_session_get_core(session);
+  uint32_t overhead_ns = 0;
+  if (algo != NM_COLL_BCAST_FLAT || n < 2 || !nm_core_job_oversubscribed(core) ||
+      len > nm_core_rdv_threshold(core) || nm_core_network_logp(core, NULL, &overhead_ns, NULL, NULL, NULL) != 0)
+    return 0;
+  return 2 * (uint64_t)(n - 1) * overhead_ns;
+}
+
 static uint64_t nm_bc_flat_spin_ns(const struct nm_bc_s *b)
 {
-  nm_core_t core = nm_session_get_core(nm_coll_sched_session(b->s));
-  uint32_t overhead_ns = 0;
-  if (!nm_core_job_oversubscribed(core) || b->len > nm_core_rdv_threshold(core) ||
-      nm_core_network_logp(core, NULL, &overhead_ns, NULL, NULL, NULL) != 0)
-    return 0;
-  return 2 * (uint64_t)(b->n - 1) * overhead_ns;
+  return nm_coll_bcast_recv_spin_ns(nm_coll_sched_session(b->s), NM_COLL_BCAST_FLAT, b->n, b->len);
 }
 
 static int nm_bc_flat(struct nm_bc_s *b)

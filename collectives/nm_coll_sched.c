@@ -315,6 +315,12 @@ static void nm_coll_sched_post(nm_coll_sched_t *s, struct nm_coll_op_s *op)
   nm_session_t session = s->session;
   int rc;
 
+  /* A small eager send that can leave in this call goes without a request: no monitor to run, nothing pending
+   * (half of such a send's instructions were its request: issue 18, doc/performance.md "A small collective's
+   * sends leave without a request"). */
+  if (op->kind == NM_COLL_OP_SEND && !(op->flags & NM_COLL_SEND_SYNC) &&
+      nm_sr_send_now(session, op->gate, s->tag, op->args.src, op->args.len) == 1)
+    return;
   s->pending++;
   if (op->kind == NM_COLL_OP_SEND) {
     nm_sr_send_init(session, &op->req);

@@ -4,7 +4,8 @@
  * from the last rank. Broadcasts follow each other back to back on one tag, so a message matched by the wrong
  * broadcast is detected. Each payload derives from (algorithm, root, size); every receiver checks every byte and
  * the guard bytes past the end. Argument checks (-NM_EINVAL) and the group of one too. Prints "PASS <phase>" on
- * rank 0; exits non-zero on the first failure. --quick: no 16 MiB broadcasts. */
+ * rank 0; exits non-zero on the first failure. --quick: no 16 MiB broadcasts. Also nm_coll_bcast_eager() mixed with
+ * schedules (phase_eager()). */
 #include <nmad/nm_coll_bcast.h>
 #include <nmad/nm_core.h>
 #include <nmad/nm_launcher.h>
@@ -86,6 +87,52 @@ static void phase_args(struct ctx *c)
   CHECK(nm_coll_bcast_algo_name(NM_COLL_BCAST_NALGOS) == NULL, "name of NALGOS");
 }
 
+static nm_gate_t gate_of(void *ref, int member) { return ((nm_gate_t *)ref)[member]; }
+
+/* nm_coll_bcast_eager() (collectives/bcast_eager.c), the blocking small broadcast without a schedule: even ranks
+ * take it, odd ranks build the schedule (nm_coll_bcast_array()), and their messages must pair, for every
+ * algorithm it takes (flat, chain, binary, binomial), several roots and 0 B to 4 KiB, back to back on one tag.
+ * It leaves the other algorithms and larger messages to the caller (returns 1, nothing posted). */
+static void phase_eager(struct ctx *c, int nroots, const int *roots)
+{
+  struct nm_coll_group_s g = {c->size, gate_of, c->gates, NULL, NULL};
+  const size_t sizes[] = {0, 1, 8, 1000, 4096};
+  uint8_t buf[4096 + GUARD];
+  for (int a = 0; a < NM_COLL_BCAST_NALGOS; a++) {
+    struct nm_coll_bcast_opts_s o = {.algo = (enum nm_coll_bcast_algo_e)a, .segment = SEGMENT};
+    int whole = a == NM_COLL_BCAST_FLAT || a == NM_COLL_BCAST_CHAIN || a == NM_COLL_BCAST_BINARY ||
+                a == NM_COLL_BCAST_BINOMIAL;
+    for (int r = 0; r < nroots; r++)
+      for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+        size_t len = sizes[s];
+        uint64_t seed = seed_of(a, roots[r], len) ^ 0xEA;
+        if (c->rank == roots[r])
+          fill(buf, len, seed);
+        else
+          memset(buf, 0x5A, len);
+        memset(buf + len, GUARD_BYTE, GUARD);
+        int rc = 1;
+        if (c->rank % 2 == 0) {
+          rc = nm_coll_bcast_eager(c->sess, &g, c->rank, roots[r], buf, len, TAG, &o, NULL, NULL);
+          CHECK(rc == (whole && c->size > 1 ? 0 : 1), "eager %s from root %d, %zu bytes: returned %d",
+                nm_coll_bcast_algo_name(o.algo), roots[r], len, rc);
+        }
+        if (rc == 1)
+          rc = nm_coll_bcast_array(c->sess, c->gates, c->size, c->rank, roots[r], buf, len, TAG, &o);
+        CHECK(rc == 0, "%s from root %d, %zu bytes (mixed): %s", nm_coll_bcast_algo_name(o.algo), roots[r], len,
+              nm_strerror(rc));
+        long bad = verify(buf, len, seed);
+        CHECK(bad < 0, "eager %s from root %d, %zu bytes: wrong byte at offset %ld", nm_coll_bcast_algo_name(o.algo),
+              roots[r], len, bad);
+        for (int i = 0; i < GUARD; i++)
+          CHECK(buf[len + i] == GUARD_BYTE, "eager %s: guard byte %d overwritten", nm_coll_bcast_algo_name(o.algo), i);
+      }
+  }
+  struct nm_coll_bcast_opts_s flat = {.algo = NM_COLL_BCAST_FLAT};
+  CHECK(nm_coll_bcast_eager(c->sess, &g, c->rank, 0, buf, 4097, TAG, &flat, NULL, NULL) == 1, "4097 B taken");
+  CHECK(nm_coll_bcast_eager(c->sess, &g, c->rank, c->size, buf, 8, TAG, &flat, NULL, NULL) == 1, "root = n taken");
+}
+
 int main(int argc, char **argv)
 {
   struct ctx c;
@@ -113,6 +160,8 @@ int main(int argc, char **argv)
   phase_args(&c);
   pass(&c, "argument checks");
   int roots[3] = {0, c.size / 2, c.size - 1}, nroots = c.size >= 3 ? 3 : c.size;
+  phase_eager(&c, nroots, roots);
+  pass(&c, "eager broadcasts mixed with schedules, 0 B .. 4 KiB");
   for (int a = 0; a < NM_COLL_BCAST_NALGOS; a++) {
     for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
       for (int r = 0; r < nroots; r++)

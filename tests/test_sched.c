@@ -157,6 +157,46 @@ START_TEST(test_direct_send_lone_small)
 }
 END_TEST
 
+/* nm_sr_send_now(): a lone small message leaves at once without a request, taking the next sequence number of
+ * (gate, tag); while the gate is busy for this pass, or a request is queued on it, or the driver is not one that
+ * copies at post, it is not taken and nothing is consumed: the request posted instead keeps the order. */
+START_TEST(test_send_now)
+{
+  setup_strategy("prio");
+  send_at_post_driver();
+  nm_sr_request_t r;
+  struct nm_wire_chunk_s ch[2];
+  ck_assert_int_eq(nm_sr_send_now(sess, gate(1), 6, "zero", 5), 1);
+  ck_assert_int_eq(fake->n_pkts, 1);
+  ck_assert_int_eq(decode(0, ch, 2), 1);
+  ck_assert_uint_eq(ch[0].seq, 0);
+  ck_assert_str_eq((const char *)ch[0].payload, "zero");
+  ck_assert_int_eq(nm_sr_send_now(sess, gate(1), 6, "one", 4), 0); /* busy for this pass: not taken */
+  ck_assert_int_eq(fake->n_pkts, 1);
+  ck_assert_int_eq(nm_sr_isend(sess, gate(1), 6, "one", 4, &r), 0); /* queued instead, with sequence 1 */
+  nm_core_progress(core);
+  ck_assert_int_eq(nm_sr_stest(sess, &r), 0);
+  ck_assert_int_eq(fake->n_pkts, 2);
+  ck_assert_int_eq(decode(1, ch, 2), 1);
+  ck_assert_uint_eq(ch[0].seq, 1);
+  nm_core_progress(core);
+  ck_assert_int_eq(nm_sr_send_now(sess, gate(1), 6, "two", 4), 1); /* idle again */
+  ck_assert_int_eq(decode(2, ch, 2), 1);
+  ck_assert_uint_eq(ch[0].seq, 2);
+  ck_assert_str_eq((const char *)ch[0].payload, "two");
+  static char big[8192];
+  ck_assert_int_eq(nm_sr_send_now(sess, gate(2), 6, big, sizeof(big)), 0); /* above 4 KiB */
+  ck_assert_int_eq(nm_sr_send_now(sess, gate(2), 6, NULL, 4), -NM_EINVAL);
+  ck_assert_int_eq(nm_sr_send_now(sess, NULL, 6, "x", 2), -NM_EINVAL);
+  ck_assert_int_eq(fake->n_pkts, 3);
+  teardown();
+  setup_strategy("prio"); /* a driver that does not copy at post (paced fake): never taken */
+  ck_assert_int_eq(nm_sr_send_now(sess, gate(1), 6, "x", 2), 0);
+  ck_assert_int_eq(fake->n_pkts, 0);
+  teardown();
+}
+END_TEST
+
 /* A send refused by the driver waits for a retry; the next send to that gate must not pass it. */
 START_TEST(test_direct_send_behind_refused)
 {
@@ -1037,6 +1077,7 @@ int main(void)
   tcase_add_test(t, test_yield_phase_by_oversubscription);
   tcase_add_test(t, test_direct_send_lone_small);
   tcase_add_test(t, test_direct_send_behind_refused);
+  tcase_add_test(t, test_send_now);
   tcase_add_test(t, test_rdv_accept_covers);
   tcase_add_test(t, test_refused_packet_counted);
   tcase_add_test(t, test_burst_waits_for_first_rail);

@@ -80,6 +80,20 @@ int nm_core_req_irecv(struct nm_req_s *req, nm_session_t session, nm_gate_t gate
                       void *buf, nm_len_t len, unsigned flags);
 
 /**
+ * @brief Send @p len bytes of @p buf to @p gate under @p tag at once, without a request, if the message can leave
+ *        in this call: an eager message of at most 4 KiB to an idle gate whose one rail copies packets at post
+ *        (sm), with nothing queued on the gate and nothing more urgent waiting (nm_outgoing.c, nm_send_direct_msg()).
+ *        It takes the next sequence number of (gate, tag) only when it leaves, so a message not taken is posted
+ *        the usual way (nm_core_req_isend()) and keeps its order. Issue 18, deliverable 3: a small collective's
+ *        sends without a request each.
+ * @param buf the data (@p len bytes), reusable as soon as this returns 1. @param len bytes (0 allowed).
+ * @return 1 the message left (it is complete), 0 not taken (nothing was done: post it as a request),
+ *         -NM_EINVAL (NULL session or gate, a gate of another core, NULL buffer with a length).
+ * Thread-safety: takes the core lock.
+ */
+int nm_core_send_now(nm_session_t session, nm_gate_t gate, nm_tag_t tag, const void *buf, nm_len_t len);
+
+/**
  * @brief The fast path of nm_sr_isend(): nm_core_req_isend(req, session, gate, tag, NULL, 0, buf, len,
  *        NM_CORE_REQ_FRESH), with nm_sr_isend()'s argument order, so that the interface's call is a jump.
  * @return as nm_core_req_isend(); -NM_EINVAL also for a NULL session. Thread-safety: takes the core lock.

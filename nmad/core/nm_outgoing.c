@@ -349,57 +349,100 @@ int nm_core_schedule(nm_core_t core)
 /* Largest message nm_send_direct() takes: above it the copy, not the packet's set-up, is the cost. */
 #define NM_SEND_DIRECT_MAX 4096
 
-/* A small eager send posted to an idle gate whose one rail copies packets at post (NM_DRV_F_SEND_AT_POST: sm)
+/* The message nm_send_direct_msg() writes: a request's fields, or nm_core_send_now()'s arguments. */
+struct nm_direct_msg_s {
+  uint32_t session;
+  nm_tag_t tag;
+  nm_seq_t seq;
+  const void *hdr;
+  nm_len_t hdr_len;
+  const void *buf;
+  nm_len_t len;
+};
+
+/* A small eager message to an idle gate whose one rail copies packets at post (NM_DRV_F_SEND_AT_POST: sm)
  * leaves at once in a packet of its own, written around the caller's bytes, without the send queue, a packet
  * wrapper and the strategy's loop: with nothing queued on the gate, nothing more urgent waiting anywhere, no
  * refused packet and the rail free in this pass, that loop would build exactly this packet (one DATA chunk), at
  * about twice the instructions (issue 18: a small collective's cost is its sends; doc/performance.md, "A lone
  * small send goes straight to sm"). The rail then counts as busy until the next pass, as after any packet that
- * completed at post, so that a burst behind this send aggregates as before. Sync sends, urgent ones (prio > 0:
- * the strategy's express path) and messages that go by rendezvous or in pieces take the usual path.
- * @return 1 if @p req left (completed), 0 if the caller queues it (nothing was done). */
-static int nm_send_direct(struct nm_gate_s *gate, struct nm_req_s *req)
+ * completed at post, so that a burst behind this message aggregates as before. The caller rules out what must
+ * take the usual path: sync, urgent (prio > 0: the strategy's express path) and forced-rendezvous sends.
+ * @return 1 if it left, 0 if not taken (nothing was done), -NM_ECLOSED if the driver failed (the gate failed). */
+static int nm_send_direct_msg(struct nm_gate_s *gate, const struct nm_direct_msg_s *m)
 {
   struct nm_core_s *core = gate->core;
   struct nm_rail_s *rail = &gate->rails[0];
   struct nm_drv_s *drv = rail->drv;
   if (gate->n_rails != 1 || !(drv->props.flags & NM_DRV_F_SEND_AT_POST) || !drv->ops->sendv ||
-      gate->send_queue.head || gate->ctrl_head || gate->urgent_ns || core->n_retry || core->work_head ||
-      req->prio > 0 || (req->flags & NM_REQF_SYNC))
+      gate->send_queue.head || gate->ctrl_head || gate->urgent_ns || core->n_retry || core->work_head)
     return 0;
   const uint64_t busy = core->pass + 1; /* the stamp nm_rail_done_at_post() leaves for this pass */
-  nm_len_t total = nm_req_total(req);
+  nm_len_t total = m->hdr_len + m->len;
   if (rail->inflight || rail->retry || rail->inject_pass == busy || drv->inject_pass == busy ||
-      total > NM_SEND_DIRECT_MAX || nm_pw_req_rdv(gate, req))
+      total > NM_SEND_DIRECT_MAX || total > core->cfg.rdv_threshold || nm_credit_short(gate, total))
     return 0;
-  size_t len = NM_WIRE_PKT_HDR_LEN + nm_wire_data_size(total, 0, req->hdr_len > 0);
+  size_t len = NM_WIRE_PKT_HDR_LEN + nm_wire_data_size(total, 0, m->hdr_len > 0);
   if (len > core->pw_cap || len > drv->props.inject_size)
     return 0; /* the strategy would cut it (nm_frag_wanted()) */
   uint8_t head[NM_WIRE_PKT_HDR_LEN + NM_WIRE_MSG_HDR_LEN + NM_WIRE_PREFIX_LEN];
-  size_t h = NM_WIRE_PKT_HDR_LEN + nm_wire_put_data_hdr(head + NM_WIRE_PKT_HDR_LEN, req->session->id, req->tag,
-                                                        req->seq, (uint32_t)total, 0, 0, (uint32_t)req->hdr_len);
+  size_t h = NM_WIRE_PKT_HDR_LEN + nm_wire_put_data_hdr(head + NM_WIRE_PKT_HDR_LEN, m->session, m->tag, m->seq,
+                                                        (uint32_t)total, 0, 0, (uint32_t)m->hdr_len);
   nm_wire_put_pkt_hdr_key(head, 1, (uint32_t)core->rank, (uint32_t)len, core->door.job_key);
   struct iovec iov[3];
   int n = 0;
   iov[n++] = (struct iovec){head, h};
-  if (req->hdr_len)
-    iov[n++] = (struct iovec){(void *)req->hdr, req->hdr_len};
-  if (req->len)
-    iov[n++] = (struct iovec){(void *)req->buf, req->len};
+  if (m->hdr_len)
+    iov[n++] = (struct iovec){(void *)m->hdr, m->hdr_len};
+  if (m->len)
+    iov[n++] = (struct iovec){(void *)m->buf, m->len};
   drv->quiet_calls = 0;
   int rc = drv->ops->sendv(drv, rail->peer, iov, n, len, NULL);
   if (rc == -NM_EAGAIN)
     return 0;
   if (rc < 0) {
-    nm_req_complete(req, -NM_ECLOSED);
     nm_gate_fail(gate, -NM_ECLOSED);
-    return 1;
+    return -NM_ECLOSED;
   }
   nm_credit_charge(gate, total);
   nm_rail_done_at_post(gate, rail);
+  return 1;
+}
+
+/* nm_send_direct_msg() for a posted send request: @return 1 if @p req completed (left, or failed with its gate),
+ * 0 if the caller queues it (nothing was done). */
+static int nm_send_direct(struct nm_gate_s *gate, struct nm_req_s *req)
+{
+  if (req->prio > 0 || (req->flags & (NM_REQF_SYNC | NM_REQF_RDV)))
+    return 0;
+  struct nm_direct_msg_s m = {req->session->id, req->tag, req->seq, req->hdr, req->hdr_len, req->buf, req->len};
+  int rc = nm_send_direct_msg(gate, &m);
+  if (rc == 0)
+    return 0;
+  if (rc < 0) {
+    nm_req_complete(req, rc);
+    return 1;
+  }
   req->state = NM_RS_PACKED;
   nm_req_complete(req, NM_ESUCCESS);
   return 1;
+}
+
+int nm_core_send_now(nm_session_t session, nm_gate_t gate, nm_tag_t tag, const void *buf, nm_len_t len)
+{
+  if (!session || !gate || gate->core != session->core || (len && !buf))
+    return -NM_EINVAL;
+  NM_CORE_LOCKED(session->core);
+  if (gate->status)
+    return 0; /* the usual path reports it on its request */
+  struct nm_seq_s *s = nm_gate_seq(gate, session->id, tag);
+  if (!s)
+    return 0;
+  struct nm_direct_msg_s m = {session->id, tag, s->next_send, NULL, 0, buf, len};
+  int rc = nm_send_direct_msg(gate, &m);
+  if (rc == 1)
+    s->next_send++;
+  return rc == 1; /* a driver failure failed the gate: the usual path completes its request with the error */
 }
 
 int nm_core_post_send(struct nm_req_s *req)

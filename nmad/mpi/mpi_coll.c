@@ -451,6 +451,26 @@ static int nm_coll_bcast_opts(struct nm_mpi_comm_s *c, size_t bytes, struct nm_c
 }
 
 
+/** nm_coll_wait_fn_t of the shim's blocking collectives. */
+static void nm_coll_mpi_wait(volatile int *flag, uint64_t spin_ns, void *ref)
+{
+  (void)ref;
+  nm_mpi_coll_wait_flag(flag, spin_ns);
+}
+
+/** A blocking MPI_Bcast of a small contiguous message without a schedule (collectives/bcast_eager.c), with the
+ *  algorithm the schedule would run. @return 1 if not taken, else MPI_SUCCESS or an MPI error class. */
+static int nm_mpi_coll_bcast_eager(struct nm_mpi_comm_s *c, void *data, size_t bytes, int root)
+{
+  struct nm_coll_bcast_opts_s opts;
+  if (nm_coll_bcast_opts(c, bytes, &opts))
+    return 1; /* the schedule reports the invalid override */
+  struct nm_coll_group_s group = nm_coll_comm_group(c);
+  int rc = nm_coll_bcast_eager(nm_mpi.session, &group, c->rank, root, data, (nm_len_t)bytes,
+                               nm_mpi_coll_tag(c, NM_MPI_COLL_TAG_BLOCKING), &opts, nm_coll_mpi_wait, NULL);
+  return rc == 1 ? 1 : nm_mpi_coll_err_of(rc);
+}
+
 static int nm_mpi_coll_bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *req,
                              int nb, const char *fn)
 {
@@ -462,6 +482,12 @@ static int nm_mpi_coll_bcast(void *buf, int count, MPI_Datatype datatype, int ro
     err = nm_coll_check_type(datatype, count, &d);
   if (!err && (root < 0 || root >= c->size))
     err = MPI_ERR_ROOT;
+  if (!err && !nb && d->contiguous && c->size > 1) {
+    size_t bytes = nm_coll_bytes(d, count);
+    int rc = bytes > 0 ? nm_mpi_coll_bcast_eager(c, (char *)buf + d->true_lb, bytes, root) : 1;
+    if (rc != 1)
+      return rc ? nm_coll_error(c, comm, rc, fn) : MPI_SUCCESS;
+  }
   if (!err)
     s = nm_coll_new(c, comm, nb, &err);
   if (err)

@@ -213,8 +213,7 @@ void nm_mpi_coll_sched_hold_op(nm_mpi_coll_sched_t *s, MPI_Op mop)
 
 /* ---------------------------------------------------------------- running */
 
-/** An MPI class from a schedule's error: nmad's codes are negative, the local operations' MPI classes positive. */
-static int nm_mpi_coll_err_of(int err)
+int nm_mpi_coll_err_of(int err)
 {
   if (err >= 0)
     return err;
@@ -243,22 +242,26 @@ static void nm_mpi_coll_poll_others(void)
   }
 }
 
-int nm_mpi_coll_sched_run(nm_mpi_coll_sched_t *s)
+void nm_mpi_coll_wait_flag(volatile int *done, uint64_t spin_ns)
 {
-  nm_coll_sched_t *ns = s->ns;
-  volatile int *done = nm_coll_sched_done_flag(ns);
-  int err = nm_mpi_coll_sched_start(s);
-  if (err)
-    return err;
   /* spin then yield on the completion flag (nm_core.h), then block in the drivers by short slices, polling the
    * other families' requests between them (DESIGN.md rule 2) */
   if (!*done)
-    nm_core_wait_flag_for(nm_mpi.core, done, NM_MPI_COLL_FAST_WAIT_NS, nm_coll_sched_spin(ns));
+    nm_core_wait_flag_for(nm_mpi.core, done, NM_MPI_COLL_FAST_WAIT_NS, spin_ns);
   while (!*done) {
     nm_mpi_coll_poll_others();
     if (!*done)
       nm_core_wait(nm_mpi.core, nm_core_time_ns(nm_mpi.core) + NM_MPI_COLL_SLICE_NS);
   }
+}
+
+int nm_mpi_coll_sched_run(nm_mpi_coll_sched_t *s)
+{
+  nm_coll_sched_t *ns = s->ns;
+  int err = nm_mpi_coll_sched_start(s);
+  if (err)
+    return err;
+  nm_mpi_coll_wait_flag(nm_coll_sched_done_flag(ns), nm_coll_sched_spin(ns));
   err = nm_mpi_coll_err_of(nm_coll_sched_error(ns));
   nm_coll_sched_release(ns); /* done: frees it and s */
   return err;

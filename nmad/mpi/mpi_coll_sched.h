@@ -74,6 +74,15 @@ void nm_mpi_coll_sched_reduce(nm_mpi_coll_sched_t *s, int round, MPI_Op op, cons
 int nm_mpi_coll_sched_start(nm_mpi_coll_sched_t *s);
 /** Start (if not yet), progress until done, destroy. @return MPI_SUCCESS or an MPI error class. */
 int nm_mpi_coll_sched_run(nm_mpi_coll_sched_t *s);
+
+/** A blocking collective's wait until @p *done: spin at least @p spin_ns (a builder's hint, 0: the configured
+ *  spin), then yield, for up to 10 ms, then block in the drivers by 1 ms slices, polling the requests of other
+ *  families between them (MPI-3.1 section 3.7.4's progress rule). */
+void nm_mpi_coll_wait_flag(volatile int *done, uint64_t spin_ns);
+
+/** An MPI class from a collective's error: nmad's codes are negative (-NM_ETRUNCATED is MPI_ERR_TRUNCATE), the
+ *  local operations' MPI classes positive, 0 stays MPI_SUCCESS. */
+int nm_mpi_coll_err_of(int err);
 /** Start and wrap into an MPI request of kind NM_MPI_REQ_COLL (progress/release set). On error the schedule is
  *  destroyed and *req set to MPI_REQUEST_NULL. @return MPI_SUCCESS or an MPI error class. */
 int nm_mpi_coll_sched_request(nm_mpi_coll_sched_t *s, MPI_Request *req);

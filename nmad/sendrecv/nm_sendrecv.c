@@ -45,6 +45,11 @@ int nm_sr_send_issend(nm_session_t session, nm_sr_request_t *req, nm_gate_t gate
   return nm_sr_post_send(session, req, gate, tag, buf, len, NM_CORE_SEND_SYNC);
 }
 
+int nm_sr_send_now(nm_session_t session, nm_gate_t gate, nm_tag_t tag, const void *buf, nm_len_t len)
+{
+  return nm_core_send_now(session, gate, tag, buf, len);
+}
+
 /* init + post in one core call with the same arguments: the fast path of an application's send is a jump */
 int nm_sr_isend(nm_session_t session, nm_gate_t gate, nm_tag_t tag, const void *buf, nm_len_t len,
                 nm_sr_request_t *req)

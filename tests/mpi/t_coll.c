@@ -252,10 +252,11 @@ static void t_bcast(MPI_Comm comm)
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   for (int ci = 0; ci < NCOUNTS; ci++)
-    for (int k = 0; k < 2; k++)
+    for (int mix = 0; mix < 3; mix++) /* 2: even ranks contiguous, odd ranks the vector (same type signature) */
       for (int root = 0; root < size; root++) {
-        long n = kn(k, counts[ci]);
-        int salt = ci * 10 + k + root;
+        int k = mix < 2 ? mix : rank % 2;
+        long n = mix < 2 ? kn(k, counts[ci]) : kn(1, counts[ci]);
+        int salt = ci * 10 + mix + root;
         int *b = kalloc(k, n);
         if (rank == root)
           for (long j = 0; j < n; j++)

@@ -121,6 +121,40 @@ int nm_coll_ibcast(nm_session_t session, const struct nm_coll_group_s *group, in
 int nm_coll_bcast_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self, int root,
                         void *buf, nm_len_t len, const struct nm_coll_bcast_opts_s *opts, int *next_round);
 
+/**
+ * @brief How long a receiver of broadcast @p algo over @p n members (@p len bytes) should spin before it yields:
+ *        for the flat tree (2.1.1) on a job with more ranks than cores, twice the time the root takes to post its
+ *        n - 1 eager messages (the network's sender overhead, nm_core_network_logp()); 0 otherwise (the configured
+ *        spin). The hint nm_coll_bcast_build() gives its schedule, for callers that wait on their own.
+ * @return nanoseconds. Thread-safety: any thread (reads the core's fixed figures).
+ */
+uint64_t nm_coll_bcast_recv_spin_ns(nm_session_t session, enum nm_coll_bcast_algo_e algo, int n, nm_len_t len);
+
+/** How a blocking collective waits until @p *flag becomes non-zero: spin at least @p spin_ns (0: the configured
+ *  spin), then give the processor away or block, as the caller's progress rules want (the MPI shim polls its other
+ *  requests between driver waits). @p ref is the caller's. */
+typedef void (*nm_coll_wait_fn_t)(volatile int *flag, uint64_t spin_ns, void *ref);
+
+/**
+ * @brief A blocking broadcast of a small message without a schedule: this member receives once from its parent
+ * (if not the root) in the tree of @p opts->algo, then sends to its children, each send leaving at once without a
+ * request where the driver allows (nm_sr_send_now()). The messages are nm_coll_bcast_build()'s for the same
+ * algorithm and @p tag, so members on this path and members on a schedule pair alike. Taken for the whole-message
+ * trees of Hasanov & Lastovetsky 2015, section 2.1 (flat 2.1.1, chain 2.1.2, binary 2.1.4, binomial 2.1.6), flat
+ * @p opts (groups <= 1), @p len <= 4 KiB and at most 32 children; anything else is left to the caller
+ * (collectives/bcast_eager.c says why it exists).
+ * @param group members (n >= 2); @param self, root member indices; @param buf @p len bytes (the root's data, the
+ * others' destination); @param wait how to wait (NULL: the core's wait, spin then yield then block);
+ * @param wait_ref passed to @p wait.
+ * @return 0 done; 1 not taken (nothing was posted: build a schedule instead); -NM_EINVAL (a NULL gate from the
+ * group: nothing was posted); or the first error of its receive and sends (-NM_ETRUNCATED, -NM_ECLOSED), every
+ * message having been posted and completed.
+ * Thread-safety: one thread per group at a time (as every blocking collective); takes the core lock per call.
+ */
+int nm_coll_bcast_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, int root, void *buf,
+                        nm_len_t len, nm_tag_t tag, const struct nm_coll_bcast_opts_s *opts, nm_coll_wait_fn_t wait,
+                        void *wait_ref);
+
 /** @brief nm_coll_bcast() over a group given as an array of @p n gates (the same on every member).
  *  @return as nm_coll_bcast(). */
 int nm_coll_bcast_array(nm_session_t session, const nm_gate_t *gates, int n, int self, int root, void *buf,

@@ -46,6 +46,15 @@ int nm_sr_send_isend(nm_session_t session, nm_sr_request_t *req, nm_gate_t gate,
 int nm_sr_send_issend(nm_session_t session, nm_sr_request_t *req, nm_gate_t gate, nm_tag_t tag,
                       const void *buf, nm_len_t len);
 
+/**
+ * @brief Send a small message at once without a request when it can leave in this call (nm_core_send_now()):
+ *        at most 4 KiB, eager, to an idle gate of a driver that copies at post (sm).
+ * @return 1 it left (@p buf reusable, nothing to wait for), 0 not taken (nothing done: post it with
+ *         nm_sr_isend(), which keeps the order), -NM_EINVAL (bad session, gate or buffer).
+ * Thread-safety: takes the core lock. Source: issue 18, deliverable 3.
+ */
+int nm_sr_send_now(nm_session_t session, nm_gate_t gate, nm_tag_t tag, const void *buf, nm_len_t len);
+
 /** @brief nm_sr_send_init() + nm_sr_send_isend(). */
 int nm_sr_isend(nm_session_t session, nm_gate_t gate, nm_tag_t tag, const void *buf, nm_len_t len,
                 nm_sr_request_t *req);
