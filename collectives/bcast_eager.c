@@ -17,16 +17,11 @@
  * each before the next (single-port rounds); for an eager message a send completes when it is handed to the
  * driver, so the order on the wire is the same.
  */
+#include "nm_coll_algo.h"
 #include "nm_coll_tree.h"
 #include <nmad/nm_coll_bcast.h>
 #include <nmad/nm_core.h>
 #include <nmad/nm_sendrecv.h>
-
-/** Largest message taken: the sends that leave at post without a request (nm_sr_send_now()) are at most 4 KiB. */
-#define NM_COLL_BCAST_EAGER_MAX ((nm_len_t)4096)
-/** Most children of one member (their requests live on the stack); a flat tree over more members takes the
- *  schedule. */
-#define NM_COLL_BCAST_EAGER_CHILDREN 32
 
 /** The tree of a whole-message algorithm. @return 0, or -1 for the others (pipelined, split, scatter-based). */
 static int nm_be_tree_kind(enum nm_coll_bcast_algo_e algo, enum nm_coll_tree_kind_e *kind)
@@ -49,26 +44,6 @@ static int nm_be_tree_kind(enum nm_coll_bcast_algo_e algo, enum nm_coll_tree_kin
   }
 }
 
-/** The first error wins. */
-static void nm_be_keep(int *err, int rc)
-{
-  if (!*err && rc)
-    *err = rc;
-}
-
-/** Without a caller's wait: the core's (spin at least @p spin_ns, then yield, then block). */
-static void nm_be_wait(nm_session_t session, nm_coll_wait_fn_t wait, void *ref, volatile int *flag,
-                       uint64_t spin_ns)
-{
-  if (wait) {
-    wait(flag, spin_ns, ref);
-    return;
-  }
-  nm_core_t core = nm_session_get_core(session);
-  while (!*flag)
-    nm_core_wait_flag_spin(core, flag, 0, spin_ns);
-}
-
 int nm_coll_bcast_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, int root, void *buf,
                         nm_len_t len, nm_tag_t tag, const struct nm_coll_bcast_opts_s *opts, nm_coll_wait_fn_t wait,
                         void *wait_ref)
@@ -77,20 +52,23 @@ int nm_coll_bcast_eager(nm_session_t session, const struct nm_coll_group_s *grou
   struct nm_coll_tree_s t;
   struct nm_coll_tree_node_s node;
   if (!session || !group || !group->gate_of || !opts || group->n < 2 || self < 0 || self >= group->n || root < 0 ||
-      root >= group->n || (len && !buf) || len > NM_COLL_BCAST_EAGER_MAX || opts->groups > 1 ||
+      root >= group->n || (len && !buf) || len > NM_COLL_EAGER_MAX || opts->groups > 1 ||
       nm_be_tree_kind(opts->algo, &kind) || nm_coll_tree_init(&t, kind, group->n, 0))
     return 1;
   int n = group->n;
   nm_coll_tree_node(&t, (self - root + n) % n, &node);
-  if (node.n_children > NM_COLL_BCAST_EAGER_CHILDREN)
+  if (node.n_children > NM_COLL_EAGER_PEERS)
     return 1;
   /* every gate first: a bad group posts nothing, as a schedule that recorded a NULL gate never starts */
-  nm_gate_t parent = NULL, child[NM_COLL_BCAST_EAGER_CHILDREN];
+  nm_gate_t parent = NULL, child[NM_COLL_EAGER_PEERS];
   if (node.parent >= 0 && !(parent = group->gate_of(group->ref, (node.parent + root) % n)))
     return -NM_EINVAL;
-  for (int i = 0; i < node.n_children; i++)
-    if (!(child[i] = group->gate_of(group->ref, (nm_coll_tree_child(&t, &node, i, NULL) + root) % n)))
+  for (int i = 0; i < node.n_children; i++) {
+    /* (a flat root's children are vranks 1..n-1: no walk, a third of the root's tree instructions) */
+    int v = kind == NM_COLL_TREE_FLAT ? 1 + i : nm_coll_tree_child(&t, &node, i, NULL);
+    if (!(child[i] = group->gate_of(group->ref, (v + root) % n)))
       return -NM_EINVAL;
+  }
 
   int err = 0;
   if (parent) {
@@ -99,12 +77,12 @@ int nm_coll_bcast_eager(nm_session_t session, const struct nm_coll_group_s *grou
     if (rc)
       return rc; /* refused before posting (-NM_EINVAL): nothing is pending */
     if (!rreq.completed) /* (the spin's figures cost a fifth of a receive that matched at post) */
-      nm_be_wait(session, wait, wait_ref, &rreq.completed, nm_coll_bcast_recv_spin_ns(session, opts->algo, n, len));
+      nm_coll_algo_wait(session, wait, wait_ref, &rreq.completed, nm_coll_bcast_recv_spin_ns(session, opts->algo, n, len));
     /* on an error the children still get their message, as from a schedule (which runs all its rounds): they
      * wait for it */
-    nm_be_keep(&err, rreq.status);
+    nm_coll_algo_keep(&err, rreq.status);
   }
-  nm_sr_request_t sreq[NM_COLL_BCAST_EAGER_CHILDREN];
+  nm_sr_request_t sreq[NM_COLL_EAGER_PEERS];
   int posted = 0;
   for (int i = 0; i < node.n_children; i++) {
     int rc = nm_sr_send_now(session, child[i], tag, buf, len);
@@ -115,11 +93,11 @@ int nm_coll_bcast_eager(nm_session_t session, const struct nm_coll_group_s *grou
       if (rc != -NM_EINVAL)
         posted++; /* posted, or completed with its error (failed gate): waited for below either way */
     }
-    nm_be_keep(&err, rc < 0 ? rc : 0);
+    nm_coll_algo_keep(&err, rc < 0 ? rc : 0);
   }
   for (int i = 0; i < posted; i++) {
-    nm_be_wait(session, wait, wait_ref, &sreq[i].completed, 0);
-    nm_be_keep(&err, sreq[i].status);
+    nm_coll_algo_wait(session, wait, wait_ref, &sreq[i].completed, 0);
+    nm_coll_algo_keep(&err, sreq[i].status);
   }
   return err;
 }

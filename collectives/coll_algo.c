@@ -112,6 +112,18 @@ double nm_coll_algo_msg_time(const struct nm_coll_algo_net_s *net, double bytes)
   return t;
 }
 
+void nm_coll_algo_wait(nm_session_t session, nm_coll_wait_fn_t wait, void *ref, volatile int *flag,
+                       uint64_t spin_ns)
+{
+  if (wait) {
+    wait(flag, spin_ns, ref);
+    return;
+  }
+  nm_core_t core = nm_session_get_core(session);
+  while (!*flag)
+    nm_core_wait_flag_spin(core, flag, 0, spin_ns);
+}
+
 int nm_coll_algo_oversubscribed(const nm_coll_sched_t *s)
 {
   nm_session_t session = s ? nm_coll_sched_session(s) : NULL;

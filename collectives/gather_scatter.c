@@ -9,7 +9,9 @@
  * buffer itself, otherwise the blocks are rotated into member order by copies.
  */
 #include <nmad/nm_coll_gather.h>
+#include <nmad/nm_core.h>
 #include <nmad/nm_errno.h>
+#include <string.h>
 #include "nm_coll_algo.h"
 #include "nm_coll_tree.h"
 
@@ -199,4 +201,90 @@ int nm_coll_iscatter(nm_session_t session, const struct nm_coll_group_s *group, 
     return err;
   err = nm_coll_scatter_build(s, 0, group, self, root, sendbuf, recvbuf, len, algo, NULL);
   return nm_coll_algo_start(s, err, req);
+}
+
+/* ---- blocking, small blocks, flat: without a schedule (nm_coll_gather_eager(), nm_coll_scatter_eager()) ---- */
+
+/* The flat algorithm's messages posted as plain receives and sends (each send leaving at once without a request
+ * where the driver allows: nm_sr_send_now()), in the order of the builders above, so that members on this path
+ * and members on a schedule pair alike. Why: for small blocks the schedule was most of a blocking collective's
+ * cost (bcast_eager.c's file comment; doc/performance.md, "Small blocking collectives without a schedule").
+ * @return 1 not taken (nothing posted), 0 done, or an error as the builders' (-NM_EINVAL) or the messages'. */
+static int nm_gs_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
+                       const void *sendbuf, void *recvbuf, nm_len_t len, nm_tag_t tag,
+                       enum nm_coll_gather_algo_e algo, enum nm_coll_family_e family, nm_coll_wait_fn_t wait,
+                       void *wait_ref)
+{
+  int gather = family == NM_COLL_FAMILY_GATHER;
+  if (!session || !nm_coll_algo_group_ok(group, self) || group->n < 2 || group->n - 1 > NM_COLL_EAGER_PEERS ||
+      root < 0 || root >= group->n || len == 0 || len > NM_COLL_EAGER_MAX || (int)algo < 0 ||
+      algo >= NM_COLL_GATHER_NALGOS)
+    return 1;
+  if (algo == NM_COLL_GATHER_AUTO) {
+    int forced;
+    if (nm_coll_algo_forced(group, family, nm_gs_names, NM_COLL_GATHER_NALGOS, &forced))
+      return 1; /* the builder reports the invalid override */
+    algo = nm_gs_rule(forced, len, nm_core_job_oversubscribed(nm_session_get_core(session)));
+  }
+  if (algo != NM_COLL_GATHER_FLAT)
+    return 1;
+  const char *in = sendbuf;
+  char *out = recvbuf;
+  if (self == root ? (gather ? !out : !in) : (gather ? !in : !out))
+    return -NM_EINVAL;
+  int p = group->n, npeers = self == root ? p - 1 : 1;
+  nm_gate_t gate[NM_COLL_EAGER_PEERS];
+  int member[NM_COLL_EAGER_PEERS];
+  for (int i = 0, k = 0; k < npeers; i++) { /* every gate first: a bad group posts nothing, as a schedule */
+    member[k] = self == root ? i : root;
+    if (member[k] == self)
+      continue;
+    if (!(gate[k] = nm_coll_algo_gate(group, member[k])))
+      return -NM_EINVAL;
+    k++;
+  }
+  if (self == root && gather && in && in != out + (nm_len_t)self * len)
+    memmove(out + (nm_len_t)self * len, in, len);
+  if (self == root && !gather && out && out != in + (nm_len_t)self * len)
+    memmove(out, in + (nm_len_t)self * len, len);
+  nm_sr_request_t req[NM_COLL_EAGER_PEERS];
+  int posted = 0, err = 0;
+  for (int k = 0; k < npeers; k++) {
+    int rc;
+    if (gather ? self == root : self != root) { /* receive */
+      rc = nm_sr_irecv(session, gate[k], tag, self == root ? out + (nm_len_t)member[k] * len : out, len,
+                       &req[posted]);
+    } else {
+      const char *blk = self == root ? in + (nm_len_t)member[k] * len : in;
+      rc = nm_sr_send_now(session, gate[k], tag, blk, len);
+      if (rc == 1)
+        continue;
+      if (rc == 0)
+        rc = nm_sr_isend(session, gate[k], tag, blk, len, &req[posted]);
+    }
+    if (rc != -NM_EINVAL)
+      posted++; /* posted, or completed with its error: waited for below either way */
+    nm_coll_algo_keep(&err, rc);
+  }
+  for (int k = 0; k < posted; k++) {
+    nm_coll_algo_wait(session, wait, wait_ref, &req[k].completed, 0);
+    nm_coll_algo_keep(&err, req[k].status);
+  }
+  return err;
+}
+
+int nm_coll_gather_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
+                         const void *sendbuf, void *recvbuf, nm_len_t len, nm_tag_t tag,
+                         enum nm_coll_gather_algo_e algo, nm_coll_wait_fn_t wait, void *wait_ref)
+{
+  return nm_gs_eager(session, group, self, root, sendbuf, recvbuf, len, tag, algo, NM_COLL_FAMILY_GATHER, wait,
+                     wait_ref);
+}
+
+int nm_coll_scatter_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
+                          const void *sendbuf, void *recvbuf, nm_len_t len, nm_tag_t tag,
+                          enum nm_coll_gather_algo_e algo, nm_coll_wait_fn_t wait, void *wait_ref)
+{
+  return nm_gs_eager(session, group, self, root, sendbuf, recvbuf, len, tag, algo, NM_COLL_FAMILY_SCATTER, wait,
+                     wait_ref);
 }

@@ -53,6 +53,24 @@ double nm_coll_algo_msg_time(const struct nm_coll_algo_net_s *net, double bytes)
  *  the same on every rank, so the automatic choices that read it agree). 0 without a session. */
 int nm_coll_algo_oversubscribed(const nm_coll_sched_t *s);
 
+/** The blocking small collectives' wait (collectives/bcast_eager.c, gather_scatter.c) until @p *flag: the
+ *  caller's @p wait, else the core's (spin at least @p spin_ns, then yield, then block in the drivers). */
+void nm_coll_algo_wait(nm_session_t session, nm_coll_wait_fn_t wait, void *ref, volatile int *flag,
+                       uint64_t spin_ns);
+
+/** Keep the first error: *err = rc unless an error is kept already. */
+static inline void nm_coll_algo_keep(int *err, int rc)
+{
+  if (!*err && rc)
+    *err = rc;
+}
+
+/** Most messages a blocking small collective posts as requests at once (they live on the caller's stack); with
+ *  more peers the schedule runs it. */
+#define NM_COLL_EAGER_PEERS 32
+/** Largest message of a blocking small collective: nm_sr_send_now() takes up to 4 KiB. */
+#define NM_COLL_EAGER_MAX ((nm_len_t)4096)
+
 /** Gate of @p member in @p group (NULL is recorded in the schedule by its send/recv). */
 static inline nm_gate_t nm_coll_algo_gate(const struct nm_coll_group_s *group, int member)
 {

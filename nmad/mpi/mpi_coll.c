@@ -554,6 +554,20 @@ static int nm_mpi_coll_gather(const void *sendbuf, int sendcount, MPI_Datatype s
     err = nm_coll_check_type(sendtype, sendcount, &sd);
   if (!err && c->rank == root)
     err = nm_coll_check_type(recvtype, recvcount, &rd);
+  if (!err && !nb && (in_place || sd->contiguous) && (c->rank != root || rd->contiguous)) {
+    /* small blocks, flat: without a schedule (collectives/gather_scatter.c) */
+    size_t B = c->rank == root ? nm_coll_bytes(rd, recvcount) : nm_coll_bytes(sd, sendcount);
+    if (B > 0 && (in_place || c->rank != root || nm_coll_bytes(sd, sendcount) == B)) {
+      struct nm_coll_group_s group = nm_coll_comm_group(c);
+      int rc = nm_coll_gather_eager(nm_mpi.session, &group, c->rank, root,
+                                    in_place ? NULL : (const char *)sendbuf + sd->true_lb,
+                                    rd ? (char *)recvbuf + rd->true_lb : NULL, B,
+                                    nm_mpi_coll_tag(c, NM_MPI_COLL_TAG_BLOCKING), NM_COLL_GATHER_AUTO,
+                                    nm_coll_mpi_wait, NULL);
+      if (rc != 1)
+        return rc ? nm_coll_error(c, comm, nm_mpi_coll_err_of(rc), fn) : MPI_SUCCESS;
+    }
+  }
   if (!err)
     s = nm_coll_new(c, comm, nb, &err);
   if (err)
@@ -700,6 +714,20 @@ static int nm_mpi_coll_scatter(const void *sendbuf, int sendcount, MPI_Datatype 
     err = nm_coll_check_type(sendtype, sendcount, &sd);
   if (!err && !in_place)
     err = nm_coll_check_type(recvtype, recvcount, &rd);
+  if (!err && !nb && (in_place || rd->contiguous) && (c->rank != root || sd->contiguous)) {
+    /* small blocks, flat: without a schedule (collectives/gather_scatter.c) */
+    size_t B = c->rank == root ? nm_coll_bytes(sd, sendcount) : nm_coll_bytes(rd, recvcount);
+    if (B > 0 && (in_place || c->rank != root || nm_coll_bytes(rd, recvcount) >= B)) {
+      struct nm_coll_group_s group = nm_coll_comm_group(c);
+      int rc = nm_coll_scatter_eager(nm_mpi.session, &group, c->rank, root,
+                                     sd ? (const char *)sendbuf + sd->true_lb : NULL,
+                                     in_place ? NULL : (char *)recvbuf + rd->true_lb, B,
+                                     nm_mpi_coll_tag(c, NM_MPI_COLL_TAG_BLOCKING), NM_COLL_GATHER_AUTO,
+                                     nm_coll_mpi_wait, NULL);
+      if (rc != 1)
+        return rc ? nm_coll_error(c, comm, nm_mpi_coll_err_of(rc), fn) : MPI_SUCCESS;
+    }
+  }
   if (!err)
     s = nm_coll_new(c, comm, nb, &err);
   if (err)

@@ -27,6 +27,11 @@ extern "C" {
  *  with -NM_EINVAL). nm_launcher_gate_of() is one, for the group of all ranks in rank order. */
 typedef nm_gate_t (*nm_coll_gate_of_t)(void *ref, int member);
 
+/** How a blocking collective waits until @p *flag becomes non-zero: spin at least @p spin_ns (0: the configured
+ *  spin), then give the processor away or block, as the caller's progress rules want (the MPI shim polls its other
+ *  requests between driver waits). @p ref is the caller's. */
+typedef void (*nm_coll_wait_fn_t)(volatile int *flag, uint64_t spin_ns, void *ref);
+
 /** The collective families whose algorithm an environment variable can force (doc/collectives.md, "Overrides"). */
 enum nm_coll_family_e {
   NM_COLL_FAMILY_BARRIER = 0,    /**< NMAD_BARRIER_ALGO */

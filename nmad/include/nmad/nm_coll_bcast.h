@@ -130,11 +130,6 @@ int nm_coll_bcast_build(nm_coll_sched_t *s, int round, const struct nm_coll_grou
  */
 uint64_t nm_coll_bcast_recv_spin_ns(nm_session_t session, enum nm_coll_bcast_algo_e algo, int n, nm_len_t len);
 
-/** How a blocking collective waits until @p *flag becomes non-zero: spin at least @p spin_ns (0: the configured
- *  spin), then give the processor away or block, as the caller's progress rules want (the MPI shim polls its other
- *  requests between driver waits). @p ref is the caller's. */
-typedef void (*nm_coll_wait_fn_t)(volatile int *flag, uint64_t spin_ns, void *ref);
-
 /**
  * @brief A blocking broadcast of a small message without a schedule: this member receives once from its parent
  * (if not the root) in the tree of @p opts->algo, then sends to its children, each send leaving at once without a

@@ -63,6 +63,29 @@ int nm_coll_iscatter(nm_session_t session, const struct nm_coll_group_s *group, 
                      const void *sendbuf, void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_gather_algo_e algo,
                      nm_coll_sched_t **req);
 
+/**
+ * @brief A blocking gather of small blocks without a schedule: with the flat algorithm (the choice of @p algo,
+ * NM_COLL_GATHER_AUTO resolved as the builders do), the root posts a receive per member into @p recvbuf (block i
+ * at i @p len) and waits for them, every other member sends its block, at once without a request where the driver
+ * allows (nm_sr_send_now()). The messages are nm_coll_gather_build()'s, so members on a schedule pair with it.
+ * Taken for 1 B <= @p len <= 4 KiB and at most 33 members; otherwise (or binomial) nothing is done.
+ * @param sendbuf, recvbuf as nm_coll_gather_build(); @param wait how to wait (NULL: the core's wait);
+ * @param wait_ref passed to @p wait.
+ * @return 0 done; 1 not taken (nothing posted: build a schedule); -NM_EINVAL (a missing buffer, a NULL gate:
+ * nothing posted); or the first error of the messages (all of them posted and completed).
+ * Thread-safety: one thread per group at a time; takes the core lock per call. Source: issue 18, deliverable 3.
+ */
+int nm_coll_gather_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
+                         const void *sendbuf, void *recvbuf, nm_len_t len, nm_tag_t tag,
+                         enum nm_coll_gather_algo_e algo, nm_coll_wait_fn_t wait, void *wait_ref);
+
+/** @brief The scatter counterpart of nm_coll_gather_eager(): the root sends block i of @p sendbuf to member i
+ *  (copying its own into @p recvbuf unless NULL, in place), the others receive theirs into @p recvbuf; the messages
+ *  of nm_coll_scatter_build(). @return as nm_coll_gather_eager(). */
+int nm_coll_scatter_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
+                          const void *sendbuf, void *recvbuf, nm_len_t len, nm_tag_t tag,
+                          enum nm_coll_gather_algo_e algo, nm_coll_wait_fn_t wait, void *wait_ref);
+
 #ifdef __cplusplus
 }
 #endif

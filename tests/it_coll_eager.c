@@ -1,0 +1,165 @@
+/* Integration test of the blocking small gather and scatter without a schedule (nm_coll_gather_eager(),
+ * nm_coll_scatter_eager(), collectives/gather_scatter.c; issue 18, deliverable 3) with real processes, any number
+ * of ranks: even ranks take the eager path, odd ranks build the schedule (nm_coll_igather() / nm_coll_iscatter()
+ * then nm_coll_sched_wait()), and their messages must pair, for the flat algorithm from several roots, blocks of
+ * 1 B to 4 KiB, in place at the root or not, back to back on one tag. Each block derives from (root, member,
+ * size, collective); the receivers check every byte and the guard bytes. The eager calls leave what they do not
+ * take (binomial, 4097 B, n = 1) to the caller without posting anything (return 1), and reject a missing buffer
+ * (-NM_EINVAL). Prints "PASS <phase>" on rank 0; exits non-zero on the first failure. */
+#include <nmad/nm_coll_gather.h>
+#include <nmad/nm_core.h>
+#include <nmad/nm_launcher.h>
+#include <nmad/nm_sendrecv.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "it_common.h"
+
+#define TAG ((nm_tag_t)0xEA)
+#define GUARD 64
+#define GUARD_BYTE 0xA5
+#define MAXB 4096
+
+static int rank; /* for CHECK (it_common.h) */
+
+struct ctx {
+  nm_session_t sess;
+  int rank, size;
+  nm_gate_t *gates;
+  struct nm_coll_group_s group;
+};
+
+static nm_gate_t gate_of(void *ref, int member) { return ((nm_gate_t *)ref)[member]; }
+
+static uint64_t seed_of(int scatter, int root, int member, size_t len)
+{
+  return ((uint64_t)(scatter + 1) << 56) ^ ((uint64_t)root << 40) ^ ((uint64_t)member << 24) ^ ((uint64_t)len << 4);
+}
+
+/* One gather or scatter of @p len bytes per member from @p root, eager on even ranks, scheduled on odd ones. */
+static void one(struct ctx *c, int scatter, int root, size_t len, int in_place)
+{
+  int p = c->size, am_root = c->rank == root;
+  uint8_t *all = malloc((size_t)p * len + GUARD), *mine = malloc(len + GUARD);
+  CHECK(all && mine, "out of memory");
+  memset(all, 0x5A, (size_t)p * len);
+  memset(mine, 0x5A, len);
+  memset(all + (size_t)p * len, GUARD_BYTE, GUARD);
+  memset(mine + len, GUARD_BYTE, GUARD);
+  if (scatter && am_root)
+    for (int m = 0; m < p; m++)
+      fill(all + (size_t)m * len, len, seed_of(1, root, m, len));
+  if (!scatter)
+    fill(am_root && in_place ? all + (size_t)root * len : mine, len, seed_of(0, root, c->rank, len));
+  const void *sendbuf = scatter ? (am_root ? all : NULL) : (am_root && in_place ? NULL : mine);
+  void *recvbuf = scatter ? (am_root && in_place ? NULL : mine) : (am_root ? all : NULL);
+  int rc = 1;
+  if (c->rank % 2 == 0) {
+    rc = scatter ? nm_coll_scatter_eager(c->sess, &c->group, c->rank, root, sendbuf, recvbuf, len, TAG,
+                                         NM_COLL_GATHER_FLAT, NULL, NULL)
+                 : nm_coll_gather_eager(c->sess, &c->group, c->rank, root, sendbuf, recvbuf, len, TAG,
+                                        NM_COLL_GATHER_FLAT, NULL, NULL);
+    CHECK(rc == 0, "eager %s from root %d, %zu bytes: returned %d", scatter ? "scatter" : "gather", root, len, rc);
+  } else {
+    nm_coll_sched_t *s;
+    rc = scatter ? nm_coll_iscatter(c->sess, &c->group, c->rank, root, sendbuf, recvbuf, len, TAG,
+                                    NM_COLL_GATHER_FLAT, &s)
+                 : nm_coll_igather(c->sess, &c->group, c->rank, root, sendbuf, recvbuf, len, TAG, NM_COLL_GATHER_FLAT,
+                                   &s);
+    CHECK(rc == 0, "scheduled %s: %s", scatter ? "scatter" : "gather", nm_strerror(rc));
+    rc = nm_coll_sched_wait(s);
+    CHECK(rc == 0, "scheduled %s from root %d, %zu bytes: %s", scatter ? "scatter" : "gather", root, len,
+          nm_strerror(rc));
+  }
+  if (scatter && !(am_root && in_place)) {
+    long bad = verify(mine, len, seed_of(1, root, c->rank, len));
+    CHECK(bad < 0, "scatter from root %d, %zu bytes: wrong byte at %ld", root, len, bad);
+  }
+  if (!scatter && am_root)
+    for (int m = 0; m < p; m++) {
+      long bad = verify(all + (size_t)m * len, len, seed_of(0, root, m, len));
+      CHECK(bad < 0, "gather to root %d, %zu bytes: member %d's block wrong at %ld", root, len, m, bad);
+    }
+  for (int i = 0; i < GUARD; i++)
+    CHECK(all[(size_t)p * len + i] == GUARD_BYTE && mine[len + i] == GUARD_BYTE, "guard byte %d overwritten", i);
+  free(all);
+  free(mine);
+}
+
+static void pass(nm_launcher_t launcher, int r, int size, const char *what)
+{
+  int rc = nm_launcher_barrier(launcher); /* rank 0's line means every rank got here */
+  CHECK(rc == 0, "barrier: %s", nm_strerror(rc));
+  if (r == 0) {
+    printf("PASS %s (%d ranks)\n", what, size);
+    fflush(stdout);
+  }
+}
+
+/* What the eager calls leave to the caller or reject, every rank alike, nothing posted. */
+static void phase_refused(struct ctx *c)
+{
+  static uint8_t b[(MAXB + 1) * 64];
+  struct nm_coll_group_s one = {1, gate_of, &c->gates[c->rank], NULL, NULL};
+  CHECK(nm_coll_gather_eager(c->sess, &c->group, c->rank, 0, b, b, 8, TAG, NM_COLL_GATHER_BINOMIAL, NULL, NULL) == 1,
+        "binomial taken");
+  if (c->size <= 64)
+    CHECK(nm_coll_scatter_eager(c->sess, &c->group, c->rank, 0, b, b, MAXB + 1, TAG, NM_COLL_GATHER_FLAT, NULL,
+                                NULL) == 1,
+          "4097 B taken");
+  CHECK(nm_coll_scatter_eager(c->sess, &one, 0, 0, b, b, 8, TAG, NM_COLL_GATHER_FLAT, NULL, NULL) == 1,
+        "group of one taken");
+  CHECK(nm_coll_gather_eager(c->sess, &c->group, c->rank, c->size, b, b, 8, TAG, NM_COLL_GATHER_FLAT, NULL, NULL) ==
+            1,
+        "root = n taken");
+  if (c->size > 1) /* the root without its receive buffer, the others without their block */
+    CHECK(nm_coll_gather_eager(c->sess, &c->group, c->rank, 0, NULL, NULL, 8, TAG, NM_COLL_GATHER_FLAT, NULL,
+                               NULL) == -NM_EINVAL,
+          "missing buffer accepted");
+}
+
+int main(int argc, char **argv)
+{
+  nm_launcher_t launcher;
+  struct ctx c;
+  const size_t sizes[] = {1, 8, 1000, MAXB};
+  memset(&c, 0, sizeof(c));
+  int rc = nm_launcher_init(&launcher, &argc, &argv);
+  if (rc != 0) {
+    fprintf(stderr, "FAIL nm_launcher_init: %s\n", nm_strerror(rc));
+    return 1;
+  }
+  nm_launcher_get_rank(launcher, &c.rank);
+  rank = c.rank;
+  nm_launcher_get_size(launcher, &c.size);
+  rc = nm_session_open(nm_launcher_get_core(launcher), "it_coll_eager", &c.sess);
+  CHECK_RC(rc, "nm_session_open");
+  c.gates = calloc((size_t)c.size, sizeof(*c.gates));
+  CHECK(c.gates != NULL, "out of memory");
+  for (int r = 0; r < c.size; r++) {
+    rc = nm_launcher_get_gate(launcher, r, &c.gates[r]);
+    CHECK_RC(rc, "nm_launcher_get_gate");
+  }
+  c.group = (struct nm_coll_group_s){c.size, gate_of, c.gates, NULL, NULL};
+  phase_refused(&c);
+  pass(launcher, c.rank, c.size, "what the eager gather and scatter leave or reject");
+  if (c.size > 1) {
+    int roots[3] = {0, c.size / 2, c.size - 1}, nroots = c.size >= 3 ? 3 : c.size;
+    for (int scatter = 0; scatter < 2; scatter++) {
+      for (int r = 0; r < nroots; r++)
+        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+          for (int in_place = 0; in_place < 2; in_place++)
+            one(&c, scatter, roots[r], sizes[s], in_place);
+      pass(launcher, c.rank, c.size,
+           scatter ? "eager scatter mixed with schedules, 1 B .. 4 KiB" : "eager gather mixed with schedules, 1 B .. 4 KiB");
+    }
+  }
+  rc = nm_session_close(c.sess);
+  CHECK_RC(rc, "nm_session_close");
+  free(c.gates);
+  rc = nm_launcher_exit(launcher);
+  CHECK_RC(rc, "nm_launcher_exit");
+  if (c.rank == 0)
+    printf("PASS it_coll_eager\n");
+  return 0;
+}
