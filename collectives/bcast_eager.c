@@ -77,27 +77,16 @@ int nm_coll_bcast_eager(nm_session_t session, const struct nm_coll_group_s *grou
     if (rc)
       return rc; /* refused before posting (-NM_EINVAL): nothing is pending */
     if (!rreq.completed) /* (the spin's figures cost a fifth of a receive that matched at post) */
-      nm_coll_algo_wait(session, wait, wait_ref, &rreq.completed, nm_coll_bcast_recv_spin_ns(session, opts->algo, n, len));
+      nm_coll_algo_wait(session, wait, wait_ref, &rreq.completed,
+                        nm_coll_bcast_recv_spin_ns(session, opts->algo, n, len));
     /* on an error the children still get their message, as from a schedule (which runs all its rounds): they
      * wait for it */
     nm_coll_algo_keep(&err, rreq.status);
   }
   nm_sr_request_t sreq[NM_COLL_EAGER_PEERS];
   int posted = 0;
-  for (int i = 0; i < node.n_children; i++) {
-    int rc = nm_sr_send_now(session, child[i], tag, buf, len);
-    if (rc == 1)
-      continue;
-    if (rc == 0) {
-      rc = nm_sr_isend(session, child[i], tag, buf, len, &sreq[posted]);
-      if (rc != -NM_EINVAL)
-        posted++; /* posted, or completed with its error (failed gate): waited for below either way */
-    }
-    nm_coll_algo_keep(&err, rc < 0 ? rc : 0);
-  }
-  for (int i = 0; i < posted; i++) {
-    nm_coll_algo_wait(session, wait, wait_ref, &sreq[i].completed, 0);
-    nm_coll_algo_keep(&err, sreq[i].status);
-  }
+  for (int i = 0; i < node.n_children; i++)
+    posted += nm_coll_algo_send_eager(session, child[i], tag, buf, len, &sreq[posted], &err);
+  nm_coll_algo_wait_all(session, wait, wait_ref, sreq, posted, &err);
   return err;
 }

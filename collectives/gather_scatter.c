@@ -250,26 +250,17 @@ static int nm_gs_eager(nm_session_t session, const struct nm_coll_group_s *group
   nm_sr_request_t req[NM_COLL_EAGER_PEERS];
   int posted = 0, err = 0;
   for (int k = 0; k < npeers; k++) {
-    int rc;
     if (gather ? self == root : self != root) { /* receive */
-      rc = nm_sr_irecv(session, gate[k], tag, self == root ? out + (nm_len_t)member[k] * len : out, len,
-                       &req[posted]);
+      int rc = nm_sr_irecv(session, gate[k], tag, self == root ? out + (nm_len_t)member[k] * len : out, len,
+                           &req[posted]);
+      posted += rc != -NM_EINVAL; /* posted, or completed with its error: waited for below either way */
+      nm_coll_algo_keep(&err, rc);
     } else {
-      const char *blk = self == root ? in + (nm_len_t)member[k] * len : in;
-      rc = nm_sr_send_now(session, gate[k], tag, blk, len);
-      if (rc == 1)
-        continue;
-      if (rc == 0)
-        rc = nm_sr_isend(session, gate[k], tag, blk, len, &req[posted]);
+      posted += nm_coll_algo_send_eager(session, gate[k], tag, self == root ? in + (nm_len_t)member[k] * len : in,
+                                        len, &req[posted], &err);
     }
-    if (rc != -NM_EINVAL)
-      posted++; /* posted, or completed with its error: waited for below either way */
-    nm_coll_algo_keep(&err, rc);
   }
-  for (int k = 0; k < posted; k++) {
-    nm_coll_algo_wait(session, wait, wait_ref, &req[k].completed, 0);
-    nm_coll_algo_keep(&err, req[k].status);
-  }
+  nm_coll_algo_wait_all(session, wait, wait_ref, req, posted, &err);
   return err;
 }
 
