@@ -6,6 +6,8 @@
  */
 #include <nmad/nm_coll_alltoall.h>
 #include <nmad/nm_errno.h>
+#include <nmad/nm_core.h>
+#include <string.h>
 #include "nm_coll_algo.h"
 
 static const char *const nm_a2a_names[NM_COLL_ALLTOALL_NALGOS] = {"auto", "pairwise", "bruck", "linear"};
@@ -153,4 +155,52 @@ int nm_coll_alltoall(nm_session_t session, const struct nm_coll_group_s *group, 
   nm_coll_sched_t *s;
   int err = nm_coll_ialltoall(session, group, self, sendbuf, recvbuf, len, tag, algo, &s);
   return err ? err : nm_coll_sched_wait(s);
+}
+
+/* ---- blocking, small equal blocks: without a schedule (nm_coll_alltoall_eager()) ---- */
+
+int nm_coll_alltoall_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, const void *sendbuf,
+                           void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_alltoall_algo_e algo,
+                           nm_coll_wait_fn_t wait, void *wait_ref)
+{
+  if (!session || !nm_coll_algo_group_ok(group, self) || group->n < 2 || 2 * (group->n - 1) > NM_COLL_EAGER_PEERS ||
+      len == 0 || len > NM_COLL_EAGER_MAX || (int)algo < 0 || algo >= NM_COLL_ALLTOALL_NALGOS ||
+      (algo == NM_COLL_ALLTOALL_AUTO &&
+       nm_a2a_choose(group, group->n, len, nm_core_job_oversubscribed(nm_session_get_core(session)), &algo)) ||
+      (algo != NM_COLL_ALLTOALL_LINEAR && algo != NM_COLL_ALLTOALL_PAIRWISE))
+    return 1; /* (an invalid override: the builder reports it) */
+  if (!sendbuf || !recvbuf)
+    return -NM_EINVAL;
+  if (sendbuf == recvbuf)
+    return 1; /* in place: the receives would overwrite blocks still to send */
+  int p = group->n, err = 0;
+  const char *in = sendbuf;
+  char *out = recvbuf;
+  nm_gate_t to[NM_COLL_EAGER_PEERS / 2], from[NM_COLL_EAGER_PEERS / 2];
+  for (int k = 1; k < p; k++) /* every gate first: a bad group posts nothing, as a schedule */
+    if (!(to[k - 1] = nm_coll_algo_gate(group, (self + k) % p)) ||
+        !(from[k - 1] = nm_coll_algo_gate(group, (self - k + p) % p)))
+      return -NM_EINVAL;
+  memcpy(out + (nm_len_t)self * len, in + (nm_len_t)self * len, len);
+  /* nm_a2a_pairwise()'s messages: step k sends to self + k and receives from self - k; linear posts every step at
+   * once (receives first, so that arrivals find them), pairwise waits for each step before the next */
+  int linear = algo == NM_COLL_ALLTOALL_LINEAR;
+  nm_sr_request_t req[NM_COLL_EAGER_PEERS];
+  int posted = 0;
+  for (int k = 1; k < p; k++) {
+    int src = (self - k + p) % p, dst = (self + k) % p;
+    int rc = nm_sr_irecv(session, from[k - 1], tag, out + (nm_len_t)src * len, len, &req[posted]);
+    posted += rc != -NM_EINVAL;
+    nm_coll_algo_keep(&err, rc);
+    if (!linear) {
+      posted += nm_coll_algo_send_eager(session, to[k - 1], tag, in + (nm_len_t)dst * len, len, &req[posted], &err);
+      nm_coll_algo_wait_all(session, wait, wait_ref, req, posted, &err);
+      posted = 0;
+    }
+  }
+  for (int k = 1; linear && k < p; k++)
+    posted += nm_coll_algo_send_eager(session, to[k - 1], tag, in + (nm_len_t)((self + k) % p) * len, len,
+                                      &req[posted], &err);
+  nm_coll_algo_wait_all(session, wait, wait_ref, req, posted, &err);
+  return err;
 }

@@ -4,6 +4,7 @@
  * choice between them.
  */
 #include <nmad/nm_coll_barrier.h>
+#include <nmad/nm_core.h>
 #include <nmad/nm_errno.h>
 #include "nm_coll_algo.h"
 
@@ -78,4 +79,68 @@ int nm_coll_barrier(nm_session_t session, const struct nm_coll_group_s *group, i
   nm_coll_sched_t *s;
   int err = nm_coll_ibarrier(session, group, self, tag, &s);
   return err ? err : nm_coll_sched_wait(s);
+}
+
+/* ---- blocking, without a schedule (nm_coll_barrier_eager()) ---- */
+
+/* One exchange of empty messages: receive from @p from while sending to @p to (either may be NULL), then wait. */
+static void nm_bar_exchange(nm_session_t session, nm_gate_t to, nm_gate_t from, nm_tag_t tag, nm_coll_wait_fn_t wait,
+                            void *ref, int *err)
+{
+  nm_sr_request_t req[2];
+  int posted = 0;
+  if (from) {
+    int rc = nm_sr_irecv(session, from, tag, NULL, 0, &req[posted]);
+    posted += rc != -NM_EINVAL;
+    nm_coll_algo_keep(err, rc);
+  }
+  if (to)
+    posted += nm_coll_algo_send_eager(session, to, tag, NULL, 0, &req[posted], err);
+  nm_coll_algo_wait_all(session, wait, ref, req, posted, err);
+}
+
+int nm_coll_barrier_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, nm_tag_t tag,
+                          nm_coll_wait_fn_t wait, void *wait_ref)
+{
+  enum nm_coll_barrier_algo_e algo;
+  if (!session || !nm_coll_algo_group_ok(group, self) || group->n < 2 || group->n - 1 > NM_COLL_EAGER_PEERS ||
+      nm_bar_choose(group, group->n, nm_core_job_oversubscribed(nm_session_get_core(session)), &algo))
+    return 1; /* (an invalid override: the builder reports it) */
+  int p = group->n, err = 0;
+  nm_gate_t gate[NM_COLL_EAGER_PEERS];
+  int ng = algo == NM_COLL_BARRIER_LINEAR ? (self == 0 ? p - 1 : 1) : 0;
+  for (int k = 1; algo != NM_COLL_BARRIER_LINEAR && k < p; k <<= 1)
+    ng += 2;
+  if (ng > NM_COLL_EAGER_PEERS)
+    return 1;
+  /* every gate first: a bad group posts nothing, as a schedule that recorded a NULL gate never starts (linear: the
+   * root's peers 1..p-1, or the root; dissemination: to self + 2^k, from self - 2^k, by round) */
+  for (int i = 0; i < ng; i++) {
+    int m = algo == NM_COLL_BARRIER_LINEAR ? (self == 0 ? i + 1 : 0)
+                                           : (i % 2 == 0 ? self + (1 << (i / 2)) : self - (1 << (i / 2)) + p) % p;
+    if (!(gate[i] = nm_coll_algo_gate(group, m)))
+      return -NM_EINVAL;
+  }
+  if (algo == NM_COLL_BARRIER_LINEAR && self == 0) {
+    /* the signals of every member, then the answers: nm_coll_barrier_build()'s two rounds */
+    nm_sr_request_t req[NM_COLL_EAGER_PEERS];
+    int posted = 0;
+    for (int i = 0; i < ng; i++) {
+      int rc = nm_sr_irecv(session, gate[i], tag, NULL, 0, &req[posted]);
+      posted += rc != -NM_EINVAL;
+      nm_coll_algo_keep(&err, rc);
+    }
+    nm_coll_algo_wait_all(session, wait, wait_ref, req, posted, &err);
+    posted = 0;
+    for (int i = 0; i < ng; i++)
+      posted += nm_coll_algo_send_eager(session, gate[i], tag, NULL, 0, &req[posted], &err);
+    nm_coll_algo_wait_all(session, wait, wait_ref, req, posted, &err);
+  } else if (algo == NM_COLL_BARRIER_LINEAR) {
+    nm_bar_exchange(session, gate[0], NULL, tag, wait, wait_ref, &err);
+    nm_bar_exchange(session, NULL, gate[0], tag, wait, wait_ref, &err);
+  } else {
+    for (int i = 0; i < ng; i += 2) /* dissemination: round k sends to self + 2^k, receives from self - 2^k */
+      nm_bar_exchange(session, gate[i], gate[i + 1], tag, wait, wait_ref, &err);
+  }
+  return err;
 }

@@ -68,8 +68,10 @@ struct nm_drv_props_s {
  *  the next pass, so that a burst to it is aggregated, and other gates' packets go at once. */
 #define NM_DRV_F_PACED 0x10u
 /** sendv() with a NULL context copies the packet before it returns: it returns 1 (done), -NM_EAGAIN (no room, nothing
- *  taken) or another error, never 0 (sm: every packet is copied into the peer's ring). The core then sends a lone
- *  small message on an idle gate without a packet wrapper (nm_outgoing.c, nm_send_direct()). */
+ *  taken) or another error, never 0 (sm: every packet is copied into the peer's ring). A driver without sendv() sets
+ *  it when send() with a NULL context does the same for every packet of at most props.inject_size bytes (libfabric:
+ *  fi_inject). The core then sends a lone small message on an idle gate without a packet wrapper (nm_outgoing.c,
+ *  nm_send_direct()). */
 #define NM_DRV_F_SEND_AT_POST 0x20u
 
 /** Most pieces a sendv() packet has (NM_PW_GAPS payloads and the core's bytes around them). */

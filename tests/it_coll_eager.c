@@ -5,7 +5,13 @@
  * 1 B to 4 KiB, in place at the root or not, back to back on one tag. Each block derives from (root, member,
  * size, collective); the receivers check every byte and the guard bytes. The eager calls leave what they do not
  * take (binomial, 4097 B, n = 1) to the caller without posting anything (return 1), and reject a missing buffer
- * (-NM_EINVAL). Prints "PASS <phase>" on rank 0; exits non-zero on the first failure. */
+ * (-NM_EINVAL). Then nm_coll_barrier_eager() the same way: 100 barriers back to back for each algorithm
+ * (NMAD_BARRIER_ALGO, set alike on every rank), even ranks eager, odd ranks on schedules, each followed by an eager
+ * gather whose blocks carry the barrier's number (a rank that left a barrier early, or a signal matched by the
+ * wrong barrier, would hang or mismatch). And nm_coll_alltoall_eager(), linear and pairwise, 1 B to 4 KiB, mixed
+ * alike. Prints "PASS <phase>" on rank 0; exits non-zero on the first failure. */
+#include <nmad/nm_coll_alltoall.h>
+#include <nmad/nm_coll_barrier.h>
 #include <nmad/nm_coll_gather.h>
 #include <nmad/nm_core.h>
 #include <nmad/nm_launcher.h>
@@ -118,6 +124,71 @@ static void phase_refused(struct ctx *c)
           "missing buffer accepted");
 }
 
+/* Barriers mixed with schedules, for algorithm @p algo ("linear" or "dissemination"). */
+static void phase_barrier(struct ctx *c, const char *algo)
+{
+  setenv("NMAD_BARRIER_ALGO", algo, 1);
+  uint32_t *all = malloc(sizeof(uint32_t) * (size_t)c->size);
+  CHECK(all != NULL, "out of memory");
+  for (uint32_t i = 0; i < 100; i++) {
+    int rc;
+    if (c->rank % 2 == 0) {
+      rc = nm_coll_barrier_eager(c->sess, &c->group, c->rank, TAG, NULL, NULL);
+      CHECK(rc == 0, "eager %s barrier %u: returned %d", algo, i, rc);
+    } else {
+      rc = nm_coll_barrier(c->sess, &c->group, c->rank, TAG);
+      CHECK(rc == 0, "scheduled %s barrier %u: %s", algo, i, nm_strerror(rc));
+    }
+    uint32_t mine = i * 1000u + (uint32_t)c->rank;
+    rc = nm_coll_gather_eager(c->sess, &c->group, c->rank, 0, &mine, all, sizeof(mine), TAG, NM_COLL_GATHER_FLAT,
+                              NULL, NULL);
+    CHECK(rc == 0, "gather after %s barrier %u: %d", algo, i, rc);
+    for (int m = 0; c->rank == 0 && m < c->size; m++)
+      CHECK(all[m] == i * 1000u + (uint32_t)m, "after %s barrier %u: member %d sent %u", algo, i, m, all[m]);
+  }
+  free(all);
+  unsetenv("NMAD_BARRIER_ALGO");
+}
+
+/* All-to-alls of equal blocks mixed with schedules, for @p algo (linear or pairwise): member m's block for member
+ * d derives from (m, d, size). */
+static void phase_alltoall(struct ctx *c, enum nm_coll_alltoall_algo_e algo)
+{
+  const size_t sizes[] = {1, 8, 1000, MAXB};
+  int p = c->size;
+  for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+    size_t len = sizes[z];
+    uint8_t *in = malloc((size_t)p * len), *out = malloc((size_t)p * len + GUARD);
+    CHECK(in && out, "out of memory");
+    for (int d = 0; d < p; d++)
+      fill(in + (size_t)d * len, len, seed_of(2 + (int)algo, c->rank, d, len));
+    memset(out, 0x5A, (size_t)p * len);
+    memset(out + (size_t)p * len, GUARD_BYTE, GUARD);
+    int rc;
+    if (c->rank % 2 == 0) {
+      rc = nm_coll_alltoall_eager(c->sess, &c->group, c->rank, in, out, len, TAG, algo, NULL, NULL);
+      CHECK(rc == 0, "eager all-to-all (%s), %zu bytes: returned %d", nm_coll_alltoall_algo_name(algo), len, rc);
+    } else {
+      rc = nm_coll_alltoall(c->sess, &c->group, c->rank, in, out, len, TAG, algo);
+      CHECK(rc == 0, "scheduled all-to-all (%s), %zu bytes: %s", nm_coll_alltoall_algo_name(algo), len,
+            nm_strerror(rc));
+    }
+    for (int m = 0; m < p; m++) {
+      long bad = verify(out + (size_t)m * len, len, seed_of(2 + (int)algo, m, c->rank, len));
+      CHECK(bad < 0, "all-to-all (%s), %zu bytes: block from %d wrong at %ld", nm_coll_alltoall_algo_name(algo), len,
+            m, bad);
+    }
+    for (int i = 0; i < GUARD; i++)
+      CHECK(out[(size_t)p * len + i] == GUARD_BYTE, "all-to-all: guard byte %d overwritten", i);
+    free(in);
+    free(out);
+  }
+  uint8_t b[8];
+  CHECK(nm_coll_alltoall_eager(c->sess, &c->group, c->rank, b, b, 1, TAG, algo, NULL, NULL) == 1, "in place taken");
+  CHECK(nm_coll_alltoall_eager(c->sess, &c->group, c->rank, b, b, 1, TAG, NM_COLL_ALLTOALL_BRUCK, NULL, NULL) == 1,
+        "Bruck taken");
+}
+
 int main(int argc, char **argv)
 {
   nm_launcher_t launcher;
@@ -153,6 +224,14 @@ int main(int argc, char **argv)
       pass(launcher, c.rank, c.size,
            scatter ? "eager scatter mixed with schedules, 1 B .. 4 KiB" : "eager gather mixed with schedules, 1 B .. 4 KiB");
     }
+    phase_barrier(&c, "linear");
+    pass(launcher, c.rank, c.size, "eager linear barriers mixed with schedules");
+    phase_barrier(&c, "dissemination");
+    pass(launcher, c.rank, c.size, "eager dissemination barriers mixed with schedules");
+    phase_alltoall(&c, NM_COLL_ALLTOALL_LINEAR);
+    pass(launcher, c.rank, c.size, "eager linear all-to-alls mixed with schedules, 1 B .. 4 KiB");
+    phase_alltoall(&c, NM_COLL_ALLTOALL_PAIRWISE);
+    pass(launcher, c.rank, c.size, "eager pairwise all-to-alls mixed with schedules, 1 B .. 4 KiB");
   }
   rc = nm_session_close(c.sess);
   CHECK_RC(rc, "nm_session_close");

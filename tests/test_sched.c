@@ -197,6 +197,40 @@ START_TEST(test_send_now)
 }
 END_TEST
 
+/* A driver without sendv() whose send() injects packets up to its inject size (NM_DRV_F_SEND_AT_POST, as libfabric
+ * with fi_inject): a lone small message is gathered into one piece and leaves at post, after which the paced driver
+ * is busy for the rest of the pass (every gate); a message whose packet exceeds the inject size is not taken and
+ * leaves through the strategy. */
+START_TEST(test_direct_send_inject)
+{
+  setup_strategy("prio");
+  struct nm_drv_s *drv = gate(1)->rails[0].drv;
+  drv->props.flags |= NM_DRV_F_SEND_AT_POST; /* still paced, no sendv() */
+  drv->props.inject_size = 256;
+  struct nm_wire_chunk_s ch[2];
+  ck_assert_int_eq(nm_sr_send_now(sess, gate(1), 3, "inj", 4), 1);
+  ck_assert_int_eq(fake->n_pkts, 1);
+  ck_assert_int_eq(fake->pkts[0].pieces, 1);
+  ck_assert_int_eq(decode(0, ch, 2), 1);
+  ck_assert_str_eq((const char *)ch[0].payload, "inj");
+  ck_assert_int_eq(nm_sr_send_now(sess, gate(2), 3, "x", 2), 0); /* the driver is busy for this pass */
+  nm_core_progress(core);
+  static char data[512];
+  memset(data, 0x3C, sizeof(data));
+  ck_assert_int_eq(nm_sr_send_now(sess, gate(2), 3, data, sizeof(data)), 0); /* above the inject size */
+  ck_assert_int_eq(fake->n_pkts, 1);
+  nm_sr_request_t big;
+  ck_assert_int_eq(nm_sr_isend(sess, gate(2), 3, data, sizeof(data), &big), 0);
+  nm_core_progress(core);
+  ck_assert_int_eq(nm_sr_stest(sess, &big), 0);
+  ck_assert_int_eq(fake->n_pkts, 2);
+  ck_assert_int_eq(decode(1, ch, 2), 1);
+  ck_assert_uint_eq(ch[0].len, sizeof(data));
+  ck_assert_uint_eq(ch[0].seq, 0);
+  teardown();
+}
+END_TEST
+
 /* A send refused by the driver waits for a retry; the next send to that gate must not pass it. */
 START_TEST(test_direct_send_behind_refused)
 {
@@ -1078,6 +1112,7 @@ int main(void)
   tcase_add_test(t, test_direct_send_lone_small);
   tcase_add_test(t, test_direct_send_behind_refused);
   tcase_add_test(t, test_send_now);
+  tcase_add_test(t, test_direct_send_inject);
   tcase_add_test(t, test_rdv_accept_covers);
   tcase_add_test(t, test_refused_packet_counted);
   tcase_add_test(t, test_burst_waits_for_first_rail);

@@ -360,7 +360,23 @@ struct nm_direct_msg_s {
   nm_len_t len;
 };
 
-/* A small eager message to an idle gate whose one rail copies packets at post (NM_DRV_F_SEND_AT_POST: sm)
+/* The packet of nm_send_direct_msg() for a driver without sendv() that injects whole packets (NM_DRV_F_SEND_AT_POST:
+ * libfabric's fi_inject, up to the provider's inject size): gathered on the stack, in a frame of its own so that
+ * sm's path keeps a small one. @return as the driver's send() with a NULL context: 1, -NM_EAGAIN or an error. */
+static __attribute__((noinline)) int nm_send_direct_copy(struct nm_drv_s *drv, uint64_t peer, const struct iovec *iov,
+                                                         int n, size_t len)
+{
+  uint8_t pkt[NM_WIRE_PKT_HDR_LEN + NM_WIRE_MSG_HDR_LEN + NM_WIRE_PREFIX_LEN + NM_SEND_DIRECT_MAX];
+  size_t off = 0;
+  for (int i = 0; i < n; i++) {
+    memcpy(pkt + off, iov[i].iov_base, iov[i].iov_len);
+    off += iov[i].iov_len;
+  }
+  return drv->ops->send(drv, peer, pkt, len, NULL);
+}
+
+/* A small eager message to an idle gate whose one rail copies packets at post (NM_DRV_F_SEND_AT_POST: sm, and
+ * libfabric with fi_inject)
  * leaves at once in a packet of its own, written around the caller's bytes, without the send queue, a packet
  * wrapper and the strategy's loop: with nothing queued on the gate, nothing more urgent waiting anywhere, no
  * refused packet and the rail free in this pass, that loop would build exactly this packet (one DATA chunk), at
@@ -374,8 +390,7 @@ static int nm_send_direct_msg(struct nm_gate_s *gate, const struct nm_direct_msg
   struct nm_core_s *core = gate->core;
   struct nm_rail_s *rail = &gate->rails[0];
   struct nm_drv_s *drv = rail->drv;
-  if (gate->n_rails != 1 || !(drv->props.flags & NM_DRV_F_SEND_AT_POST) || !drv->ops->sendv ||
-      gate->send_queue.head || gate->ctrl_head || gate->urgent_ns || core->n_retry || core->work_head)
+  if (gate->n_rails != 1 || !(drv->props.flags & NM_DRV_F_SEND_AT_POST) || gate->send_queue.head || gate->ctrl_head || gate->urgent_ns || core->n_retry || core->work_head)
     return 0;
   const uint64_t busy = core->pass + 1; /* the stamp nm_rail_done_at_post() leaves for this pass */
   nm_len_t total = m->hdr_len + m->len;
@@ -397,7 +412,8 @@ static int nm_send_direct_msg(struct nm_gate_s *gate, const struct nm_direct_msg
   if (m->len)
     iov[n++] = (struct iovec){(void *)m->buf, m->len};
   drv->quiet_calls = 0;
-  int rc = drv->ops->sendv(drv, rail->peer, iov, n, len, NULL);
+  int rc = drv->ops->sendv ? drv->ops->sendv(drv, rail->peer, iov, n, len, NULL)
+                           : nm_send_direct_copy(drv, rail->peer, iov, n, len);
   if (rc == -NM_EAGAIN)
     return 0;
   if (rc < 0) {

@@ -85,6 +85,13 @@ static int nm_coll_end(nm_mpi_coll_sched_t *s, MPI_Comm comm, int nb, MPI_Reques
   return err ? nm_mpi_error(comm, err, fn) : MPI_SUCCESS;
 }
 
+/** nm_coll_wait_fn_t of the shim's blocking collectives. */
+static void nm_coll_mpi_wait(volatile int *flag, uint64_t spin_ns, void *ref)
+{
+  (void)ref;
+  nm_mpi_coll_wait_flag(flag, spin_ns);
+}
+
 static nm_mpi_coll_sched_t *nm_coll_new(struct nm_mpi_comm_s *c, MPI_Comm comm, int nb, int *err)
 {
   nm_mpi_coll_sched_t *s = nm_mpi_coll_sched_new(c, comm, !nb);
@@ -410,11 +417,18 @@ static int nm_mpi_coll_barrier(MPI_Comm comm, MPI_Request *req, int nb, const ch
   struct nm_mpi_comm_s *c;
   nm_mpi_coll_sched_t *s;
   int err = nm_coll_begin(comm, nb, req, &c);
+  if (!err && !nb && c->size > 1) { /* without a schedule (collectives/barrier.c) */
+    struct nm_coll_group_s group = nm_coll_comm_group(c);
+    int rc = nm_coll_barrier_eager(nm_mpi.session, &group, c->rank, nm_mpi_coll_tag(c, NM_MPI_COLL_TAG_BLOCKING),
+                                   nm_coll_mpi_wait, NULL);
+    if (rc != 1)
+      return rc ? nm_coll_error(c, comm, nm_mpi_coll_err_of(rc), fn) : MPI_SUCCESS;
+  }
   if (!err)
     s = nm_coll_new(c, comm, nb, &err);
   if (err)
     return nm_coll_error(c, comm, err, fn);
-  /* collectives/barrier.c: dissemination */
+  /* collectives/barrier.c: dissemination or linear */
   struct nm_coll_group_s group = nm_coll_comm_group(c);
   nm_coll_build_error(s, nm_coll_barrier_build(nm_mpi_coll_sched_native(s), 0, &group, c->rank, NULL));
   return nm_coll_end(s, comm, nb, req, fn);
@@ -450,13 +464,6 @@ static int nm_coll_bcast_opts(struct nm_mpi_comm_s *c, size_t bytes, struct nm_c
              : MPI_SUCCESS;
 }
 
-
-/** nm_coll_wait_fn_t of the shim's blocking collectives. */
-static void nm_coll_mpi_wait(volatile int *flag, uint64_t spin_ns, void *ref)
-{
-  (void)ref;
-  nm_mpi_coll_wait_flag(flag, spin_ns);
-}
 
 /** A blocking MPI_Bcast of a small contiguous message without a schedule (collectives/bcast_eager.c), with the
  *  algorithm the schedule would run. @return 1 if not taken, else MPI_SUCCESS or an MPI error class. */
@@ -1103,6 +1110,18 @@ static int nm_mpi_coll_alltoallv(const void *sendbuf, const int sendcounts[], co
       err = nm_coll_check_counts(recvcounts, c->size);
     if (!err && vector && !rdispls)
       err = MPI_ERR_ARG;
+  }
+  if (!err && !nb && !vector && !in_place && sd->contiguous && rd->contiguous && c->size > 1) {
+    /* small equal blocks, linear or pairwise: without a schedule (collectives/alltoall.c) */
+    size_t B = nm_coll_bytes(sd, sendcount);
+    if (B > 0 && B == nm_coll_bytes(rd, recvcount)) {
+      struct nm_coll_group_s group = nm_coll_comm_group(c);
+      int rc = nm_coll_alltoall_eager(nm_mpi.session, &group, c->rank, (const char *)sendbuf + sd->true_lb,
+                                      (char *)recvbuf + rd->true_lb, B, nm_mpi_coll_tag(c, NM_MPI_COLL_TAG_BLOCKING),
+                                      NM_COLL_ALLTOALL_AUTO, nm_coll_mpi_wait, NULL);
+      if (rc != 1)
+        return rc ? nm_coll_error(c, comm, nm_mpi_coll_err_of(rc), fn) : MPI_SUCCESS;
+    }
   }
   if (!err)
     s = nm_coll_new(c, comm, nb, &err);

@@ -69,6 +69,23 @@ int nm_coll_alltoall_choose_job(int p, nm_len_t block, int job_oversubscribed, e
 /** @brief Name of an all-to-all algorithm as NMAD_ALLTOALL_ALGO spells it, or NULL out of range. */
 const char *nm_coll_alltoall_algo_name(enum nm_coll_alltoall_algo_e algo);
 
+/**
+ * @brief A blocking all-to-all of equal small blocks without a schedule: member i's block of @p sendbuf (p @p len
+ * bytes, block j for member j) ends at block i of member j's @p recvbuf, with the messages of
+ * nm_coll_alltoallv_build() for the linear or pairwise algorithm (the choice of @p algo, NM_COLL_ALLTOALL_AUTO
+ * resolved as the builder does), posted as plain receives and sends, each send leaving at once without a request
+ * where the driver allows (nm_sr_send_now()); members on a schedule pair with it. Taken for 2 to 17 members and
+ * blocks of 1 B to 4 KiB, not in place (@p sendbuf and @p recvbuf distinct, not overlapping); Bruck, in place and
+ * anything else are left to the caller.
+ * @param wait how to wait (NULL: the core's wait); @param wait_ref passed to @p wait.
+ * @return 0 done; 1 not taken (nothing posted: build a schedule); -NM_EINVAL (NULL buffer, a NULL gate: nothing
+ * posted); or the first error of the messages (all of them posted and completed). Thread-safety: one thread per
+ * group at a time; takes the core lock per call. Source: issue 18, deliverable 3.
+ */
+int nm_coll_alltoall_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, const void *sendbuf,
+                           void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_alltoall_algo_e algo,
+                           nm_coll_wait_fn_t wait, void *wait_ref);
+
 #ifdef __cplusplus
 }
 #endif
