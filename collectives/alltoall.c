@@ -202,5 +202,6 @@ int nm_coll_alltoall_eager(nm_session_t session, const struct nm_coll_group_s *g
     posted += nm_coll_algo_send_eager(session, to[k - 1], tag, in + (nm_len_t)((self + k) % p) * len, len,
                                       &req[posted], &err);
   nm_coll_algo_wait_all(session, wait, wait_ref, req, posted, &err);
+  nm_coll_algo_end(session);
   return err;
 }

@@ -142,5 +142,6 @@ int nm_coll_barrier_eager(nm_session_t session, const struct nm_coll_group_s *gr
     for (int i = 0; i < ng; i += 2) /* dissemination: round k sends to self + 2^k, receives from self - 2^k */
       nm_bar_exchange(session, gate[i], gate[i + 1], tag, wait, wait_ref, &err);
   }
+  nm_coll_algo_end(session);
   return err;
 }

@@ -88,5 +88,6 @@ int nm_coll_bcast_eager(nm_session_t session, const struct nm_coll_group_s *grou
   for (int i = 0; i < node.n_children; i++)
     posted += nm_coll_algo_send_eager(session, child[i], tag, buf, len, &sreq[posted], &err);
   nm_coll_algo_wait_all(session, wait, wait_ref, sreq, posted, &err);
+  nm_coll_algo_end(session);
   return err;
 }

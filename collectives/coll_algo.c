@@ -145,6 +145,11 @@ void nm_coll_algo_wait_all(nm_session_t session, nm_coll_wait_fn_t wait, void *r
   }
 }
 
+void nm_coll_algo_end(nm_session_t session)
+{
+  nm_core_end_burst(nm_session_get_core(session));
+}
+
 int nm_coll_algo_oversubscribed(const nm_coll_sched_t *s)
 {
   nm_session_t session = s ? nm_coll_sched_session(s) : NULL;

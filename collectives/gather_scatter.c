@@ -261,6 +261,7 @@ static int nm_gs_eager(nm_session_t session, const struct nm_coll_group_s *group
     }
   }
   nm_coll_algo_wait_all(session, wait, wait_ref, req, posted, &err);
+  nm_coll_algo_end(session);
   return err;
 }
 

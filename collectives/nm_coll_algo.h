@@ -68,6 +68,10 @@ int nm_coll_algo_send_eager(nm_session_t session, nm_gate_t gate, nm_tag_t tag, 
 void nm_coll_algo_wait_all(nm_session_t session, nm_coll_wait_fn_t wait, void *ref, nm_sr_request_t *req, int n,
                            int *err);
 
+/** A blocking small collective's last step: its sends that left at post end their burst (nm_core_end_burst()), so
+ *  that the caller's next collective to the same peers sends at post too. */
+void nm_coll_algo_end(nm_session_t session);
+
 /** Keep the first error: *err = rc unless an error is kept already. */
 static inline void nm_coll_algo_keep(int *err, int rc)
 {

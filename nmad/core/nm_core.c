@@ -521,6 +521,12 @@ int nm_core_payload_delivered(nm_core_t core, nm_len_t len)
 
 nm_len_t nm_core_peer_alloc_max(nm_core_t core) { return core->cfg.peer_alloc_max; }
 
+void nm_core_end_burst(nm_core_t core)
+{
+  NM_CORE_LOCKED(core);
+  core->pass++; /* the stamps of this pass's packets completed at post (nm_rail_done_at_post()) are stale */
+}
+
 void nm_core_idle(nm_core_t core)
 {
   if (core->cfg.spin_ns == 0) /* oversubscribed (nm_config_load) */

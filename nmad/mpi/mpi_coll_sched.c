@@ -262,6 +262,7 @@ int nm_mpi_coll_sched_run(nm_mpi_coll_sched_t *s)
   if (err)
     return err;
   nm_mpi_coll_wait_flag(nm_coll_sched_done_flag(ns), nm_coll_sched_spin(ns));
+  nm_core_end_burst(nm_mpi.core); /* its last sends may have left at post: the next collective's go at post too */
   err = nm_mpi_coll_err_of(nm_coll_sched_error(ns));
   nm_coll_sched_release(ns); /* done: frees it and s */
   return err;
