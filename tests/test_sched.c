@@ -184,11 +184,16 @@ START_TEST(test_send_now)
   ck_assert_int_eq(decode(2, ch, 2), 1);
   ck_assert_uint_eq(ch[0].seq, 2);
   ck_assert_str_eq((const char *)ch[0].payload, "two");
+  ck_assert_int_eq(nm_sr_send_now(sess, gate(1), 6, "three", 6), 0); /* busy again for this pass... */
+  nm_core_end_burst(core); /* ...until the caller ends its burst (a blocking collective that returns) */
+  ck_assert_int_eq(nm_sr_send_now(sess, gate(1), 6, "three", 6), 1);
+  ck_assert_int_eq(decode(3, ch, 2), 1);
+  ck_assert_uint_eq(ch[0].seq, 3);
   static char big[8192];
   ck_assert_int_eq(nm_sr_send_now(sess, gate(2), 6, big, sizeof(big)), 0); /* above 4 KiB */
   ck_assert_int_eq(nm_sr_send_now(sess, gate(2), 6, NULL, 4), -NM_EINVAL);
   ck_assert_int_eq(nm_sr_send_now(sess, NULL, 6, "x", 2), -NM_EINVAL);
-  ck_assert_int_eq(fake->n_pkts, 3);
+  ck_assert_int_eq(fake->n_pkts, 4);
   teardown();
   setup_strategy("prio"); /* a driver that does not copy at post (paced fake): never taken */
   ck_assert_int_eq(nm_sr_send_now(sess, gate(1), 6, "x", 2), 0);
