@@ -124,18 +124,6 @@ void nm_coll_algo_wait(nm_session_t session, nm_coll_wait_fn_t wait, void *ref, 
     nm_core_wait_flag_spin(core, flag, 0, spin_ns);
 }
 
-int nm_coll_algo_send_eager(nm_session_t session, nm_gate_t gate, nm_tag_t tag, const void *buf, nm_len_t len,
-                            nm_sr_request_t *req, int *err)
-{
-  int rc = nm_sr_send_now(session, gate, tag, buf, len);
-  if (rc == 0)
-    rc = nm_sr_isend(session, gate, tag, buf, len, req);
-  else if (rc == 1)
-    return 0;
-  nm_coll_algo_keep(err, rc);
-  return rc != -NM_EINVAL; /* posted, or completed with its error (failed gate) */
-}
-
 void nm_coll_algo_wait_all(nm_session_t session, nm_coll_wait_fn_t wait, void *ref, nm_sr_request_t *req, int n,
                            int *err)
 {
