@@ -4,7 +4,9 @@
  * linear (every block to everyone at once), and the choice between them (MPICH's thresholds; issue 18, deliverable 1).
  */
 #include <nmad/nm_coll_allgather.h>
+#include <nmad/nm_core.h>
 #include <nmad/nm_errno.h>
+#include <string.h>
 #include "nm_coll_algo.h"
 
 static const char *const nm_ag_names[NM_COLL_ALLGATHER_NALGOS] = {"auto", "ring", "recursive_doubling", "bruck",
@@ -203,4 +205,63 @@ int nm_coll_allgather(nm_session_t session, const struct nm_coll_group_s *group,
   nm_coll_sched_t *s;
   int err = nm_coll_iallgather(session, group, self, sendbuf, recvbuf, len, tag, algo, &s);
   return err ? err : nm_coll_sched_wait(s);
+}
+
+/* ---- blocking, small equal blocks: without a schedule (nm_coll_allgather_eager()) ---- */
+
+int nm_coll_allgather_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, const void *sendbuf,
+                            void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_allgather_algo_e algo,
+                            nm_coll_wait_fn_t wait, void *wait_ref)
+{
+  if (!session || !nm_coll_algo_group_ok(group, self) || group->n < 2 || group->n - 1 > NM_COLL_EAGER_PEERS ||
+      len == 0 || len > NM_COLL_EAGER_MAX || (int)algo < 0 || algo >= NM_COLL_ALLGATHER_NALGOS ||
+      (algo == NM_COLL_ALLGATHER_AUTO && nm_ag_choose(group, group->n, (nm_len_t)group->n * len, &algo)))
+    return 1; /* (an invalid override: the builder reports it) */
+  int p = group->n, r = self, err = 0;
+  if (algo == NM_COLL_ALLGATHER_RD && nm_coll_algo_pof2(p) != p)
+    algo = NM_COLL_ALLGATHER_BRUCK; /* as the builder */
+  if (algo == NM_COLL_ALLGATHER_BRUCK)
+    return 1; /* its rotated work buffer stays on the schedule */
+  if (!recvbuf)
+    return -NM_EINVAL;
+  char *w = recvbuf;
+  nm_gate_t gate[NM_COLL_EAGER_PEERS];
+  for (int m = 0, i = 0; m < p; m++) /* every gate first: a bad group posts nothing, as a schedule */
+    if (m != r && !(gate[i++] = nm_coll_algo_gate(group, m)))
+      return -NM_EINVAL;
+#define NM_AG_GATE(m) gate[(m) < r ? (m) : (m) - 1]
+  if (sendbuf && sendbuf != w + (nm_len_t)r * len)
+    memmove(w + (nm_len_t)r * len, sendbuf, len);
+  /* the builders' messages (nm_ag_rd(), nm_ag_ring(), nm_ag_linear() over equal adjacent blocks) */
+  if (algo == NM_COLL_ALLGATHER_RD) {
+    for (int mask = 1; mask < p; mask <<= 1) {
+      int partner = r ^ mask, mine = r & ~(mask - 1), theirs = partner & ~(mask - 1);
+      nm_coll_algo_exchange(session, tag, NM_AG_GATE(partner), w + (nm_len_t)mine * len, (nm_len_t)mask * len,
+                            NM_AG_GATE(partner), w + (nm_len_t)theirs * len, (nm_len_t)mask * len, wait, wait_ref,
+                            &err);
+    }
+  } else if (algo == NM_COLL_ALLGATHER_RING) {
+    int right = (r + 1) % p, left = (r - 1 + p) % p;
+    for (int k = 0; k < p - 1; k++) {
+      int sb = (r - k + p) % p, rb = (r - k - 1 + p) % p;
+      nm_coll_algo_exchange(session, tag, NM_AG_GATE(right), w + (nm_len_t)sb * len, len, NM_AG_GATE(left),
+                            w + (nm_len_t)rb * len, len, wait, wait_ref, &err);
+    }
+  } else { /* linear: every receive, then every send, one wait */
+    nm_sr_request_t req[2 * NM_COLL_EAGER_PEERS];
+    int posted = 0;
+    for (int k = 1; k < p; k++) {
+      int from = (r - k + p) % p;
+      int rc = nm_sr_irecv(session, NM_AG_GATE(from), tag, w + (nm_len_t)from * len, len, &req[posted]);
+      posted += rc != -NM_EINVAL;
+      nm_coll_algo_keep(&err, rc);
+    }
+    for (int k = 1; k < p; k++)
+      posted += nm_coll_algo_send_eager(session, NM_AG_GATE((r + k) % p), tag, w + (nm_len_t)r * len, len,
+                                        &req[posted], &err);
+    nm_coll_algo_wait_all(session, wait, wait_ref, req, posted, &err);
+  }
+#undef NM_AG_GATE
+  nm_coll_algo_end(session);
+  return err;
 }

@@ -189,14 +189,14 @@ int nm_coll_alltoall_eager(nm_session_t session, const struct nm_coll_group_s *g
   int posted = 0;
   for (int k = 1; k < p; k++) {
     int src = (self - k + p) % p, dst = (self + k) % p;
+    if (!linear) {
+      nm_coll_algo_exchange(session, tag, to[k - 1], in + (nm_len_t)dst * len, len, from[k - 1],
+                            out + (nm_len_t)src * len, len, wait, wait_ref, &err);
+      continue;
+    }
     int rc = nm_sr_irecv(session, from[k - 1], tag, out + (nm_len_t)src * len, len, &req[posted]);
     posted += rc != -NM_EINVAL;
     nm_coll_algo_keep(&err, rc);
-    if (!linear) {
-      posted += nm_coll_algo_send_eager(session, to[k - 1], tag, in + (nm_len_t)dst * len, len, &req[posted], &err);
-      nm_coll_algo_wait_all(session, wait, wait_ref, req, posted, &err);
-      posted = 0;
-    }
   }
   for (int k = 1; linear && k < p; k++)
     posted += nm_coll_algo_send_eager(session, to[k - 1], tag, in + (nm_len_t)((self + k) % p) * len, len,

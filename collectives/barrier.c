@@ -83,22 +83,6 @@ int nm_coll_barrier(nm_session_t session, const struct nm_coll_group_s *group, i
 
 /* ---- blocking, without a schedule (nm_coll_barrier_eager()) ---- */
 
-/* One exchange of empty messages: receive from @p from while sending to @p to (either may be NULL), then wait. */
-static void nm_bar_exchange(nm_session_t session, nm_gate_t to, nm_gate_t from, nm_tag_t tag, nm_coll_wait_fn_t wait,
-                            void *ref, int *err)
-{
-  nm_sr_request_t req[2];
-  int posted = 0;
-  if (from) {
-    int rc = nm_sr_irecv(session, from, tag, NULL, 0, &req[posted]);
-    posted += rc != -NM_EINVAL;
-    nm_coll_algo_keep(err, rc);
-  }
-  if (to)
-    posted += nm_coll_algo_send_eager(session, to, tag, NULL, 0, &req[posted], err);
-  nm_coll_algo_wait_all(session, wait, ref, req, posted, err);
-}
-
 int nm_coll_barrier_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, nm_tag_t tag,
                           nm_coll_wait_fn_t wait, void *wait_ref)
 {
@@ -136,11 +120,11 @@ int nm_coll_barrier_eager(nm_session_t session, const struct nm_coll_group_s *gr
       posted += nm_coll_algo_send_eager(session, gate[i], tag, NULL, 0, &req[posted], &err);
     nm_coll_algo_wait_all(session, wait, wait_ref, req, posted, &err);
   } else if (algo == NM_COLL_BARRIER_LINEAR) {
-    nm_bar_exchange(session, gate[0], NULL, tag, wait, wait_ref, &err);
-    nm_bar_exchange(session, NULL, gate[0], tag, wait, wait_ref, &err);
+    nm_coll_algo_exchange(session, tag, gate[0], NULL, 0, NULL, NULL, 0, wait, wait_ref, &err);
+    nm_coll_algo_exchange(session, tag, NULL, NULL, 0, gate[0], NULL, 0, wait, wait_ref, &err);
   } else {
     for (int i = 0; i < ng; i += 2) /* dissemination: round k sends to self + 2^k, receives from self - 2^k */
-      nm_bar_exchange(session, gate[i], gate[i + 1], tag, wait, wait_ref, &err);
+      nm_coll_algo_exchange(session, tag, gate[i], NULL, 0, gate[i + 1], NULL, 0, wait, wait_ref, &err);
   }
   nm_coll_algo_end(session);
   return err;

@@ -133,6 +133,21 @@ void nm_coll_algo_wait_all(nm_session_t session, nm_coll_wait_fn_t wait, void *r
   }
 }
 
+void nm_coll_algo_exchange(nm_session_t session, nm_tag_t tag, nm_gate_t to, const void *sbuf, nm_len_t slen,
+                           nm_gate_t from, void *rbuf, nm_len_t rlen, nm_coll_wait_fn_t wait, void *ref, int *err)
+{
+  nm_sr_request_t req[2];
+  int posted = 0;
+  if (from) {
+    int rc = nm_sr_irecv(session, from, tag, rbuf, rlen, &req[posted]);
+    posted += rc != -NM_EINVAL; /* posted, or completed with its error */
+    nm_coll_algo_keep(err, rc);
+  }
+  if (to)
+    posted += nm_coll_algo_send_eager(session, to, tag, sbuf, slen, &req[posted], err);
+  nm_coll_algo_wait_all(session, wait, ref, req, posted, err);
+}
+
 void nm_coll_algo_end(nm_session_t session)
 {
   nm_core_end_burst(nm_session_get_core(session));

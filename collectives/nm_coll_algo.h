@@ -63,6 +63,12 @@ void nm_coll_algo_wait(nm_session_t session, nm_coll_wait_fn_t wait, void *ref, 
 void nm_coll_algo_wait_all(nm_session_t session, nm_coll_wait_fn_t wait, void *ref, nm_sr_request_t *req, int n,
                            int *err);
 
+/** One step of a blocking small collective: receive @p rlen bytes into @p rbuf from @p from while sending @p slen
+ *  bytes of @p sbuf to @p to (either gate may be NULL: no such message), then wait for both; errors kept in
+ *  @p err. */
+void nm_coll_algo_exchange(nm_session_t session, nm_tag_t tag, nm_gate_t to, const void *sbuf, nm_len_t slen,
+                           nm_gate_t from, void *rbuf, nm_len_t rlen, nm_coll_wait_fn_t wait, void *ref, int *err);
+
 /** A blocking small collective's last step: its sends that left at post end their burst (nm_core_end_burst()), so
  *  that the caller's next collective to the same peers sends at post too. */
 void nm_coll_algo_end(nm_session_t session);

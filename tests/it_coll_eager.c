@@ -8,8 +8,9 @@
  * (-NM_EINVAL). Then nm_coll_barrier_eager() the same way: 100 barriers back to back for each algorithm
  * (NMAD_BARRIER_ALGO, set alike on every rank), even ranks eager, odd ranks on schedules, each followed by an eager
  * gather whose blocks carry the barrier's number (a rank that left a barrier early, or a signal matched by the
- * wrong barrier, would hang or mismatch). And nm_coll_alltoall_eager(), linear and pairwise, 1 B to 4 KiB, mixed
- * alike. Prints "PASS <phase>" on rank 0; exits non-zero on the first failure. */
+ * wrong barrier, would hang or mismatch). And nm_coll_alltoall_eager() (linear, pairwise) and
+ * nm_coll_allgather_eager() (recursive doubling, ring, linear; in place or not), 1 B to 4 KiB, mixed alike. Prints "PASS <phase>" on rank 0; exits non-zero on the first failure. */
+#include <nmad/nm_coll_allgather.h>
 #include <nmad/nm_coll_alltoall.h>
 #include <nmad/nm_coll_barrier.h>
 #include <nmad/nm_coll_gather.h>
@@ -189,6 +190,45 @@ static void phase_alltoall(struct ctx *c, enum nm_coll_alltoall_algo_e algo)
         "Bruck taken");
 }
 
+/* Allgathers of equal blocks mixed with schedules, for @p algo: member m's block derives from (m, size). Recursive
+ * doubling over a member count that is not a power of two becomes Bruck, which the eager call leaves (1). */
+static void phase_allgather(struct ctx *c, enum nm_coll_allgather_algo_e algo)
+{
+  const size_t sizes[] = {1, 8, 1000, MAXB};
+  int p = c->size, pof2 = (p & (p - 1)) == 0;
+  int expect = algo == NM_COLL_ALLGATHER_RD && !pof2 ? 1 : 0;
+  for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++)
+    for (int in_place = 0; in_place < 2; in_place++) {
+      size_t len = sizes[z];
+      uint8_t *mine = malloc(len), *out = malloc((size_t)p * len + GUARD);
+      CHECK(mine && out, "out of memory");
+      memset(out, 0x5A, (size_t)p * len);
+      memset(out + (size_t)p * len, GUARD_BYTE, GUARD);
+      fill(in_place ? out + (size_t)c->rank * len : mine, len, seed_of(5 + (int)algo, 0, c->rank, len));
+      const void *sendbuf = in_place ? NULL : mine;
+      int rc = 1;
+      if (c->rank % 2 == 0) {
+        rc = nm_coll_allgather_eager(c->sess, &c->group, c->rank, sendbuf, out, len, TAG, algo, NULL, NULL);
+        CHECK(rc == expect, "eager allgather (%s), %zu bytes: returned %d", nm_coll_allgather_algo_name(algo), len,
+              rc);
+      }
+      if (rc == 1) {
+        rc = nm_coll_allgather(c->sess, &c->group, c->rank, sendbuf, out, len, TAG, algo);
+        CHECK(rc == 0, "scheduled allgather (%s), %zu bytes: %s", nm_coll_allgather_algo_name(algo), len,
+              nm_strerror(rc));
+      }
+      for (int m = 0; m < p; m++) {
+        long bad = verify(out + (size_t)m * len, len, seed_of(5 + (int)algo, 0, m, len));
+        CHECK(bad < 0, "allgather (%s), %zu bytes%s: block of %d wrong at %ld", nm_coll_allgather_algo_name(algo),
+              len, in_place ? " in place" : "", m, bad);
+      }
+      for (int i = 0; i < GUARD; i++)
+        CHECK(out[(size_t)p * len + i] == GUARD_BYTE, "allgather: guard byte %d overwritten", i);
+      free(mine);
+      free(out);
+    }
+}
+
 int main(int argc, char **argv)
 {
   nm_launcher_t launcher;
@@ -232,6 +272,15 @@ int main(int argc, char **argv)
     pass(launcher, c.rank, c.size, "eager linear all-to-alls mixed with schedules, 1 B .. 4 KiB");
     phase_alltoall(&c, NM_COLL_ALLTOALL_PAIRWISE);
     pass(launcher, c.rank, c.size, "eager pairwise all-to-alls mixed with schedules, 1 B .. 4 KiB");
+    const enum nm_coll_allgather_algo_e ag[] = {NM_COLL_ALLGATHER_RD, NM_COLL_ALLGATHER_RING,
+                                                NM_COLL_ALLGATHER_LINEAR};
+    for (int a = 0; a < 3; a++) {
+      phase_allgather(&c, ag[a]);
+      char what[96];
+      snprintf(what, sizeof(what), "eager %s allgathers mixed with schedules, 1 B .. 4 KiB, in place or not",
+               nm_coll_allgather_algo_name(ag[a]));
+      pass(launcher, c.rank, c.size, what);
+    }
   }
   rc = nm_session_close(c.sess);
   CHECK_RC(rc, "nm_session_close");

@@ -939,6 +939,19 @@ static int nm_mpi_coll_allgatherv(const void *sendbuf, int sendcount, MPI_Dataty
     err = nm_coll_check_counts(recvcounts, c->size);
   if (!err && recvcounts && !displs)
     err = MPI_ERR_ARG;
+  if (!err && !nb && !recvcounts && rd->contiguous && (in_place || sd->contiguous) && c->size > 1) {
+    /* small equal blocks, recursive doubling, ring or linear: without a schedule (collectives/allgather.c) */
+    size_t B = nm_coll_bytes(rd, recvcount);
+    if (B > 0 && (in_place || nm_coll_bytes(sd, sendcount) == B)) {
+      struct nm_coll_group_s group = nm_coll_comm_group(c);
+      int rc = nm_coll_allgather_eager(nm_mpi.session, &group, c->rank,
+                                       in_place ? NULL : (const char *)sendbuf + sd->true_lb,
+                                       (char *)recvbuf + rd->true_lb, B, nm_mpi_coll_tag(c, NM_MPI_COLL_TAG_BLOCKING),
+                                       NM_COLL_ALLGATHER_AUTO, nm_coll_mpi_wait, NULL);
+      if (rc != 1)
+        return rc ? nm_coll_error(c, comm, nm_mpi_coll_err_of(rc), fn) : MPI_SUCCESS;
+    }
+  }
   if (!err)
     s = nm_coll_new(c, comm, nb, &err);
   if (err)

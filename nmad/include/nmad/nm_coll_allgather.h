@@ -65,6 +65,23 @@ int nm_coll_allgather_choose(int p, nm_len_t total, enum nm_coll_allgather_algo_
 /** @brief Name of an allgather algorithm as NMAD_ALLGATHER_ALGO spells it, or NULL out of range. */
 const char *nm_coll_allgather_algo_name(enum nm_coll_allgather_algo_e algo);
 
+/**
+ * @brief A blocking allgather of equal small blocks without a schedule: member i's @p len bytes end at block i of
+ * every member's @p recvbuf (p @p len bytes), with the messages of nm_coll_allgatherv_build() for recursive
+ * doubling, ring or linear (the choice of @p algo, NM_COLL_ALLGATHER_AUTO resolved as the builder does), posted as
+ * plain receives and sends, each send leaving at once without a request where the driver allows; members on a
+ * schedule pair with it. Taken for 2 to 33 members and blocks of 1 B to 4 KiB; Bruck (and recursive doubling over
+ * a member count that is not a power of two, which becomes Bruck) is left to the caller.
+ * @param sendbuf this member's block, or NULL (in place: already at block @p self of @p recvbuf);
+ * @param wait how to wait (NULL: the core's wait); @param wait_ref passed to @p wait.
+ * @return 0 done; 1 not taken (nothing posted: build a schedule); -NM_EINVAL (NULL @p recvbuf, a NULL gate: nothing
+ * posted); or the first error of the messages (all of them posted and completed). Thread-safety: one thread per
+ * group at a time; takes the core lock per call. Source: issue 18, deliverable 3.
+ */
+int nm_coll_allgather_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, const void *sendbuf,
+                            void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_allgather_algo_e algo,
+                            nm_coll_wait_fn_t wait, void *wait_ref);
+
 #ifdef __cplusplus
 }
 #endif
