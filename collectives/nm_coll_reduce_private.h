@@ -63,6 +63,16 @@ int nm_coll_ar_halving(struct nm_ar_s *a, int nr, int pof2, int rem, struct nm_a
  *  round combines them in member order into a->acc. a->round ends after this member's part. */
 void nm_coll_ar_linear_to(struct nm_ar_s *a, int root);
 
+/** nm_coll_ar_linear_to() without a schedule, for the blocking small reductions (nm_coll_reduce_eager(),
+ *  nm_coll_allreduce_eager()): a member other than @p root sends @p in (count elements) to the root; the root
+ *  receives every member's vector into a scratch vector of p slots (its own copied from @p in), then combines them
+ *  in member order into @p acc (acc = v0 op (v1 op (... op v(p-1)))). Same messages as the schedule's.
+ *  @return 0, 1 not taken (no memory for the root's slots: nothing posted), -NM_EINVAL (a NULL gate: nothing
+ *  posted), or the first error of the messages and combines. */
+int nm_coll_ar_linear_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
+                            const char *in, char *acc, nm_len_t count, const struct nm_coll_op_s *op, nm_tag_t tag,
+                            nm_coll_wait_fn_t wait, void *wait_ref);
+
 /** nm_coll_allreduce_choose_job() on the network @p net (tests give one; the library reads the session's).
  *  @return 0 or -NM_EINVAL. Thread-safety: any thread. */
 int nm_coll_allreduce_choose_net(int p, nm_len_t count, const struct nm_coll_op_s *op, int job_oversubscribed,

@@ -9,11 +9,14 @@
  * (NMAD_BARRIER_ALGO, set alike on every rank), even ranks eager, odd ranks on schedules, each followed by an eager
  * gather whose blocks carry the barrier's number (a rank that left a barrier early, or a signal matched by the
  * wrong barrier, would hang or mismatch). And nm_coll_alltoall_eager() (linear, pairwise) and
- * nm_coll_allgather_eager() (recursive doubling, ring, linear; in place or not), 1 B to 4 KiB, mixed alike. Prints "PASS <phase>" on rank 0; exits non-zero on the first failure. */
+ * nm_coll_allgather_eager() (recursive doubling, ring, linear; in place or not), 1 B to 4 KiB, mixed alike; and
+ * the linear nm_coll_reduce_eager() / nm_coll_allreduce_eager() with a non-commutative operator (2x2 matrix
+ * products, so that a wrong combining order shows), to several roots, in place or not. Prints "PASS <phase>" on rank 0; exits non-zero on the first failure. */
 #include <nmad/nm_coll_allgather.h>
 #include <nmad/nm_coll_alltoall.h>
 #include <nmad/nm_coll_barrier.h>
 #include <nmad/nm_coll_gather.h>
+#include <nmad/nm_coll_reduce.h>
 #include <nmad/nm_core.h>
 #include <nmad/nm_launcher.h>
 #include <nmad/nm_sendrecv.h>
@@ -229,6 +232,78 @@ static void phase_allgather(struct ctx *c, enum nm_coll_allgather_algo_e algo)
     }
 }
 
+/* A non-commutative, associative operator: each element is a 2x2 matrix of uint32 (mod 2^32), inout = in x inout. */
+static int mat_combine(void *ref, const void *in, void *inout, nm_len_t count)
+{
+  (void)ref;
+  const uint32_t *a = in;
+  uint32_t *b = inout;
+  for (nm_len_t e = 0; e < count; e++, a += 4, b += 4) {
+    uint32_t r[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
+                     a[2] * b[1] + a[3] * b[3]};
+    memcpy(b, r, sizeof(r));
+  }
+  return 0;
+}
+
+static void mat_of(int member, nm_len_t e, uint32_t m[4])
+{
+  uint64_t x = mix(((uint64_t)member << 32) ^ e);
+  for (int i = 0; i < 4; i++)
+    m[i] = (uint32_t)(x >> (8 * i)) | 1u;
+}
+
+/* Reductions (linear) mixed with schedules: the result must be M0 x M1 x ... x M(p-1), element by element. */
+static void phase_reduce(struct ctx *c)
+{
+  const nm_len_t counts[] = {1, 16, 256}; /* 16 B .. 4 KiB */
+  const struct nm_coll_op_s op = {mat_combine, NULL, 16, 0};
+  int p = c->size, roots[3] = {0, p / 2, p - 1};
+  for (size_t z = 0; z < sizeof(counts) / sizeof(counts[0]); z++) {
+    nm_len_t n = counts[z];
+    uint32_t *mine = malloc(n * 16), *out = malloc(n * 16), *want = malloc(n * 16);
+    CHECK(mine && out && want, "out of memory");
+    for (nm_len_t e = 0; e < n; e++) {
+      uint32_t acc[4], m[4];
+      mat_of(p - 1, e, acc);
+      for (int q = p - 2; q >= 0; q--) {
+        mat_of(q, e, m);
+        mat_combine(NULL, m, acc, 1);
+      }
+      memcpy(want + 4 * e, acc, sizeof(acc));
+    }
+    for (int rr = 0; rr < 4; rr++) { /* 3 roots of a reduce, then an allreduce */
+      int all = rr == 3, root = all ? 0 : roots[rr];
+      for (int round = 0; round < 2; round++) { /* the second in place (a reduce: at the root only) */
+        int in_place = round && (all || c->rank == root);
+        for (nm_len_t e = 0; e < n; e++)
+          mat_of(c->rank, e, (in_place ? out : mine) + 4 * e);
+        const void *sendbuf = in_place ? NULL : mine;
+        int rc = 1;
+        if (c->rank % 2 == 0) {
+          rc = all ? nm_coll_allreduce_eager(c->sess, &c->group, c->rank, sendbuf, out, n, &op, TAG,
+                                             NM_COLL_ALLREDUCE_LINEAR, NULL, NULL)
+                   : nm_coll_reduce_eager(c->sess, &c->group, c->rank, root, sendbuf, out, n, &op, TAG,
+                                          NM_COLL_REDUCE_LINEAR, NULL, NULL);
+          CHECK(rc == 0, "eager %s, %lu elements: returned %d", all ? "allreduce" : "reduce", (unsigned long)n, rc);
+        } else {
+          rc = all ? nm_coll_allreduce(c->sess, &c->group, c->rank, sendbuf, out, n, &op, TAG,
+                                       NM_COLL_ALLREDUCE_LINEAR)
+                   : nm_coll_reduce(c->sess, &c->group, c->rank, root, sendbuf, out, n, &op, TAG,
+                                    NM_COLL_REDUCE_LINEAR);
+          CHECK(rc == 0, "scheduled %s: %s", all ? "allreduce" : "reduce", nm_strerror(rc));
+        }
+        if (all || c->rank == root)
+          CHECK(memcmp(out, want, n * 16) == 0, "%s to %d, %lu elements%s: wrong product", all ? "allreduce" : "reduce",
+                root, (unsigned long)n, in_place ? " in place" : "");
+      }
+    }
+    free(mine);
+    free(out);
+    free(want);
+  }
+}
+
 int main(int argc, char **argv)
 {
   nm_launcher_t launcher;
@@ -281,6 +356,8 @@ int main(int argc, char **argv)
                nm_coll_allgather_algo_name(ag[a]));
       pass(launcher, c.rank, c.size, what);
     }
+    phase_reduce(&c);
+    pass(launcher, c.rank, c.size, "eager linear reduce and allreduce mixed with schedules, non-commutative");
   }
   rc = nm_session_close(c.sess);
   CHECK_RC(rc, "nm_session_close");

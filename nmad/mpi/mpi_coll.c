@@ -391,6 +391,16 @@ static void nm_coll_mpi_op(struct nm_coll_red_s *R, struct nm_coll_op_s *nop)
   nm_mpi_coll_sched_hold_op(R->s, R->op); /* a user op may be freed before the collective completes */
 }
 
+/** The native operator of a blocking reduction on a contiguous datatype without a schedule (its state on the
+ *  caller's stack @p m, for the call's duration: the user cannot free the op meanwhile). */
+static void nm_coll_mpi_op_contig(struct nm_coll_mpi_op_s *m, struct nm_coll_op_s *nop, const struct nm_mpi_datatype_s *d,
+                                  MPI_Datatype dt, int count, MPI_Op op, const struct nm_mpi_op_s *o)
+{
+  size_t esize = nm_coll_bytes(d, count) / (size_t)count;
+  *m = (struct nm_coll_mpi_op_s){NM_COLL_RED_CONTIG, op, dt, 1, d->true_lb, NULL, NULL, NULL, esize};
+  *nop = (struct nm_coll_op_s){nm_coll_mpi_combine, m, esize, o->commute};
+}
+
 /** Where a native reduction whose result goes to @p out works for @p R: @p out's bytes when contiguous (CONTIG),
  *  else a scratch vector of packed elements, @p in (if not NULL) packed into it in round 0. */
 static char *nm_coll_mpi_vec(struct nm_coll_red_s *R, const void *in, void *out)
@@ -1334,6 +1344,19 @@ static int nm_mpi_coll_reduce(const void *sendbuf, void *recvbuf, int count, MPI
     err = MPI_ERR_ROOT;
   if (!err && sendbuf == MPI_IN_PLACE && c->rank != root)
     err = MPI_ERR_BUFFER;
+  if (!err && !nb && d->contiguous && count > 0 && c->size > 1) { /* small, linear: collectives/reduce.c */
+    struct nm_coll_mpi_op_s m;
+    struct nm_coll_op_s nop;
+    struct nm_coll_group_s group = nm_coll_comm_group(c);
+    nm_coll_mpi_op_contig(&m, &nop, d, datatype, count, op, o);
+    int rc = nm_coll_reduce_eager(nm_mpi.session, &group, c->rank, root,
+                                  sendbuf == MPI_IN_PLACE ? NULL : (const char *)sendbuf + d->true_lb,
+                                  c->rank == root ? (char *)recvbuf + d->true_lb : NULL, (nm_len_t)count, &nop,
+                                  nm_mpi_coll_tag(c, NM_MPI_COLL_TAG_BLOCKING), NM_COLL_REDUCE_AUTO, nm_coll_mpi_wait,
+                                  NULL);
+    if (rc != 1)
+      return rc ? nm_coll_error(c, comm, nm_mpi_coll_err_of(rc), fn) : MPI_SUCCESS;
+  }
   if (!err)
     s = nm_coll_new(c, comm, nb, &err);
   if (err)
@@ -1384,6 +1407,19 @@ static int nm_mpi_coll_allreduce(const void *sendbuf, void *recvbuf, int count, 
   struct nm_mpi_op_s *o = NULL;
   nm_mpi_coll_sched_t *s = NULL;
   int err = nm_coll_red_begin(comm, nb, req, count, datatype, op, &c, &d, &o);
+  if (!err && !nb && d->contiguous && count > 0 && c->size > 1) { /* small, linear: collectives/allreduce.c */
+    struct nm_coll_mpi_op_s m;
+    struct nm_coll_op_s nop;
+    struct nm_coll_group_s group = nm_coll_comm_group(c);
+    nm_coll_mpi_op_contig(&m, &nop, d, datatype, count, op, o);
+    int rc = nm_coll_allreduce_eager(nm_mpi.session, &group, c->rank,
+                                     sendbuf == MPI_IN_PLACE ? NULL : (const char *)sendbuf + d->true_lb,
+                                     (char *)recvbuf + d->true_lb, (nm_len_t)count, &nop,
+                                     nm_mpi_coll_tag(c, NM_MPI_COLL_TAG_BLOCKING), NM_COLL_ALLREDUCE_AUTO,
+                                     nm_coll_mpi_wait, NULL);
+    if (rc != 1)
+      return rc ? nm_coll_error(c, comm, nm_mpi_coll_err_of(rc), fn) : MPI_SUCCESS;
+  }
   if (!err)
     s = nm_coll_new(c, comm, nb, &err);
   if (err)
