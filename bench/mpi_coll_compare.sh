@@ -12,7 +12,9 @@
 # next to its automatic choice (ratio auto / best forced: > 1 means the automatic rule missed a faster algorithm).
 # The judged points of issue 18 (shm N = 4: every collective at 8 B, 1 KiB, 64 KiB, 1 MiB, and Barrier, within
 # 1.2x and half of them faster; shm N = 8: Allreduce and Bcast within 1.2x; tcp N = 4: within 1.5x) are counted
-# at the end. Writes $OUT/all.csv (every run), $OUT/summary.txt, $OUT/summary.csv, $OUT/coll_times.png and
+# at the end. "Shared memory" is by default what each library uses on one host without options: nmad's own
+# (NMAD_DRIVER=sm, the default of nmad-run and mpirun when all ranks are on one host) against Open MPI's vader;
+# --shm-np runs nmad over libfabric's shm provider instead (NMAD_DRIVER=shm), which a user gets only by asking. Writes $OUT/all.csv (every run), $OUT/summary.txt, $OUT/summary.csv, $OUT/coll_times.png and
 # $OUT/coll_ratios.png (gnuplot).
 # Open MPI runs as the other comparisons do (bench/nm_bench_lib.sh): --oversubscribe, pml ob1, btl self,vader
 # (shm) or self,tcp on lo (tcp); both libraries bound one process per core when N <= cores, unbound otherwise.
@@ -25,9 +27,9 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 NMAD_BUILD_DIR=${NMAD_BUILD_DIR:-$(dirname "$SCRIPT_DIR")}
 
 COLLS="bcast reduce allreduce allgather alltoall gather scatter barrier"
-SHM_NP="2 4 8"
+SHM_NP=""
 TCP_NP="4"
-SM_NP=""
+SM_NP="2 4 8"
 SIZES="8,64,1K,16K,64K,256K,1M,4M"
 ITERS=20
 WARMUP=3
@@ -40,10 +42,11 @@ usage() {
   cat <<EOF
 usage: $0 [options]
   --colls "LIST"   collectives (default "$COLLS")
-  --shm-np "LIST"  rank counts over shm (default "$SHM_NP"; "" = none)
+  --sm-np "LIST"   rank counts with nmad over its own shared memory (NMAD_DRIVER=sm, drivers/sm: nmad's default
+                   on one host) against Open MPI's vader (default "$SM_NP"; "" = none)
+  --shm-np "LIST"  rank counts with nmad over libfabric's shm provider (NMAD_DRIVER=shm) against vader
+                   (default "$SHM_NP": none)
   --tcp-np "LIST"  rank counts over tcp (default "$TCP_NP"; "" = none)
-  --sm-np "LIST"   rank counts with nmad over its own shared memory (NMAD_DRIVER=sm, drivers/sm) against Open
-                   MPI's vader, like shm (default "$SM_NP": none)
   --sizes LIST     comma-separated sizes, suffix K/M (default $SIZES; see mpi_coll_bench.c for their meaning)
   --judged         --sizes 8,1K,64K,1M (the points issue 18 judges)
   --iters N        timed iterations per size (default $ITERS; scaled down above 256 KiB)
@@ -88,7 +91,7 @@ while [[ $# -gt 0 ]]; do
     *) usage >&2; die "unknown option '$1'" ;;
   esac
 done
-for v in "$ITERS" "$WARMUP" "$REPEAT" "$RUN_TIMEOUT" $SHM_NP $TCP_NP; do
+for v in "$ITERS" "$WARMUP" "$REPEAT" "$RUN_TIMEOUT" $SHM_NP $TCP_NP $SM_NP; do
   [[ $v =~ ^[0-9]+$ ]] || die "not a number: '$v'"
 done
 [[ $REPEAT -ge 1 ]] || die "--repeat must be >= 1"

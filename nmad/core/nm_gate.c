@@ -7,12 +7,12 @@
 
 struct nm_gate_s *nm_core_gate_find(struct nm_core_s *core, int rank)
 {
-  struct nm_gate_s *g = core->last_gate;
+  struct nm_gate_s **slot = &core->gate_cache[(unsigned)rank % NM_GATE_CACHE], *g = *slot;
   if (g && g->rank == rank)
     return g;
   HASH_FIND_INT(core->gate_table, &rank, g);
   if (g)
-    core->last_gate = g;
+    *slot = g;
   return g;
 }
 
@@ -42,7 +42,7 @@ struct nm_gate_s *nm_core_gate(struct nm_core_s *core, int rank)
     return NULL;
   }
   HASH_ADD_INT(core->gate_table, rank, g);
-  core->last_gate = g;
+  core->gate_cache[(unsigned)rank % NM_GATE_CACHE] = g;
   return g;
 }
 
