@@ -213,15 +213,15 @@ int nm_coll_allgather_eager(nm_session_t session, const struct nm_coll_group_s *
                             void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_allgather_algo_e algo,
                             nm_coll_wait_fn_t wait, void *wait_ref)
 {
-  if (!session || !nm_coll_algo_group_ok(group, self) || group->n < 2 || group->n - 1 > NM_COLL_EAGER_PEERS ||
-      len == 0 || len > NM_COLL_EAGER_MAX || (int)algo < 0 || algo >= NM_COLL_ALLGATHER_NALGOS ||
+  if (!nm_coll_algo_eager_ok(session, group, self, NM_COLL_EAGER_PEERS) || len == 0 || len > NM_COLL_EAGER_MAX ||
+      (int)algo < 0 || algo >= NM_COLL_ALLGATHER_NALGOS ||
       (algo == NM_COLL_ALLGATHER_AUTO && nm_ag_choose(group, group->n, (nm_len_t)group->n * len, &algo)))
-    return 1; /* (an invalid override: the builder reports it) */
+    return NM_COLL_NOT_TAKEN; /* (an invalid override: the builder reports it) */
   int p = group->n, r = self, err = 0;
   if (algo == NM_COLL_ALLGATHER_RD && nm_coll_algo_pof2(p) != p)
     algo = NM_COLL_ALLGATHER_BRUCK; /* as the builder */
   if (algo == NM_COLL_ALLGATHER_BRUCK)
-    return 1; /* its rotated work buffer stays on the schedule */
+    return NM_COLL_NOT_TAKEN; /* its rotated work buffer stays on the schedule */
   if (!recvbuf)
     return -NM_EINVAL;
   char *w = recvbuf;
@@ -252,9 +252,7 @@ int nm_coll_allgather_eager(nm_session_t session, const struct nm_coll_group_s *
     int posted = 0;
     for (int k = 1; k < p; k++) {
       int from = (r - k + p) % p;
-      int rc = nm_sr_irecv(session, NM_AG_GATE(from), tag, w + (nm_len_t)from * len, len, &req[posted]);
-      posted += rc != -NM_EINVAL;
-      nm_coll_algo_keep(&err, rc);
+      posted += nm_coll_algo_recv(session, NM_AG_GATE(from), tag, w + (nm_len_t)from * len, len, &req[posted], &err);
     }
     for (int k = 1; k < p; k++)
       posted += nm_coll_algo_send_eager(session, NM_AG_GATE((r + k) % p), tag, w + (nm_len_t)r * len, len,

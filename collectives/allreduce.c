@@ -447,53 +447,44 @@ int nm_coll_ar_linear_eager(nm_session_t session, const struct nm_coll_group_s *
     nm_coll_algo_exchange(session, tag, gate[0], in, bytes, NULL, NULL, 0, wait, wait_ref, &err);
     return err;
   }
-  char *slots = malloc((size_t)p * bytes);
+  /* the p slots on the stack when they fit (4 members of 1 KiB), else on the heap: no allocation per call for the
+   * small reductions this path is for */
+  char stack_slots[NM_COLL_AR_EAGER_STACK];
+  char *slots = (size_t)p * bytes <= sizeof(stack_slots) ? stack_slots : malloc((size_t)p * bytes);
   if (!slots)
-    return 1;
+    return NM_COLL_NOT_TAKEN;
   memcpy(slots + (size_t)root * bytes, in, bytes);
   nm_sr_request_t req[NM_COLL_EAGER_PEERS];
   int posted = 0;
-  for (int m = 0, i = 0; m < p; m++) {
-    if (m == root)
-      continue;
-    int rc = nm_sr_irecv(session, gate[i++], tag, slots + (size_t)m * bytes, bytes, &req[posted]);
-    posted += rc != -NM_EINVAL;
-    nm_coll_algo_keep(&err, rc);
-  }
+  for (int m = 0, i = 0; m < p; m++)
+    if (m != root)
+      posted += nm_coll_algo_recv(session, gate[i++], tag, slots + (size_t)m * bytes, bytes, &req[posted], &err);
   nm_coll_algo_wait_all(session, wait, wait_ref, req, posted, &err);
   memcpy(acc, slots + (size_t)(p - 1) * bytes, bytes);
   for (int m = p - 2; m >= 0; m--) /* MPI's canonical order for any operator, as nm_coll_ar_linear_to() */
     nm_coll_algo_keep(&err, op->combine(op->ref, slots + (size_t)m * bytes, acc, count));
-  free(slots);
+  if (slots != stack_slots)
+    free(slots);
   return err;
-}
-
-/* The checks and the choice shared by the two entry points: @return 1 (not taken) unless @p algo resolves to
- *  linear for a vector the eager paths take. */
-static int nm_ar_eager_ok(nm_session_t session, const struct nm_coll_group_s *group, int self, nm_len_t count,
-                          const struct nm_coll_op_s *op)
-{
-  return session && nm_coll_algo_group_ok(group, self) && group->n >= 2 && group->n - 1 <= NM_COLL_EAGER_PEERS &&
-         op && op->combine && op->esize > 0 && count > 0 && count * op->esize <= NM_COLL_EAGER_MAX;
 }
 
 int nm_coll_allreduce_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, const void *sendbuf,
                             void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op, nm_tag_t tag,
                             enum nm_coll_allreduce_algo_e algo, nm_coll_wait_fn_t wait, void *wait_ref)
 {
-  if (!nm_ar_eager_ok(session, group, self, count, op) || (int)algo < 0 || algo >= NM_COLL_ALLREDUCE_NALGOS ||
+  if (!nm_coll_ar_eager_ok(session, group, self, count, op) || (int)algo < 0 || algo >= NM_COLL_ALLREDUCE_NALGOS ||
       (algo == NM_COLL_ALLREDUCE_AUTO &&
        nm_ar_choose(group, session, group->n, count, op, nm_core_job_oversubscribed(nm_session_get_core(session)),
                     NULL, &algo)) ||
       algo != NM_COLL_ALLREDUCE_LINEAR)
-    return 1; /* (an invalid override: the builder reports it) */
+    return NM_COLL_NOT_TAKEN; /* (an invalid override: the builder reports it) */
   if (!recvbuf)
     return -NM_EINVAL;
   const char *in = sendbuf ? sendbuf : recvbuf;
   /* nm_ar_linear(): the reduction to member 0, then its result to every member (after the send: in place, the
    * receive vector is the send vector) */
   int err = nm_coll_ar_linear_eager(session, group, self, 0, in, recvbuf, count, op, tag, wait, wait_ref);
-  if (err == 1 || err == -NM_EINVAL)
+  if (err == NM_COLL_NOT_TAKEN || err == -NM_EINVAL)
     return err; /* nothing posted */
   nm_len_t bytes = count * op->esize;
   if (self != 0) {

@@ -163,16 +163,16 @@ int nm_coll_alltoall_eager(nm_session_t session, const struct nm_coll_group_s *g
                            void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_alltoall_algo_e algo,
                            nm_coll_wait_fn_t wait, void *wait_ref)
 {
-  if (!session || !nm_coll_algo_group_ok(group, self) || group->n < 2 || 2 * (group->n - 1) > NM_COLL_EAGER_PEERS ||
-      len == 0 || len > NM_COLL_EAGER_MAX || (int)algo < 0 || algo >= NM_COLL_ALLTOALL_NALGOS ||
+  if (!nm_coll_algo_eager_ok(session, group, self, NM_COLL_EAGER_PEERS / 2) || len == 0 || len > NM_COLL_EAGER_MAX ||
+      (int)algo < 0 || algo >= NM_COLL_ALLTOALL_NALGOS ||
       (algo == NM_COLL_ALLTOALL_AUTO &&
        nm_a2a_choose(group, group->n, len, nm_core_job_oversubscribed(nm_session_get_core(session)), &algo)) ||
       (algo != NM_COLL_ALLTOALL_LINEAR && algo != NM_COLL_ALLTOALL_PAIRWISE))
-    return 1; /* (an invalid override: the builder reports it) */
+    return NM_COLL_NOT_TAKEN; /* (an invalid override: the builder reports it) */
   if (!sendbuf || !recvbuf)
     return -NM_EINVAL;
   if (sendbuf == recvbuf)
-    return 1; /* in place: the receives would overwrite blocks still to send */
+    return NM_COLL_NOT_TAKEN; /* in place: the receives would overwrite blocks still to send */
   int p = group->n, err = 0;
   const char *in = sendbuf;
   char *out = recvbuf;
@@ -194,9 +194,7 @@ int nm_coll_alltoall_eager(nm_session_t session, const struct nm_coll_group_s *g
                             out + (nm_len_t)src * len, len, wait, wait_ref, &err);
       continue;
     }
-    int rc = nm_sr_irecv(session, from[k - 1], tag, out + (nm_len_t)src * len, len, &req[posted]);
-    posted += rc != -NM_EINVAL;
-    nm_coll_algo_keep(&err, rc);
+    posted += nm_coll_algo_recv(session, from[k - 1], tag, out + (nm_len_t)src * len, len, &req[posted], &err);
   }
   for (int k = 1; linear && k < p; k++)
     posted += nm_coll_algo_send_eager(session, to[k - 1], tag, in + (nm_len_t)((self + k) % p) * len, len,

@@ -87,16 +87,16 @@ int nm_coll_barrier_eager(nm_session_t session, const struct nm_coll_group_s *gr
                           nm_coll_wait_fn_t wait, void *wait_ref)
 {
   enum nm_coll_barrier_algo_e algo;
-  if (!session || !nm_coll_algo_group_ok(group, self) || group->n < 2 || group->n - 1 > NM_COLL_EAGER_PEERS ||
+  if (!nm_coll_algo_eager_ok(session, group, self, NM_COLL_EAGER_PEERS) ||
       nm_bar_choose(group, group->n, nm_core_job_oversubscribed(nm_session_get_core(session)), &algo))
-    return 1; /* (an invalid override: the builder reports it) */
+    return NM_COLL_NOT_TAKEN; /* (an invalid override: the builder reports it) */
   int p = group->n, err = 0;
   nm_gate_t gate[NM_COLL_EAGER_PEERS];
   int ng = algo == NM_COLL_BARRIER_LINEAR ? (self == 0 ? p - 1 : 1) : 0;
   for (int k = 1; algo != NM_COLL_BARRIER_LINEAR && k < p; k <<= 1)
     ng += 2;
   if (ng > NM_COLL_EAGER_PEERS)
-    return 1;
+    return NM_COLL_NOT_TAKEN;
   /* every gate first: a bad group posts nothing, as a schedule that recorded a NULL gate never starts (linear: the
    * root's peers 1..p-1, or the root; dissemination: to self + 2^k, from self - 2^k, by round) */
   for (int i = 0; i < ng; i++) {
@@ -109,11 +109,8 @@ int nm_coll_barrier_eager(nm_session_t session, const struct nm_coll_group_s *gr
     /* the signals of every member, then the answers: nm_coll_barrier_build()'s two rounds */
     nm_sr_request_t req[NM_COLL_EAGER_PEERS];
     int posted = 0;
-    for (int i = 0; i < ng; i++) {
-      int rc = nm_sr_irecv(session, gate[i], tag, NULL, 0, &req[posted]);
-      posted += rc != -NM_EINVAL;
-      nm_coll_algo_keep(&err, rc);
-    }
+    for (int i = 0; i < ng; i++)
+      posted += nm_coll_algo_recv(session, gate[i], tag, NULL, 0, &req[posted], &err);
     nm_coll_algo_wait_all(session, wait, wait_ref, req, posted, &err);
     posted = 0;
     for (int i = 0; i < ng; i++)

@@ -22,6 +22,7 @@
 #include <nmad/nm_coll_bcast.h>
 #include <nmad/nm_core.h>
 #include <nmad/nm_sendrecv.h>
+#include <limits.h>
 
 /** The tree of a whole-message algorithm. @return 0, or -1 for the others (pipelined, split, scatter-based). */
 static int nm_be_tree_kind(enum nm_coll_bcast_algo_e algo, enum nm_coll_tree_kind_e *kind)
@@ -51,14 +52,15 @@ int nm_coll_bcast_eager(nm_session_t session, const struct nm_coll_group_s *grou
   enum nm_coll_tree_kind_e kind;
   struct nm_coll_tree_s t;
   struct nm_coll_tree_node_s node;
-  if (!session || !group || !group->gate_of || !opts || group->n < 2 || self < 0 || self >= group->n || root < 0 ||
-      root >= group->n || (len && !buf) || len > NM_COLL_EAGER_MAX || opts->groups > 1 ||
-      nm_be_tree_kind(opts->algo, &kind) || nm_coll_tree_init(&t, kind, group->n, 0))
-    return 1;
+  /* (the peers bound is the children's, checked once the tree is known) */
+  if (!nm_coll_algo_eager_ok(session, group, self, INT_MAX) || !opts || root < 0 || root >= group->n || (len && !buf) ||
+      len > NM_COLL_EAGER_MAX || opts->groups > 1 || nm_be_tree_kind(opts->algo, &kind) ||
+      nm_coll_tree_init(&t, kind, group->n, 0))
+    return NM_COLL_NOT_TAKEN;
   int n = group->n;
   nm_coll_tree_node(&t, (self - root + n) % n, &node);
   if (node.n_children > NM_COLL_EAGER_PEERS)
-    return 1;
+    return NM_COLL_NOT_TAKEN;
   /* every gate first: a bad group posts nothing, as a schedule that recorded a NULL gate never starts */
   nm_gate_t parent = NULL, child[NM_COLL_EAGER_PEERS];
   if (node.parent >= 0 && !(parent = group->gate_of(group->ref, (node.parent + root) % n)))

@@ -138,11 +138,8 @@ void nm_coll_algo_exchange(nm_session_t session, nm_tag_t tag, nm_gate_t to, con
 {
   nm_sr_request_t req[2];
   int posted = 0;
-  if (from) {
-    int rc = nm_sr_irecv(session, from, tag, rbuf, rlen, &req[posted]);
-    posted += rc != -NM_EINVAL; /* posted, or completed with its error */
-    nm_coll_algo_keep(err, rc);
-  }
+  if (from)
+    posted += nm_coll_algo_recv(session, from, tag, rbuf, rlen, &req[posted], err);
   if (to)
     posted += nm_coll_algo_send_eager(session, to, tag, sbuf, slen, &req[posted], err);
   nm_coll_algo_wait_all(session, wait, ref, req, posted, err);

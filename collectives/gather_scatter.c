@@ -209,25 +209,24 @@ int nm_coll_iscatter(nm_session_t session, const struct nm_coll_group_s *group, 
  * where the driver allows: nm_sr_send_now()), in the order of the builders above, so that members on this path
  * and members on a schedule pair alike. Why: for small blocks the schedule was most of a blocking collective's
  * cost (bcast_eager.c's file comment; doc/performance.md, "Small blocking collectives without a schedule").
- * @return 1 not taken (nothing posted), 0 done, or an error as the builders' (-NM_EINVAL) or the messages'. */
+ * @return NM_COLL_NOT_TAKEN (nothing posted), 0 done, or an error as the builders' (-NM_EINVAL) or the messages'. */
 static int nm_gs_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
                        const void *sendbuf, void *recvbuf, nm_len_t len, nm_tag_t tag,
                        enum nm_coll_gather_algo_e algo, enum nm_coll_family_e family, nm_coll_wait_fn_t wait,
                        void *wait_ref)
 {
   int gather = family == NM_COLL_FAMILY_GATHER;
-  if (!session || !nm_coll_algo_group_ok(group, self) || group->n < 2 || group->n - 1 > NM_COLL_EAGER_PEERS ||
-      root < 0 || root >= group->n || len == 0 || len > NM_COLL_EAGER_MAX || (int)algo < 0 ||
-      algo >= NM_COLL_GATHER_NALGOS)
-    return 1;
+  if (!nm_coll_algo_eager_ok(session, group, self, NM_COLL_EAGER_PEERS) || root < 0 || root >= group->n || len == 0 ||
+      len > NM_COLL_EAGER_MAX || (int)algo < 0 || algo >= NM_COLL_GATHER_NALGOS)
+    return NM_COLL_NOT_TAKEN;
   if (algo == NM_COLL_GATHER_AUTO) {
     int forced;
     if (nm_coll_algo_forced(group, family, nm_gs_names, NM_COLL_GATHER_NALGOS, &forced))
-      return 1; /* the builder reports the invalid override */
+      return NM_COLL_NOT_TAKEN; /* the builder reports the invalid override */
     algo = nm_gs_rule(forced, len, nm_core_job_oversubscribed(nm_session_get_core(session)));
   }
   if (algo != NM_COLL_GATHER_FLAT)
-    return 1;
+    return NM_COLL_NOT_TAKEN;
   const char *in = sendbuf;
   char *out = recvbuf;
   if (self == root ? (gather ? !out : !in) : (gather ? !in : !out))
@@ -251,10 +250,8 @@ static int nm_gs_eager(nm_session_t session, const struct nm_coll_group_s *group
   int posted = 0, err = 0;
   for (int k = 0; k < npeers; k++) {
     if (gather ? self == root : self != root) { /* receive */
-      int rc = nm_sr_irecv(session, gate[k], tag, self == root ? out + (nm_len_t)member[k] * len : out, len,
-                           &req[posted]);
-      posted += rc != -NM_EINVAL; /* posted, or completed with its error: waited for below either way */
-      nm_coll_algo_keep(&err, rc);
+      posted += nm_coll_algo_recv(session, gate[k], tag, self == root ? out + (nm_len_t)member[k] * len : out, len,
+                                  &req[posted], &err);
     } else {
       posted += nm_coll_algo_send_eager(session, gate[k], tag, self == root ? in + (nm_len_t)member[k] * len : in,
                                         len, &req[posted], &err);

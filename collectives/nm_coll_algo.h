@@ -58,7 +58,6 @@ int nm_coll_algo_oversubscribed(const nm_coll_sched_t *s);
 void nm_coll_algo_wait(nm_session_t session, nm_coll_wait_fn_t wait, void *ref, volatile int *flag,
                        uint64_t spin_ns);
 
-
 /** Wait for the @p n requests at @p req (nm_coll_algo_wait(), no spin hint), keeping the first error in @p err. */
 void nm_coll_algo_wait_all(nm_session_t session, nm_coll_wait_fn_t wait, void *ref, nm_sr_request_t *req, int n,
                            int *err);
@@ -78,6 +77,37 @@ static inline void nm_coll_algo_keep(int *err, int rc)
 {
   if (!*err && rc)
     *err = rc;
+}
+
+/** Gate of @p member in @p group (NULL is recorded in the schedule by its send/recv). */
+static inline nm_gate_t nm_coll_algo_gate(const struct nm_coll_group_s *group, int member)
+{
+  return group->gate_of(group->ref, member);
+}
+
+/** Whether @p group and @p self are usable (non-NULL gate_of, n >= 1, 0 <= self < n). */
+static inline int nm_coll_algo_group_ok(const struct nm_coll_group_s *group, int self)
+{
+  return group && group->gate_of && group->n >= 1 && self >= 0 && self < group->n;
+}
+
+/** Whether a blocking small collective without a schedule can run @p self's part over @p group: a session, a valid
+ *  group of 2 members or more, and at most @p max_peers peers (their requests live on the caller's stack). */
+static inline int nm_coll_algo_eager_ok(nm_session_t session, const struct nm_coll_group_s *group, int self,
+                                        int max_peers)
+{
+  return session && nm_coll_algo_group_ok(group, self) && group->n >= 2 && group->n - 1 <= max_peers;
+}
+
+/** A blocking small collective's receive of @p len bytes into @p buf from @p gate, posted as @p req.
+ *  @return 1 if @p req was posted (wait for it: it completes, with its error if any), 0 if it was refused before
+ *  posting (that error kept in @p err). */
+static inline int nm_coll_algo_recv(nm_session_t session, nm_gate_t gate, nm_tag_t tag, void *buf, nm_len_t len,
+                                    nm_sr_request_t *req, int *err)
+{
+  int rc = nm_sr_irecv(session, gate, tag, buf, len, req);
+  nm_coll_algo_keep(err, rc);
+  return rc != -NM_EINVAL;
 }
 
 /** A blocking small collective's send: at once without a request where it can leave (nm_sr_send_now()), else
@@ -101,18 +131,6 @@ static inline int nm_coll_algo_send_eager(nm_session_t session, nm_gate_t gate, 
 #define NM_COLL_EAGER_PEERS 32
 /** Largest message of a blocking small collective: nm_sr_send_now() takes up to 4 KiB. */
 #define NM_COLL_EAGER_MAX ((nm_len_t)4096)
-
-/** Gate of @p member in @p group (NULL is recorded in the schedule by its send/recv). */
-static inline nm_gate_t nm_coll_algo_gate(const struct nm_coll_group_s *group, int member)
-{
-  return group->gate_of(group->ref, member);
-}
-
-/** Whether @p group and @p self are usable (non-NULL gate_of, n >= 1, 0 <= self < n). */
-static inline int nm_coll_algo_group_ok(const struct nm_coll_group_s *group, int self)
-{
-  return group && group->gate_of && group->n >= 1 && self >= 0 && self < group->n;
-}
 
 /** Offset of block @p blk when @p total units are cut into @p nb balanced blocks (floor(total / nb) each, the
  *  first total % nb one more), in units. */

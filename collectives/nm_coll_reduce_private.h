@@ -67,8 +67,20 @@ void nm_coll_ar_linear_to(struct nm_ar_s *a, int root);
  *  nm_coll_allreduce_eager()): a member other than @p root sends @p in (count elements) to the root; the root
  *  receives every member's vector into a scratch vector of p slots (its own copied from @p in), then combines them
  *  in member order into @p acc (acc = v0 op (v1 op (... op v(p-1)))). Same messages as the schedule's.
- *  @return 0, 1 not taken (no memory for the root's slots: nothing posted), -NM_EINVAL (a NULL gate: nothing
+ *  @return 0, NM_COLL_NOT_TAKEN (no memory for the root's slots: nothing posted), -NM_EINVAL (a NULL gate: nothing
  *  posted), or the first error of the messages and combines. */
+/** Bytes of the root's slots nm_coll_ar_linear_eager() keeps on the stack (more: on the heap). */
+#define NM_COLL_AR_EAGER_STACK 8192
+
+/** The checks the blocking small reductions share (nm_coll_reduce_eager(), nm_coll_allreduce_eager()): a group
+ *  nm_coll_algo_eager_ok() takes, an operator, and a vector of 1 to NM_COLL_EAGER_MAX bytes. */
+static inline int nm_coll_ar_eager_ok(nm_session_t session, const struct nm_coll_group_s *group, int self,
+                                      nm_len_t count, const struct nm_coll_op_s *op)
+{
+  return nm_coll_algo_eager_ok(session, group, self, NM_COLL_EAGER_PEERS) && op && op->combine && op->esize > 0 &&
+         count > 0 && count * op->esize <= NM_COLL_EAGER_MAX;
+}
+
 int nm_coll_ar_linear_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
                             const char *in, char *acc, nm_len_t count, const struct nm_coll_op_s *op, nm_tag_t tag,
                             nm_coll_wait_fn_t wait, void *wait_ref);

@@ -216,22 +216,20 @@ int nm_coll_reduce(nm_session_t session, const struct nm_coll_group_s *group, in
 /* ---- blocking, small vectors, linear: without a schedule (nm_coll_reduce_eager()) ---- */
 
 int nm_coll_reduce_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
-                         const void *sendbuf, void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op, nm_tag_t tag,
-                         enum nm_coll_reduce_algo_e algo, nm_coll_wait_fn_t wait, void *wait_ref)
+                         const void *sendbuf, void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op,
+                         nm_tag_t tag, enum nm_coll_reduce_algo_e algo, nm_coll_wait_fn_t wait, void *wait_ref)
 {
-  if (!session || !nm_coll_algo_group_ok(group, self) || group->n < 2 || group->n - 1 > NM_COLL_EAGER_PEERS ||
-      root < 0 || root >= group->n || !op || !op->combine || op->esize == 0 || count == 0 ||
-      count * op->esize > NM_COLL_EAGER_MAX || (int)algo < 0 || algo >= NM_COLL_REDUCE_NALGOS ||
-      (algo == NM_COLL_REDUCE_AUTO &&
-       nm_red_choose(group, group->n, count, op->esize, nm_core_job_oversubscribed(nm_session_get_core(session)),
-                     &algo)) ||
+  if (!nm_coll_ar_eager_ok(session, group, self, count, op) || root < 0 || root >= group->n || (int)algo < 0 ||
+      algo >= NM_COLL_REDUCE_NALGOS ||
+      (algo == NM_COLL_REDUCE_AUTO && nm_red_choose(group, group->n, count, op->esize,
+                                                    nm_core_job_oversubscribed(nm_session_get_core(session)), &algo)) ||
       algo != NM_COLL_REDUCE_LINEAR)
-    return 1; /* (an invalid override: the builder reports it) */
+    return NM_COLL_NOT_TAKEN; /* (an invalid override: the builder reports it) */
   if ((self == root && !recvbuf) || (self != root && !sendbuf))
     return -NM_EINVAL;
   int err = nm_coll_ar_linear_eager(session, group, self, root, sendbuf ? sendbuf : recvbuf, recvbuf, count, op, tag,
                                     wait, wait_ref);
-  if (err != 1 && err != -NM_EINVAL)
+  if (err != NM_COLL_NOT_TAKEN && err != -NM_EINVAL)
     nm_coll_algo_end(session);
   return err;
 }

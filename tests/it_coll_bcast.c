@@ -92,7 +92,7 @@ static nm_gate_t gate_of(void *ref, int member) { return ((nm_gate_t *)ref)[memb
 /* nm_coll_bcast_eager() (collectives/bcast_eager.c), the blocking small broadcast without a schedule: even ranks
  * take it, odd ranks build the schedule (nm_coll_bcast_array()), and their messages must pair, for every
  * algorithm it takes (flat, chain, binary, binomial), several roots and 0 B to 4 KiB, back to back on one tag.
- * It leaves the other algorithms and larger messages to the caller (returns 1, nothing posted). */
+ * It leaves the other algorithms and larger messages to the caller (NM_COLL_NOT_TAKEN, nothing posted). */
 static void phase_eager(struct ctx *c, int nroots, const int *roots)
 {
   struct nm_coll_group_s g = {c->size, gate_of, c->gates, NULL, NULL};
@@ -111,13 +111,13 @@ static void phase_eager(struct ctx *c, int nroots, const int *roots)
         else
           memset(buf, 0x5A, len);
         memset(buf + len, GUARD_BYTE, GUARD);
-        int rc = 1;
+        int rc = NM_COLL_NOT_TAKEN;
         if (c->rank % 2 == 0) {
           rc = nm_coll_bcast_eager(c->sess, &g, c->rank, roots[r], buf, len, TAG, &o, NULL, NULL);
-          CHECK(rc == (whole && c->size > 1 ? 0 : 1), "eager %s from root %d, %zu bytes: returned %d",
+          CHECK(rc == (whole && c->size > 1 ? 0 : NM_COLL_NOT_TAKEN), "eager %s from root %d, %zu bytes: returned %d",
                 nm_coll_bcast_algo_name(o.algo), roots[r], len, rc);
         }
-        if (rc == 1)
+        if (rc == NM_COLL_NOT_TAKEN)
           rc = nm_coll_bcast_array(c->sess, c->gates, c->size, c->rank, roots[r], buf, len, TAG, &o);
         CHECK(rc == 0, "%s from root %d, %zu bytes (mixed): %s", nm_coll_bcast_algo_name(o.algo), roots[r], len,
               nm_strerror(rc));
@@ -129,8 +129,10 @@ static void phase_eager(struct ctx *c, int nroots, const int *roots)
       }
   }
   struct nm_coll_bcast_opts_s flat = {.algo = NM_COLL_BCAST_FLAT};
-  CHECK(nm_coll_bcast_eager(c->sess, &g, c->rank, 0, buf, 4097, TAG, &flat, NULL, NULL) == 1, "4097 B taken");
-  CHECK(nm_coll_bcast_eager(c->sess, &g, c->rank, c->size, buf, 8, TAG, &flat, NULL, NULL) == 1, "root = n taken");
+  CHECK(nm_coll_bcast_eager(c->sess, &g, c->rank, 0, buf, 4097, TAG, &flat, NULL, NULL) == NM_COLL_NOT_TAKEN,
+        "4097 B taken");
+  CHECK(nm_coll_bcast_eager(c->sess, &g, c->rank, c->size, buf, 8, TAG, &flat, NULL, NULL) == NM_COLL_NOT_TAKEN,
+        "root = n taken");
 }
 
 int main(int argc, char **argv)

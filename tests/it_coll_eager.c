@@ -1,17 +1,18 @@
-/* Integration test of the blocking small gather and scatter without a schedule (nm_coll_gather_eager(),
- * nm_coll_scatter_eager(), collectives/gather_scatter.c; issue 18, deliverable 3) with real processes, any number
- * of ranks: even ranks take the eager path, odd ranks build the schedule (nm_coll_igather() / nm_coll_iscatter()
- * then nm_coll_sched_wait()), and their messages must pair, for the flat algorithm from several roots, blocks of
- * 1 B to 4 KiB, in place at the root or not, back to back on one tag. Each block derives from (root, member,
- * size, collective); the receivers check every byte and the guard bytes. The eager calls leave what they do not
- * take (binomial, 4097 B, n = 1) to the caller without posting anything (return 1), and reject a missing buffer
- * (-NM_EINVAL). Then nm_coll_barrier_eager() the same way: 100 barriers back to back for each algorithm
- * (NMAD_BARRIER_ALGO, set alike on every rank), even ranks eager, odd ranks on schedules, each followed by an eager
- * gather whose blocks carry the barrier's number (a rank that left a barrier early, or a signal matched by the
- * wrong barrier, would hang or mismatch). And nm_coll_alltoall_eager() (linear, pairwise) and
- * nm_coll_allgather_eager() (recursive doubling, ring, linear; in place or not), 1 B to 4 KiB, mixed alike; and
- * the linear nm_coll_reduce_eager() / nm_coll_allreduce_eager() with a non-commutative operator (2x2 matrix
- * products, so that a wrong combining order shows), to several roots, in place or not. Prints "PASS <phase>" on rank 0; exits non-zero on the first failure. */
+/* Integration test of the blocking small collectives without a schedule (collectives/ *_eager(); issue 18,
+ * deliverable 3) with real processes, any number of ranks. Everywhere even ranks take the eager path and odd ranks
+ * build the schedule, and their messages must pair, back to back on one tag:
+ * - gather and scatter (nm_coll_gather_eager(), nm_coll_scatter_eager()), flat, from several roots, blocks of 1 B
+ *   to 4 KiB, in place at the root or not; each block derives from (root, member, size, collective) and the
+ *   receivers check every byte and the guard bytes. What the eager calls leave to the caller (binomial, 4097 B,
+ *   n = 1) they leave without posting anything (NM_COLL_NOT_TAKEN); a missing buffer is -NM_EINVAL;
+ * - 100 barriers (nm_coll_barrier_eager()) back to back for each algorithm (NMAD_BARRIER_ALGO, set alike on every
+ *   rank), each followed by an eager gather whose blocks carry the barrier's number (a rank that left a barrier
+ *   early, or a signal matched by the wrong barrier, would hang or mismatch);
+ * - all-to-alls (nm_coll_alltoall_eager(): linear, pairwise) and allgathers (nm_coll_allgather_eager(): recursive
+ *   doubling, ring, linear; in place or not), 1 B to 4 KiB;
+ * - the linear nm_coll_reduce_eager() / nm_coll_allreduce_eager() with a non-commutative operator (2x2 matrix
+ *   products, so that a wrong combining order shows), to several roots, in place or not.
+ * Prints "PASS <phase>" on rank 0; exits non-zero on the first failure. */
 #include <nmad/nm_coll_allgather.h>
 #include <nmad/nm_coll_alltoall.h>
 #include <nmad/nm_coll_barrier.h>
@@ -63,7 +64,7 @@ static void one(struct ctx *c, int scatter, int root, size_t len, int in_place)
     fill(am_root && in_place ? all + (size_t)root * len : mine, len, seed_of(0, root, c->rank, len));
   const void *sendbuf = scatter ? (am_root ? all : NULL) : (am_root && in_place ? NULL : mine);
   void *recvbuf = scatter ? (am_root && in_place ? NULL : mine) : (am_root ? all : NULL);
-  int rc = 1;
+  int rc;
   if (c->rank % 2 == 0) {
     rc = scatter ? nm_coll_scatter_eager(c->sess, &c->group, c->rank, root, sendbuf, recvbuf, len, TAG,
                                          NM_COLL_GATHER_FLAT, NULL, NULL)
@@ -111,16 +112,17 @@ static void phase_refused(struct ctx *c)
 {
   static uint8_t b[(MAXB + 1) * 64];
   struct nm_coll_group_s one = {1, gate_of, &c->gates[c->rank], NULL, NULL};
-  CHECK(nm_coll_gather_eager(c->sess, &c->group, c->rank, 0, b, b, 8, TAG, NM_COLL_GATHER_BINOMIAL, NULL, NULL) == 1,
+  const int no = NM_COLL_NOT_TAKEN;
+  CHECK(nm_coll_gather_eager(c->sess, &c->group, c->rank, 0, b, b, 8, TAG, NM_COLL_GATHER_BINOMIAL, NULL, NULL) == no,
         "binomial taken");
   if (c->size <= 64)
     CHECK(nm_coll_scatter_eager(c->sess, &c->group, c->rank, 0, b, b, MAXB + 1, TAG, NM_COLL_GATHER_FLAT, NULL,
-                                NULL) == 1,
+                                NULL) == no,
           "4097 B taken");
-  CHECK(nm_coll_scatter_eager(c->sess, &one, 0, 0, b, b, 8, TAG, NM_COLL_GATHER_FLAT, NULL, NULL) == 1,
+  CHECK(nm_coll_scatter_eager(c->sess, &one, 0, 0, b, b, 8, TAG, NM_COLL_GATHER_FLAT, NULL, NULL) == no,
         "group of one taken");
   CHECK(nm_coll_gather_eager(c->sess, &c->group, c->rank, c->size, b, b, 8, TAG, NM_COLL_GATHER_FLAT, NULL, NULL) ==
-            1,
+            no,
         "root = n taken");
   if (c->size > 1) /* the root without its receive buffer, the others without their block */
     CHECK(nm_coll_gather_eager(c->sess, &c->group, c->rank, 0, NULL, NULL, 8, TAG, NM_COLL_GATHER_FLAT, NULL,
@@ -188,8 +190,9 @@ static void phase_alltoall(struct ctx *c, enum nm_coll_alltoall_algo_e algo)
     free(out);
   }
   uint8_t b[8];
-  CHECK(nm_coll_alltoall_eager(c->sess, &c->group, c->rank, b, b, 1, TAG, algo, NULL, NULL) == 1, "in place taken");
-  CHECK(nm_coll_alltoall_eager(c->sess, &c->group, c->rank, b, b, 1, TAG, NM_COLL_ALLTOALL_BRUCK, NULL, NULL) == 1,
+  const int no = NM_COLL_NOT_TAKEN;
+  CHECK(nm_coll_alltoall_eager(c->sess, &c->group, c->rank, b, b, 1, TAG, algo, NULL, NULL) == no, "in place taken");
+  CHECK(nm_coll_alltoall_eager(c->sess, &c->group, c->rank, b, b, 1, TAG, NM_COLL_ALLTOALL_BRUCK, NULL, NULL) == no,
         "Bruck taken");
 }
 
@@ -199,7 +202,7 @@ static void phase_allgather(struct ctx *c, enum nm_coll_allgather_algo_e algo)
 {
   const size_t sizes[] = {1, 8, 1000, MAXB};
   int p = c->size, pof2 = (p & (p - 1)) == 0;
-  int expect = algo == NM_COLL_ALLGATHER_RD && !pof2 ? 1 : 0;
+  int expect = algo == NM_COLL_ALLGATHER_RD && !pof2 ? NM_COLL_NOT_TAKEN : 0;
   for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++)
     for (int in_place = 0; in_place < 2; in_place++) {
       size_t len = sizes[z];
@@ -209,13 +212,13 @@ static void phase_allgather(struct ctx *c, enum nm_coll_allgather_algo_e algo)
       memset(out + (size_t)p * len, GUARD_BYTE, GUARD);
       fill(in_place ? out + (size_t)c->rank * len : mine, len, seed_of(5 + (int)algo, 0, c->rank, len));
       const void *sendbuf = in_place ? NULL : mine;
-      int rc = 1;
+      int rc = NM_COLL_NOT_TAKEN;
       if (c->rank % 2 == 0) {
         rc = nm_coll_allgather_eager(c->sess, &c->group, c->rank, sendbuf, out, len, TAG, algo, NULL, NULL);
         CHECK(rc == expect, "eager allgather (%s), %zu bytes: returned %d", nm_coll_allgather_algo_name(algo), len,
               rc);
       }
-      if (rc == 1) {
+      if (rc == NM_COLL_NOT_TAKEN) {
         rc = nm_coll_allgather(c->sess, &c->group, c->rank, sendbuf, out, len, TAG, algo);
         CHECK(rc == 0, "scheduled allgather (%s), %zu bytes: %s", nm_coll_allgather_algo_name(algo), len,
               nm_strerror(rc));
@@ -279,7 +282,7 @@ static void phase_reduce(struct ctx *c)
         for (nm_len_t e = 0; e < n; e++)
           mat_of(c->rank, e, (in_place ? out : mine) + 4 * e);
         const void *sendbuf = in_place ? NULL : mine;
-        int rc = 1;
+        int rc;
         if (c->rank % 2 == 0) {
           rc = all ? nm_coll_allreduce_eager(c->sess, &c->group, c->rank, sendbuf, out, n, &op, TAG,
                                              NM_COLL_ALLREDUCE_LINEAR, NULL, NULL)
@@ -337,7 +340,8 @@ int main(int argc, char **argv)
           for (int in_place = 0; in_place < 2; in_place++)
             one(&c, scatter, roots[r], sizes[s], in_place);
       pass(launcher, c.rank, c.size,
-           scatter ? "eager scatter mixed with schedules, 1 B .. 4 KiB" : "eager gather mixed with schedules, 1 B .. 4 KiB");
+           scatter ? "eager scatter mixed with schedules, 1 B .. 4 KiB"
+                   : "eager gather mixed with schedules, 1 B .. 4 KiB");
     }
     phase_barrier(&c, "linear");
     pass(launcher, c.rank, c.size, "eager linear barriers mixed with schedules");

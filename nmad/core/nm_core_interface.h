@@ -82,7 +82,8 @@ int nm_core_req_irecv(struct nm_req_s *req, nm_session_t session, nm_gate_t gate
 /**
  * @brief Send @p len bytes of @p buf to @p gate under @p tag at once, without a request, if the message can leave
  *        in this call: an eager message of at most 4 KiB to an idle gate whose one rail copies packets at post
- *        (sm), with nothing queued on the gate and nothing more urgent waiting (nm_outgoing.c, nm_send_direct_msg()).
+ *        (sm; libfabric with fi_inject, up to its inject size), with nothing queued on the gate and nothing more
+ *        urgent waiting (nm_outgoing.c, nm_send_direct_msg()).
  *        It takes the next sequence number of (gate, tag) only when it leaves, so a message not taken is posted
  *        the usual way (nm_core_req_isend()) and keeps its order. Issue 18, deliverable 3: a small collective's
  *        sends without a request each.

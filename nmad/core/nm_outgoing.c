@@ -376,9 +376,8 @@ static __attribute__((noinline)) int nm_send_direct_copy(struct nm_drv_s *drv, u
 }
 
 /* A small eager message to an idle gate whose one rail copies packets at post (NM_DRV_F_SEND_AT_POST: sm, and
- * libfabric with fi_inject)
- * leaves at once in a packet of its own, written around the caller's bytes, without the send queue, a packet
- * wrapper and the strategy's loop: with nothing queued on the gate, nothing more urgent waiting anywhere, no
+ * libfabric with fi_inject) leaves at once in a packet of its own, written around the caller's bytes, without the
+ * send queue, a packet wrapper and the strategy's loop: with nothing queued on the gate, nothing more urgent waiting anywhere, no
  * refused packet and the rail free in this pass, that loop would build exactly this packet (one DATA chunk), at
  * about twice the instructions (issue 18: a small collective's cost is its sends; doc/performance.md, "A lone
  * small send goes straight to sm"). The rail then counts as busy until the next pass, as after any packet that
@@ -390,7 +389,8 @@ static int nm_send_direct_msg(struct nm_gate_s *gate, const struct nm_direct_msg
   struct nm_core_s *core = gate->core;
   struct nm_rail_s *rail = &gate->rails[0];
   struct nm_drv_s *drv = rail->drv;
-  if (gate->n_rails != 1 || !(drv->props.flags & NM_DRV_F_SEND_AT_POST) || gate->send_queue.head || gate->ctrl_head || gate->urgent_ns || core->n_retry || core->work_head)
+  if (gate->n_rails != 1 || !(drv->props.flags & NM_DRV_F_SEND_AT_POST) || gate->send_queue.head || gate->ctrl_head ||
+      gate->urgent_ns || core->n_retry || core->work_head)
     return 0;
   const uint64_t busy = core->pass + 1; /* the stamp nm_rail_done_at_post() leaves for this pass */
   nm_len_t total = m->hdr_len + m->len;

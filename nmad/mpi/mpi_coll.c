@@ -92,6 +92,19 @@ static void nm_coll_mpi_wait(volatile int *flag, uint64_t spin_ns, void *ref)
   nm_mpi_coll_wait_flag(flag, spin_ns);
 }
 
+/** The nmad tag of @p c's blocking collectives (mpi_coll_sched.h: one tag for all of them). */
+static nm_tag_t nm_coll_blocking_tag(const struct nm_mpi_comm_s *c)
+{
+  return nm_mpi_coll_tag(c, NM_MPI_COLL_TAG_BLOCKING);
+}
+
+/** What a blocking collective returns once it ran without a schedule (collectives/ *_eager(): @p rc 0 or an nmad
+ *  error or an operator's MPI class, never NM_COLL_NOT_TAKEN). */
+static int nm_coll_eager_end(const struct nm_mpi_comm_s *c, MPI_Comm comm, int rc, const char *fn)
+{
+  return rc ? nm_coll_error(c, comm, nm_mpi_coll_err_of(rc), fn) : MPI_SUCCESS;
+}
+
 static nm_mpi_coll_sched_t *nm_coll_new(struct nm_mpi_comm_s *c, MPI_Comm comm, int nb, int *err)
 {
   nm_mpi_coll_sched_t *s = nm_mpi_coll_sched_new(c, comm, !nb);
@@ -393,8 +406,9 @@ static void nm_coll_mpi_op(struct nm_coll_red_s *R, struct nm_coll_op_s *nop)
 
 /** The native operator of a blocking reduction on a contiguous datatype without a schedule (its state on the
  *  caller's stack @p m, for the call's duration: the user cannot free the op meanwhile). */
-static void nm_coll_mpi_op_contig(struct nm_coll_mpi_op_s *m, struct nm_coll_op_s *nop, const struct nm_mpi_datatype_s *d,
-                                  MPI_Datatype dt, int count, MPI_Op op, const struct nm_mpi_op_s *o)
+static void nm_coll_mpi_op_contig(struct nm_coll_mpi_op_s *m, struct nm_coll_op_s *nop,
+                                  const struct nm_mpi_datatype_s *d, MPI_Datatype dt, int count, MPI_Op op,
+                                  const struct nm_mpi_op_s *o)
 {
   size_t esize = nm_coll_bytes(d, count) / (size_t)count;
   *m = (struct nm_coll_mpi_op_s){NM_COLL_RED_CONTIG, op, dt, 1, d->true_lb, NULL, NULL, NULL, esize};
@@ -429,10 +443,9 @@ static int nm_mpi_coll_barrier(MPI_Comm comm, MPI_Request *req, int nb, const ch
   int err = nm_coll_begin(comm, nb, req, &c);
   if (!err && !nb && c->size > 1) { /* without a schedule (collectives/barrier.c) */
     struct nm_coll_group_s group = nm_coll_comm_group(c);
-    int rc = nm_coll_barrier_eager(nm_mpi.session, &group, c->rank, nm_mpi_coll_tag(c, NM_MPI_COLL_TAG_BLOCKING),
-                                   nm_coll_mpi_wait, NULL);
-    if (rc != 1)
-      return rc ? nm_coll_error(c, comm, nm_mpi_coll_err_of(rc), fn) : MPI_SUCCESS;
+    int rc = nm_coll_barrier_eager(nm_mpi.session, &group, c->rank, nm_coll_blocking_tag(c), nm_coll_mpi_wait, NULL);
+    if (rc != NM_COLL_NOT_TAKEN)
+      return nm_coll_eager_end(c, comm, rc, fn);
   }
   if (!err)
     s = nm_coll_new(c, comm, nb, &err);
@@ -476,16 +489,15 @@ static int nm_coll_bcast_opts(struct nm_mpi_comm_s *c, size_t bytes, struct nm_c
 
 
 /** A blocking MPI_Bcast of a small contiguous message without a schedule (collectives/bcast_eager.c), with the
- *  algorithm the schedule would run. @return 1 if not taken, else MPI_SUCCESS or an MPI error class. */
+ *  algorithm the schedule would run. @return as nm_coll_bcast_eager(): NM_COLL_NOT_TAKEN, 0 or an nmad error. */
 static int nm_mpi_coll_bcast_eager(struct nm_mpi_comm_s *c, void *data, size_t bytes, int root)
 {
   struct nm_coll_bcast_opts_s opts;
   if (nm_coll_bcast_opts(c, bytes, &opts))
-    return 1; /* the schedule reports the invalid override */
+    return NM_COLL_NOT_TAKEN; /* the schedule reports the invalid override */
   struct nm_coll_group_s group = nm_coll_comm_group(c);
-  int rc = nm_coll_bcast_eager(nm_mpi.session, &group, c->rank, root, data, (nm_len_t)bytes,
-                               nm_mpi_coll_tag(c, NM_MPI_COLL_TAG_BLOCKING), &opts, nm_coll_mpi_wait, NULL);
-  return rc == 1 ? 1 : nm_mpi_coll_err_of(rc);
+  return nm_coll_bcast_eager(nm_mpi.session, &group, c->rank, root, data, (nm_len_t)bytes, nm_coll_blocking_tag(c),
+                             &opts, nm_coll_mpi_wait, NULL);
 }
 
 static int nm_mpi_coll_bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *req,
@@ -501,9 +513,9 @@ static int nm_mpi_coll_bcast(void *buf, int count, MPI_Datatype datatype, int ro
     err = MPI_ERR_ROOT;
   if (!err && !nb && d->contiguous && c->size > 1) {
     size_t bytes = nm_coll_bytes(d, count);
-    int rc = bytes > 0 ? nm_mpi_coll_bcast_eager(c, (char *)buf + d->true_lb, bytes, root) : 1;
-    if (rc != 1)
-      return rc ? nm_coll_error(c, comm, rc, fn) : MPI_SUCCESS;
+    int rc = bytes > 0 ? nm_mpi_coll_bcast_eager(c, (char *)buf + d->true_lb, bytes, root) : NM_COLL_NOT_TAKEN;
+    if (rc != NM_COLL_NOT_TAKEN)
+      return nm_coll_eager_end(c, comm, rc, fn);
   }
   if (!err)
     s = nm_coll_new(c, comm, nb, &err);
@@ -579,10 +591,10 @@ static int nm_mpi_coll_gather(const void *sendbuf, int sendcount, MPI_Datatype s
       int rc = nm_coll_gather_eager(nm_mpi.session, &group, c->rank, root,
                                     in_place ? NULL : (const char *)sendbuf + sd->true_lb,
                                     rd ? (char *)recvbuf + rd->true_lb : NULL, B,
-                                    nm_mpi_coll_tag(c, NM_MPI_COLL_TAG_BLOCKING), NM_COLL_GATHER_AUTO,
+                                    nm_coll_blocking_tag(c), NM_COLL_GATHER_AUTO,
                                     nm_coll_mpi_wait, NULL);
-      if (rc != 1)
-        return rc ? nm_coll_error(c, comm, nm_mpi_coll_err_of(rc), fn) : MPI_SUCCESS;
+      if (rc != NM_COLL_NOT_TAKEN)
+        return nm_coll_eager_end(c, comm, rc, fn);
     }
   }
   if (!err)
@@ -739,10 +751,10 @@ static int nm_mpi_coll_scatter(const void *sendbuf, int sendcount, MPI_Datatype 
       int rc = nm_coll_scatter_eager(nm_mpi.session, &group, c->rank, root,
                                      sd ? (const char *)sendbuf + sd->true_lb : NULL,
                                      in_place ? NULL : (char *)recvbuf + rd->true_lb, B,
-                                     nm_mpi_coll_tag(c, NM_MPI_COLL_TAG_BLOCKING), NM_COLL_GATHER_AUTO,
+                                     nm_coll_blocking_tag(c), NM_COLL_GATHER_AUTO,
                                      nm_coll_mpi_wait, NULL);
-      if (rc != 1)
-        return rc ? nm_coll_error(c, comm, nm_mpi_coll_err_of(rc), fn) : MPI_SUCCESS;
+      if (rc != NM_COLL_NOT_TAKEN)
+        return nm_coll_eager_end(c, comm, rc, fn);
     }
   }
   if (!err)
@@ -956,10 +968,10 @@ static int nm_mpi_coll_allgatherv(const void *sendbuf, int sendcount, MPI_Dataty
       struct nm_coll_group_s group = nm_coll_comm_group(c);
       int rc = nm_coll_allgather_eager(nm_mpi.session, &group, c->rank,
                                        in_place ? NULL : (const char *)sendbuf + sd->true_lb,
-                                       (char *)recvbuf + rd->true_lb, B, nm_mpi_coll_tag(c, NM_MPI_COLL_TAG_BLOCKING),
+                                       (char *)recvbuf + rd->true_lb, B, nm_coll_blocking_tag(c),
                                        NM_COLL_ALLGATHER_AUTO, nm_coll_mpi_wait, NULL);
-      if (rc != 1)
-        return rc ? nm_coll_error(c, comm, nm_mpi_coll_err_of(rc), fn) : MPI_SUCCESS;
+      if (rc != NM_COLL_NOT_TAKEN)
+        return nm_coll_eager_end(c, comm, rc, fn);
     }
   }
   if (!err)
@@ -1140,10 +1152,10 @@ static int nm_mpi_coll_alltoallv(const void *sendbuf, const int sendcounts[], co
     if (B > 0 && B == nm_coll_bytes(rd, recvcount)) {
       struct nm_coll_group_s group = nm_coll_comm_group(c);
       int rc = nm_coll_alltoall_eager(nm_mpi.session, &group, c->rank, (const char *)sendbuf + sd->true_lb,
-                                      (char *)recvbuf + rd->true_lb, B, nm_mpi_coll_tag(c, NM_MPI_COLL_TAG_BLOCKING),
+                                      (char *)recvbuf + rd->true_lb, B, nm_coll_blocking_tag(c),
                                       NM_COLL_ALLTOALL_AUTO, nm_coll_mpi_wait, NULL);
-      if (rc != 1)
-        return rc ? nm_coll_error(c, comm, nm_mpi_coll_err_of(rc), fn) : MPI_SUCCESS;
+      if (rc != NM_COLL_NOT_TAKEN)
+        return nm_coll_eager_end(c, comm, rc, fn);
     }
   }
   if (!err)
@@ -1352,10 +1364,10 @@ static int nm_mpi_coll_reduce(const void *sendbuf, void *recvbuf, int count, MPI
     int rc = nm_coll_reduce_eager(nm_mpi.session, &group, c->rank, root,
                                   sendbuf == MPI_IN_PLACE ? NULL : (const char *)sendbuf + d->true_lb,
                                   c->rank == root ? (char *)recvbuf + d->true_lb : NULL, (nm_len_t)count, &nop,
-                                  nm_mpi_coll_tag(c, NM_MPI_COLL_TAG_BLOCKING), NM_COLL_REDUCE_AUTO, nm_coll_mpi_wait,
+                                  nm_coll_blocking_tag(c), NM_COLL_REDUCE_AUTO, nm_coll_mpi_wait,
                                   NULL);
-    if (rc != 1)
-      return rc ? nm_coll_error(c, comm, nm_mpi_coll_err_of(rc), fn) : MPI_SUCCESS;
+    if (rc != NM_COLL_NOT_TAKEN)
+      return nm_coll_eager_end(c, comm, rc, fn);
   }
   if (!err)
     s = nm_coll_new(c, comm, nb, &err);
@@ -1415,10 +1427,10 @@ static int nm_mpi_coll_allreduce(const void *sendbuf, void *recvbuf, int count, 
     int rc = nm_coll_allreduce_eager(nm_mpi.session, &group, c->rank,
                                      sendbuf == MPI_IN_PLACE ? NULL : (const char *)sendbuf + d->true_lb,
                                      (char *)recvbuf + d->true_lb, (nm_len_t)count, &nop,
-                                     nm_mpi_coll_tag(c, NM_MPI_COLL_TAG_BLOCKING), NM_COLL_ALLREDUCE_AUTO,
+                                     nm_coll_blocking_tag(c), NM_COLL_ALLREDUCE_AUTO,
                                      nm_coll_mpi_wait, NULL);
-    if (rc != 1)
-      return rc ? nm_coll_error(c, comm, nm_mpi_coll_err_of(rc), fn) : MPI_SUCCESS;
+    if (rc != NM_COLL_NOT_TAKEN)
+      return nm_coll_eager_end(c, comm, rc, fn);
   }
   if (!err)
     s = nm_coll_new(c, comm, nb, &err);

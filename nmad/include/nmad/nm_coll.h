@@ -15,6 +15,7 @@
 #ifndef NM_COLL_H
 #define NM_COLL_H
 
+#include <limits.h>
 #include <nmad/nm_types.h>
 #include <nmad/nm_errno.h>
 #include <nmad/nm_sendrecv.h>
@@ -31,6 +32,11 @@ typedef nm_gate_t (*nm_coll_gate_of_t)(void *ref, int member);
  *  spin), then give the processor away or block, as the caller's progress rules want (the MPI shim polls its other
  *  requests between driver waits). @p ref is the caller's. */
 typedef void (*nm_coll_wait_fn_t)(volatile int *flag, uint64_t spin_ns, void *ref);
+
+/** What a blocking small collective without a schedule (nm_coll_bcast_eager() and the other *_eager() calls)
+ *  returns when it leaves the call to a schedule, having posted nothing: a value no error of theirs takes (nmad's
+ *  codes are negative, the MPI classes an operator returns small and positive; 1 was MPI_ERR_BUFFER's). */
+#define NM_COLL_NOT_TAKEN INT_MAX
 
 /** The collective families whose algorithm an environment variable can force (doc/collectives.md, "Overrides"). */
 enum nm_coll_family_e {

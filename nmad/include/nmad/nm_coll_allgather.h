@@ -74,9 +74,9 @@ const char *nm_coll_allgather_algo_name(enum nm_coll_allgather_algo_e algo);
  * a member count that is not a power of two, which becomes Bruck) is left to the caller.
  * @param sendbuf this member's block, or NULL (in place: already at block @p self of @p recvbuf);
  * @param wait how to wait (NULL: the core's wait); @param wait_ref passed to @p wait.
- * @return 0 done; 1 not taken (nothing posted: build a schedule); -NM_EINVAL (NULL @p recvbuf, a NULL gate: nothing
- * posted); or the first error of the messages (all of them posted and completed). Thread-safety: one thread per
- * group at a time; takes the core lock per call. Source: issue 18, deliverable 3.
+ * @return 0 done; NM_COLL_NOT_TAKEN (nothing posted: build a schedule); -NM_EINVAL (NULL @p recvbuf, a NULL gate:
+ * nothing posted); or the first error of the messages (all of them posted and completed). Thread-safety: one thread
+ * per group at a time; takes the core lock per call. Source: issue 18, deliverable 3.
  */
 int nm_coll_allgather_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, const void *sendbuf,
                             void *recvbuf, nm_len_t len, nm_tag_t tag, enum nm_coll_allgather_algo_e algo,

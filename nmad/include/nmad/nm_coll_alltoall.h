@@ -78,7 +78,7 @@ const char *nm_coll_alltoall_algo_name(enum nm_coll_alltoall_algo_e algo);
  * blocks of 1 B to 4 KiB, not in place (@p sendbuf and @p recvbuf distinct, not overlapping); Bruck, in place and
  * anything else are left to the caller.
  * @param wait how to wait (NULL: the core's wait); @param wait_ref passed to @p wait.
- * @return 0 done; 1 not taken (nothing posted: build a schedule); -NM_EINVAL (NULL buffer, a NULL gate: nothing
+ * @return 0 done; NM_COLL_NOT_TAKEN (nothing posted: build a schedule); -NM_EINVAL (NULL buffer, a NULL gate: nothing
  * posted); or the first error of the messages (all of them posted and completed). Thread-safety: one thread per
  * group at a time; takes the core lock per call. Source: issue 18, deliverable 3.
  */

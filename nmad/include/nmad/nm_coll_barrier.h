@@ -53,9 +53,9 @@ int nm_coll_barrier(nm_session_t session, const struct nm_coll_group_s *group, i
  * leaving at once without a request where the driver allows (nm_sr_send_now()); members on a schedule pair with it.
  * Taken for 2 to 33 members; otherwise nothing is done.
  * @param wait how to wait (NULL: the core's wait); @param wait_ref passed to @p wait.
- * @return 0 done; 1 not taken (nothing posted: build a schedule); -NM_EINVAL (a NULL gate: nothing posted); or the
- * first error of the messages (all of them posted and completed). Thread-safety: one thread per group at a time;
- * takes the core lock per call. Source: issue 18, deliverable 3 (doc/collectives.md, "Blocking small collectives
+ * @return 0 done; NM_COLL_NOT_TAKEN (nothing posted: build a schedule); -NM_EINVAL (a NULL gate: nothing posted); or
+ * the first error of the messages (all of them posted and completed). Thread-safety: one thread per group at a
+ * time; takes the core lock per call. Source: issue 18, deliverable 3 (doc/collectives.md, "Blocking small collectives
  * without a schedule").
  */
 int nm_coll_barrier_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, nm_tag_t tag,

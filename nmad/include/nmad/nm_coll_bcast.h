@@ -141,7 +141,7 @@ uint64_t nm_coll_bcast_recv_spin_ns(nm_session_t session, enum nm_coll_bcast_alg
  * @param group members (n >= 2); @param self, root member indices; @param buf @p len bytes (the root's data, the
  * others' destination); @param wait how to wait (NULL: the core's wait, spin then yield then block);
  * @param wait_ref passed to @p wait.
- * @return 0 done; 1 not taken (nothing was posted: build a schedule instead); -NM_EINVAL (a NULL gate from the
+ * @return 0 done; NM_COLL_NOT_TAKEN (nothing was posted: build a schedule instead); -NM_EINVAL (a NULL gate from the
  * group: nothing was posted); or the first error of its receive and sends (-NM_ETRUNCATED, -NM_ECLOSED), every
  * message having been posted and completed.
  * Thread-safety: one thread per group at a time (as every blocking collective); takes the core lock per call.

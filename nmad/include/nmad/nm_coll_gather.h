@@ -71,7 +71,7 @@ int nm_coll_iscatter(nm_session_t session, const struct nm_coll_group_s *group, 
  * Taken for 1 B <= @p len <= 4 KiB and at most 33 members; otherwise (or binomial) nothing is done.
  * @param sendbuf, recvbuf as nm_coll_gather_build(); @param wait how to wait (NULL: the core's wait);
  * @param wait_ref passed to @p wait.
- * @return 0 done; 1 not taken (nothing posted: build a schedule); -NM_EINVAL (a missing buffer, a NULL gate:
+ * @return 0 done; NM_COLL_NOT_TAKEN (nothing posted: build a schedule); -NM_EINVAL (a missing buffer, a NULL gate:
  * nothing posted); or the first error of the messages (all of them posted and completed).
  * Thread-safety: one thread per group at a time; takes the core lock per call. Source: issue 18, deliverable 3.
  */

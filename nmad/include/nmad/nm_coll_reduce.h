@@ -235,13 +235,13 @@ const char *nm_coll_reduce_scatter_algo_name(enum nm_coll_reduce_scatter_algo_e 
  * the driver allows); members on a schedule pair with it. Taken for 2 to 33 members and vectors of at most 4 KiB.
  * @param sendbuf this member's vector, or NULL at the root (in place: its vector is @p recvbuf's);
  * @param recvbuf the root's result (count elements); @param wait how to wait (NULL: the core's wait).
- * @return 0 done; 1 not taken (nothing posted: build a schedule); -NM_EINVAL (a missing buffer, a NULL gate:
+ * @return 0 done; NM_COLL_NOT_TAKEN (nothing posted: build a schedule); -NM_EINVAL (a missing buffer, a NULL gate:
  * nothing posted); or the first error of the messages and combines (all of them posted and completed).
  * Thread-safety: one thread per group at a time; takes the core lock per call. Source: issue 18, deliverable 3.
  */
 int nm_coll_reduce_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
-                         const void *sendbuf, void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op, nm_tag_t tag,
-                         enum nm_coll_reduce_algo_e algo, nm_coll_wait_fn_t wait, void *wait_ref);
+                         const void *sendbuf, void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op,
+                         nm_tag_t tag, enum nm_coll_reduce_algo_e algo, nm_coll_wait_fn_t wait, void *wait_ref);
 
 /** @brief The allreduce counterpart of nm_coll_reduce_eager(): linear (a reduction to member 0, which sends the
  *  result to every member), the messages of nm_coll_allreduce_build(). @param sendbuf this member's vector, or NULL

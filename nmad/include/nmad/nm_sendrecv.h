@@ -48,7 +48,7 @@ int nm_sr_send_issend(nm_session_t session, nm_sr_request_t *req, nm_gate_t gate
 
 /**
  * @brief Send a small message at once without a request when it can leave in this call (nm_core_send_now()):
- *        at most 4 KiB, eager, to an idle gate of a driver that copies at post (sm).
+ *        at most 4 KiB, eager, to an idle gate of a driver that copies at post (sm; libfabric with fi_inject).
  * @return 1 it left (@p buf reusable, nothing to wait for), 0 not taken (nothing done: post it with
  *         nm_sr_isend(), which keeps the order), -NM_EINVAL (bad session, gate or buffer).
  * Thread-safety: takes the core lock. Source: issue 18, deliverable 3.
