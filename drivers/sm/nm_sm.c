@@ -493,6 +493,7 @@ static uint64_t nm_sm_stage_take(struct nm_sm_s *s, uint64_t peer, const void *b
   st->len = len;
   st->filled = 0; /* copied by the progress passes (nm_sm_stage_fill_step()) */
   st->refs = 1;
+  s->stage_used++;
   return (uint64_t)free_slot + 1;
 }
 
@@ -507,7 +508,7 @@ static int nm_sm_send_lrts(struct nm_sm_s *s, struct nm_sm_large_s *l)
 /* Whether a staging slot is still being filled. */
 static int nm_sm_stage_filling(const struct nm_sm_s *s)
 {
-  for (unsigned k = 0; k < NM_SM_STAGE_SLOTS; k++)
+  for (unsigned k = 0; s->stage_used && k < NM_SM_STAGE_SLOTS; k++)
     if (s->stage[k].refs && s->stage[k].filled < s->stage[k].len)
       return 1;
   return 0;
@@ -516,8 +517,8 @@ static int nm_sm_stage_filling(const struct nm_sm_s *s)
 /* A send naming slot @p stage (slot + 1, or 0) is finished or withdrawn. */
 static void nm_sm_stage_drop(struct nm_sm_s *s, uint64_t stage)
 {
-  if (stage)
-    s->stage[stage - 1].refs--;
+  if (stage && --s->stage[stage - 1].refs == 0)
+    s->stage_used--;
 }
 
 /* Peer @p p's staging slots, mapped read-only at its first staged send to us. @return NULL if it is gone (or a
@@ -618,7 +619,7 @@ static uint64_t nm_sm_step_len(uint64_t len, uint64_t off)
  * @return steps done (0, 1). */
 static int nm_sm_stage_fill_step(struct nm_sm_s *s)
 {
-  for (unsigned k = 0; k < NM_SM_STAGE_SLOTS; k++) {
+  for (unsigned k = 0; s->stage_used && k < NM_SM_STAGE_SLOTS; k++) {
     struct nm_sm_stage_s *st = &s->stage[k];
     if (!st->refs || st->filled >= st->len)
       continue;
@@ -1074,11 +1075,15 @@ static int nm_sm_progress(struct nm_drv_s *drv)
   if (s->ctrl_head)
     nm_sm_ctrl_flush(s);
   int packets = nm_sm_drain_all_express(drv);
-  for (uint64_t i = 0; i < s->n_peers; i++)
-    if ((int)i != s->self_index && !s->peers[i].dead) {
+  /* The peer count, our index and the header read once a pass, not again after each ring (a packet's upcall could
+   * change them as far as the compiler knows); a peer that joins during the pass is read from the next one. */
+  const uint64_t n_peers = s->n_peers, self = (uint64_t)s->self_index;
+  const struct nm_sm_seg_hdr_s *hdr = (const struct nm_sm_seg_hdr_s *)s->seg;
+  for (uint64_t i = 0; i < n_peers; i++)
+    if (i != self && !s->peers[i].dead) {
       packets += nm_sm_drain(drv, i);
       /* what came while that ring was read, before the next ring (the flag read inline: no call on a quiet pass) */
-      if (atomic_load_explicit(&((struct nm_sm_seg_hdr_s *)s->seg)->express, memory_order_relaxed))
+      if (atomic_load_explicit(&hdr->express, memory_order_relaxed))
         packets += nm_sm_drain_all_express(drv);
     }
   n += packets;

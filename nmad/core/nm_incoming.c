@@ -108,7 +108,7 @@ void nm_core_packet(void *ref, struct nm_drv_s *drv, const void *buf, size_t len
   uint64_t src = src_hint != UINT64_MAX ? src_hint : (err ? UINT64_MAX : pkt.src_rank);
   if (src >= (uint64_t)core->size)
     return; /* cannot tell whom to blame: drop it */
-  struct nm_gate_s *gate = nm_core_gate(core, (int)src);
+  struct nm_gate_s *gate = nm_core_gate_of_rank(core, (int)src);
   if (!gate || gate->status) /* no memory for a new peer's gate: its packets are lost, as a full queue's */
     return;
   if (!err && pkt.src_rank != src)
