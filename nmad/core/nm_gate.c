@@ -7,12 +7,12 @@
 
 struct nm_gate_s *nm_core_gate_find(struct nm_core_s *core, int rank)
 {
-  struct nm_gate_s **slot = &core->gate_cache[(unsigned)rank % NM_GATE_CACHE], *g = *slot;
-  if (g && g->rank == rank)
+  struct nm_gate_s *g = nm_core_gate_cached(core, rank);
+  if (g)
     return g;
   HASH_FIND_INT(core->gate_table, &rank, g);
   if (g)
-    *slot = g;
+    core->gate_cache[(unsigned)rank % NM_GATE_CACHE] = g;
   return g;
 }
 

@@ -3,9 +3,16 @@
 #include <string.h>
 
 /* Whether @p req leaves by rendezvous: too large for eager, or its gate's eager credit is short (nm_credit.c). */
+/* Whether a message of @p total bytes goes by rendezvous on @p gate whatever its flags: above the threshold, or
+ * too little eager credit left. */
+static int nm_len_rdv(const struct nm_gate_s *gate, nm_len_t total)
+{
+  return total > gate->core->cfg.rdv_threshold || nm_credit_short(gate, total);
+}
+
 static int nm_pw_req_rdv(const struct nm_gate_s *gate, const struct nm_req_s *req)
 {
-  return nm_req_is_rdv(gate->core, req) || nm_credit_short(gate, nm_req_total(req));
+  return (req->flags & NM_REQF_RDV) || nm_len_rdv(gate, nm_req_total(req));
 }
 
 /* Bytes @p req takes in a packet, going by rendezvous (@p rdv) or eager. */
@@ -395,7 +402,7 @@ static int nm_send_direct_msg(struct nm_gate_s *gate, const struct nm_direct_msg
   const uint64_t busy = core->pass + 1; /* the stamp nm_rail_done_at_post() leaves for this pass */
   nm_len_t total = m->hdr_len + m->len;
   if (rail->inflight || rail->retry || rail->inject_pass == busy || drv->inject_pass == busy ||
-      total > NM_SEND_DIRECT_MAX || total > core->cfg.rdv_threshold || nm_credit_short(gate, total))
+      total > NM_SEND_DIRECT_MAX || nm_len_rdv(gate, total))
     return 0;
   size_t len = NM_WIRE_PKT_HDR_LEN + nm_wire_data_size(total, 0, m->hdr_len > 0);
   if (len > core->pw_cap || len > drv->props.inject_size)
