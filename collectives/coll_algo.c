@@ -50,8 +50,8 @@ const char *nm_coll_algo_override(const struct nm_coll_group_s *group, enum nm_c
   return group && group->overrides ? group->overrides->value[f] : getenv(nm_coll_override_vars[f]);
 }
 
-int nm_coll_algo_forced(const struct nm_coll_group_s *group, enum nm_coll_family_e f, const char *const names[],
-                        int n, int *algo)
+int nm_coll_algo_forced_parse(const struct nm_coll_group_s *group, enum nm_coll_family_e f,
+                              const char *const names[], int n, int *algo)
 {
   return nm_coll_algo_parse(nm_coll_override_vars[f], nm_coll_algo_override(group, f), names, n, algo);
 }

@@ -153,6 +153,9 @@ struct nm_drv_s {
   uint64_t quiet_polled_ns; /* the core's time at its last poll while quiet (nm_core_progress_drivers()) */
   uint64_t inject_pass; /* NM_DRV_F_PACED: the core's pass + 1 when a packet completed at post in that pass (the
                          * driver is busy until the next pass; nm_rail_s.inject_pass is the same for one gate) */
+  /* Optional, for a driver that learns of all its work at its own calls (self): the items a progress call would
+   * handle. The core does not call progress while it reads 0 (an idle pass then costs no call). NULL: always. */
+  const unsigned *queued;
   void *priv;
 };
 

@@ -30,7 +30,11 @@ struct nm_self_s {
   struct nm_self_large_s *sends;  /* large sends waiting for their receive */
   struct nm_self_large_s *recvs;  /* large receives waiting for their send */
   struct nm_self_large_s *done;   /* completions to report at the next progress */
+  unsigned queued;                /* count + (done != NULL): the core skips our progress while 0 (drv->queued) */
 };
+
+/* Keep queued in step with count and done, after each change of either. */
+static void nm_self_requeue(struct nm_self_s *s) { s->queued = s->count + (s->done != NULL); }
 
 static int nm_self_open(struct nm_drv_s *drv, const char *provider, int all_local)
 {
@@ -38,6 +42,7 @@ static int nm_self_open(struct nm_drv_s *drv, const char *provider, int all_loca
   if (!s)
     return -NM_ENOMEM;
   drv->priv = s;
+  drv->queued = &s->queued;
   drv->props.max_packet = 128 * 1024; /* not below sm's: the smallest driver caps every packet of the core */
   drv->props.inject_size = 0;
   drv->props.max_large = UINT64_MAX;
@@ -84,6 +89,7 @@ static int nm_self_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, si
     return -NM_EAGAIN;
   s->ring[(s->head + s->count) % NM_SELF_RING] = (struct nm_self_pkt_s){buf, len, ctx};
   s->count++;
+  nm_self_requeue(s);
   return 0;
 }
 
@@ -94,6 +100,7 @@ static void nm_self_push_done(struct nm_self_s *s, struct nm_self_large_s *l)
     pp = &(*pp)->next;
   l->next = NULL;
   *pp = l;
+  nm_self_requeue(s);
 }
 
 /* Find and unlink the entry with rtag in list *pp. */
@@ -167,11 +174,13 @@ static int nm_self_progress(struct nm_drv_s *drv)
     struct nm_self_pkt_s p = s->ring[s->head];
     s->head = (s->head + 1) % NM_SELF_RING;
     s->count--;
+    nm_self_requeue(s);
     drv->up.packet(drv->up.ref, drv, p.buf, p.len, s->me);
     drv->up.send_done(drv->up.ref, p.ctx, 0);
   }
   struct nm_self_large_s *done = s->done;
   s->done = NULL;
+  nm_self_requeue(s);
   while (done) {
     struct nm_self_large_s *next = done->next;
     drv->up.large_done(drv->up.ref, done->ctx, done->err, done->len);

@@ -281,7 +281,7 @@ int nm_core_progress_drivers(struct nm_core_s *core)
   core->pass++; /* ends the pass in which packets completed at post kept their rail (paced: driver) busy */
   for (int i = 0; i < core->n_drvs; i++) {
     struct nm_drv_s *drv = &core->drvs[i];
-    if (nm_core_skip_quiet(core, drv))
+    if ((drv->queued && *drv->queued == 0) || nm_core_skip_quiet(core, drv))
       continue;
     int k = drv->ops->progress(drv);
     if (k > 0)

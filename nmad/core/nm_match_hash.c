@@ -36,7 +36,7 @@ struct nm_match_bucket_s *nm_match_bucket_lookup(struct nm_match_s *m, struct nm
   key.tag = tag;
   HASH_FIND(hh, m->buckets, &key, sizeof(key), b);
   if (b)
-    m->last = b;
+    m->recent[nm_match_recent_slot(gate, tag)] = b;
   return b;
 }
 
@@ -75,7 +75,7 @@ struct nm_match_bucket_s *nm_match_bucket_get(struct nm_match_s *m, struct nm_ga
     nm_pool_put(&m->bucket_pool, b);
     return NULL;
   }
-  m->last = b;
+  m->recent[nm_match_recent_slot(gate, tag)] = b;
   return b;
 }
 
@@ -96,8 +96,9 @@ void nm_match_bucket_release(struct nm_match_s *m, struct nm_match_bucket_s *b)
   struct nm_match_bucket_s *old = m->empty_head;
   nm_match_empty_unlink(m, old);
   HASH_DEL(m->buckets, old);
-  if (m->last == old)
-    m->last = NULL;
+  unsigned slot = nm_match_recent_slot(old->key.gate, old->key.tag);
+  if (m->recent[slot] == old)
+    m->recent[slot] = NULL;
   nm_pool_put(&m->bucket_pool, old);
 }
 

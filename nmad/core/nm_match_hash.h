@@ -28,6 +28,8 @@ struct nm_match_key_s {
  *  insertion nor removal); beyond this, the least recently emptied is freed: memory stays bounded by what is
  *  pending plus this many buckets. */
 #define NM_MATCH_EMPTY_KEEP 256
+/** Entries of the cache of recent buckets (a power of 2). */
+#define NM_MATCH_RECENT 16
 
 /** Posted exact receives and unexpected messages of one (gate, tag) of a session. Once both are empty it waits in
  *  the session's list of empty buckets, and is freed when NM_MATCH_EMPTY_KEEP more recent ones are there. */
@@ -43,7 +45,10 @@ struct nm_match_bucket_s {
 /** The matching state of a session. */
 struct nm_match_s {
   struct nm_match_bucket_s *buckets; /* uthash by (gate, tag) */
-  struct nm_match_bucket_s *last;    /* one-entry cache of the latest lookup (one stream at a time is common) */
+  /* Buckets found lately, direct-mapped by (gate, tag) (nm_match_recent_slot()): a root that posts to and hears from
+   * its p - 1 peers in turn hits here too, where one entry for the latest lookup missed at every message (two
+   * hashings of ~85 instructions per message at a 4-rank barrier's root, issue 18). */
+  struct nm_match_bucket_s *recent[NM_MATCH_RECENT];
   struct nm_req_list_s wild;         /* any-source or masked receives, post order */
   struct nm_match_bucket_s *empty_head, *empty_tail; /* empty buckets, least recently emptied first */
   unsigned n_empty;
@@ -71,10 +76,17 @@ void nm_match_free(struct nm_match_s *m);
 struct nm_match_bucket_s *nm_match_bucket_lookup(struct nm_match_s *m, struct nm_gate_s *gate, nm_tag_t tag);
 /** @brief The bucket of (@p gate, @p tag), or NULL when none exists. O(1); inline for the common case of one
  *  stream at a time (the cached bucket), which then costs no call. */
+/** The slot of (@p gate, @p tag) in the cache of recent buckets: gates are distinct objects, so their addresses'
+ *  bits above the allocator's alignment, mixed with the tag's low bits, spread a root's peers. */
+static inline unsigned nm_match_recent_slot(const struct nm_gate_s *gate, nm_tag_t tag)
+{
+  uintptr_t g = (uintptr_t)gate;
+  return (unsigned)((g >> 4) ^ (g >> 10) ^ (uintptr_t)tag) & (NM_MATCH_RECENT - 1);
+}
 static inline struct nm_match_bucket_s *nm_match_bucket_find(struct nm_match_s *m, struct nm_gate_s *gate,
                                                              nm_tag_t tag)
 {
-  struct nm_match_bucket_s *b = m->last;
+  struct nm_match_bucket_s *b = m->recent[nm_match_recent_slot(gate, tag)];
   if (b && b->key.gate == gate && b->key.tag == tag)
     return b;
   return m->buckets ? nm_match_bucket_lookup(m, gate, tag) : NULL;
