@@ -10,6 +10,7 @@
 #include <nmad/nm_sendrecv.h>
 #include <unistd.h>
 #include "nmad/launcher/nm_progress_place.h"
+#include "nmad/launcher/nm_rank_spread.h"
 
 static nm_core_t core;
 static struct fake_drv_s *fake;
@@ -1156,6 +1157,38 @@ START_TEST(test_progress_place)
 }
 END_TEST
 
+/* Start of the unbound ranks of an oversubscribed host (nm_rank_spread.c): local index i goes to the (i mod n)-th
+ * processor of its mask; a bound rank, or a host with a core per rank, is left alone. */
+START_TEST(test_rank_spread)
+{
+  cpu_set_t two, one;
+  CPU_ZERO(&two);
+  CPU_SET(2, &two);
+  CPU_SET(5, &two); /* a mask with holes: processors 2 and 5 */
+  int cpu = -1;
+  const int want[4] = {2, 5, 2, 5};
+  for (int i = 0; i < 4; i++) {
+    ck_assert_int_eq(nm_rank_spread_cpu(i, &two, &two, 4, &cpu), 1);
+    ck_assert_int_eq(cpu, want[i]);
+  }
+  ck_assert_int_eq(nm_rank_spread_cpu(1, &two, &two, 2, &cpu), 0); /* 2 ranks on 2 processors: not oversubscribed */
+  CPU_ZERO(&one);
+  CPU_SET(2, &one);
+  ck_assert_int_eq(nm_rank_spread_cpu(0, &one, &two, 4, &cpu), 0); /* bound to one of the host's processors */
+  ck_assert_int_eq(nm_rank_spread_cpu(0, &one, &one, 3, &cpu), 0); /* one processor: nowhere to spread */
+  /* applied to this thread: it ends with its own mask again */
+  cpu_set_t own, after;
+  ck_assert_int_eq(sched_getaffinity(0, sizeof(own), &own), 0);
+  int first = -1;
+  for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+    if (CPU_ISSET(c, &own))
+      first = c;
+  ck_assert_int_eq(nm_rank_spread_apply(first, &own), 0);
+  ck_assert_int_eq(sched_getaffinity(0, sizeof(after), &after), 0);
+  ck_assert(CPU_EQUAL(&own, &after));
+}
+END_TEST
+
 /* A fault source that reports rank 2 dead once (the launcher's, in a job). */
 static int dead_reported;
 static int report_rank2(void *ref, int *rank)
@@ -1254,6 +1287,7 @@ int main(void)
   tcase_add_test(tp, test_progress_thread);
   tcase_add_test(tp, test_wait_sees_other_thread);
   tcase_add_test(tp, test_progress_place);
+  tcase_add_test(tp, test_rank_spread);
   suite_add_tcase(s, tp);
   TCase *ts = tcase_create("strategies");
   tcase_add_checked_fixture(ts, setup, teardown);

@@ -5,6 +5,7 @@
 #include "drivers/nm_driver.h"
 #include "nm_bootstrap.h"
 #include "nm_progress_place.h"
+#include "nm_rank_spread.h"
 #include <nmad/nm_launcher.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +171,22 @@ static int nm_launcher_exchange(struct nm_launcher_s *l)
   return err ? err : nm_launcher_wait_tables(l);
 }
 
+/* NMAD_SPREAD: 1 (default) spreads the unbound ranks of an oversubscribed host at the end of start-up
+ * (nm_rank_spread.c), 0 keeps the placement start-up left. @return 0 or 1 in *on, or -NM_EINVAL. */
+static int nm_launcher_spread_wanted(int *on)
+{
+  const char *s = getenv("NMAD_SPREAD");
+  *on = 1;
+  if (!s || !*s || strcmp(s, "1") == 0)
+    return NM_ESUCCESS;
+  if (strcmp(s, "0") == 0) {
+    *on = 0;
+    return NM_ESUCCESS;
+  }
+  fprintf(stderr, "nmad: NMAD_SPREAD='%s' is invalid; accepted: 0, 1\n", s);
+  return -NM_EINVAL;
+}
+
 /* NMAD_PROGRESS=thread: start the progress thread where NMAD_BIND places it. */
 static int nm_launcher_start_progress(struct nm_launcher_s *l)
 {
@@ -223,7 +240,16 @@ static int nm_launcher_setup(struct nm_launcher_s *l)
   }
   int fd = l->bs.ops->fault_fd(&l->bs);
   nm_core_set_fault_source(l->core, fd, nm_launcher_poll_fault, &l->bs);
-  return nm_launcher_start_progress(l);
+  int spread, cpu;
+  if (!err)
+    err = nm_launcher_spread_wanted(&spread);
+  if (!err)
+    err = nm_launcher_start_progress(l);
+  /* Start-up's blocking waits are over: from here the ranks yield instead, and stay where they are. */
+  if (!err && spread && !l->bs.drv_ops && !nm_core_progress_thread_running(l->core) &&
+      nm_rank_spread_cpu(l->local_index, &l->own_cpus, &l->local_cpus, local_ranks, &cpu))
+    nm_rank_spread_apply(cpu, &l->own_cpus); /* refused (a cgroup's cpuset changed meanwhile): left where it is */
+  return err;
 }
 
 int nm_launcher_init(nm_launcher_t *out, int *argc, char ***argv)

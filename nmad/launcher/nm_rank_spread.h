@@ -1,0 +1,33 @@
+/* Where an unbound rank starts on an oversubscribed host: see nm_rank_spread.c. */
+#ifndef NM_RANK_SPREAD_H
+#define NM_RANK_SPREAD_H
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <sched.h>
+
+/**
+ * @brief The processor an unbound rank of an oversubscribed host starts its work on: the
+ *        (local_index mod n)-th of the n processors of its affinity mask, so that the host's ranks are spread
+ *        evenly over them (two per core for 4 ranks on 2 cores).
+ * @param local_index this rank's position among the ranks of its host (0-based, in rank order).
+ * @param own this rank's affinity mask (the processors it may run on).
+ * @param used the union of the masks of the host's ranks.
+ * @param local_ranks how many ranks share the host.
+ * @param[out] cpu the processor chosen.
+ * @return 1 when the rank should be moved there: the host is oversubscribed (local_ranks > processors of @p used),
+ *         the rank is unbound (@p own is all of @p used, two processors or more); 0 otherwise (nothing to do:
+ *         a bound rank stays where its binding put it, a rank with a core of its own needs no spreading).
+ * Thread-safe (pure).
+ */
+int nm_rank_spread_cpu(int local_index, const cpu_set_t *own, const cpu_set_t *used, int local_ranks, int *cpu);
+
+/**
+ * @brief Move the calling thread to processor @p cpu, then give it back the mask @p own: a first placement, not a
+ *        binding; the kernel may move the rank afterwards as it likes.
+ * @return 0, or -1 if the kernel refused either change (the rank then runs where it was, with @p own).
+ * Not thread-safe with respect to other changes of this thread's affinity.
+ */
+int nm_rank_spread_apply(int cpu, const cpu_set_t *own);
+
+#endif
