@@ -31,7 +31,7 @@ struct nm_unexp_s *nm_unexp_from_chunk(nm_core_t core, struct nm_gate_s *gate, u
   struct nm_unexp_s *u = nm_pool_get(&core->unexp_pool);
   if (!u)
     return NULL;
-  memset(u, 0, sizeof(*u)); /* not in any list, bucket or set yet */
+  memset(u, 0, offsetof(struct nm_unexp_s, small)); /* not in any list, bucket or set yet */
   u->gate = gate;
   u->session_id = session;
   u->type = c->type;
@@ -45,7 +45,7 @@ struct nm_unexp_s *nm_unexp_from_chunk(nm_core_t core, struct nm_gate_s *gate, u
   u->credit = 0;
   u->data = NULL;
   if (c->len) {
-    u->data = malloc(c->len);
+    u->data = c->len <= NM_UNEXP_SMALL ? u->small : malloc(c->len);
     if (!u->data) {
       nm_pool_put(&core->unexp_pool, u);
       return NULL;
@@ -62,7 +62,8 @@ struct nm_unexp_s *nm_unexp_from_chunk(nm_core_t core, struct nm_gate_s *gate, u
 void nm_unexp_free(nm_core_t core, struct nm_unexp_s *u)
 {
   nm_credit_release(u);
-  free(u->data);
+  if (u->data != u->small)
+    free(u->data);
   nm_pool_put(&core->unexp_pool, u);
 }
 
