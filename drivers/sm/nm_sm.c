@@ -60,7 +60,6 @@ static int nm_sm_open(struct nm_drv_s *drv, const char *word, int all_local)
     return -NM_ENOMEM;
   drv->priv = s;
   s->self_index = -1;
-  s->rescan = 1; /* the first pass reads every ring, doorbell or not */
   s->wake_rd = -1;
   s->self.seg_fd = -1;
   s->self.wake_fd = -1;
@@ -312,7 +311,6 @@ static int nm_sm_putv(struct nm_sm_s *s, struct nm_sm_peer_s *p, uint32_t kind, 
   nm_sm_gather((uint8_t *)r + NM_SM_REC_HDR, iov, iovcnt);
   p->out_tail = pos + need;
   atomic_store_explicit(&p->out->tail, p->out_tail, memory_order_release);
-  atomic_store_explicit(&p->hdr->doorbell, 1, memory_order_release); /* after the tail: the owner sees both */
   nm_sm_wake(p);
   return NM_ESUCCESS;
 }
@@ -1060,40 +1058,7 @@ static int nm_sm_drain(struct nm_drv_s *drv, uint64_t peer)
   }
   if (--p->in_depth == 0 && !p->dead)
     atomic_store_explicit(&ctl->head, p->in_head, memory_order_release);
-  if (!p->dead && p->in_head < tail)
-    s->rescan = 1; /* records left for the next pass, whose sender will not ring again */
   return n;
-}
-
-/* Read the rings of every peer, if a sender rang our doorbell since the last scan, records were left over, or this
- * is a scan nested in another's upcall (which may wait for a record behind the one being handled).
- * The doorbell is cleared before the tails are read: a sender that publishes after the exchange rings again, and
- * one whose ring was the exchange's news is read (its tail store comes before its doorbell store).
- * @return records handled. */
-static int nm_sm_drain_rings(struct nm_drv_s *drv)
-{
-  struct nm_sm_s *s = drv->priv;
-  struct nm_sm_seg_hdr_s *hdr = (struct nm_sm_seg_hdr_s *)s->seg;
-  if (!s->rescan && !s->scan_depth && !atomic_load_explicit(&hdr->doorbell, memory_order_relaxed))
-    return 0;
-  if (atomic_load_explicit(&hdr->doorbell, memory_order_relaxed))
-    atomic_exchange_explicit(&hdr->doorbell, 0, memory_order_acq_rel);
-  if (!s->scan_depth)
-    s->rescan = 0;
-  s->scan_depth++;
-  /* The peer count and our index read once a scan, not again after each ring (a packet's upcall could change them
-   * as far as the compiler knows); a peer that joins during the scan is read from the next one. */
-  const uint64_t n_peers = s->n_peers, self = (uint64_t)s->self_index;
-  int packets = 0;
-  for (uint64_t i = 0; i < n_peers; i++)
-    if (i != self && !s->peers[i].dead) {
-      packets += nm_sm_drain(drv, i);
-      /* what came while that ring was read, before the next ring (the flag read inline: no call on a quiet pass) */
-      if (atomic_load_explicit(&hdr->express, memory_order_relaxed))
-        packets += nm_sm_drain_all_express(drv);
-    }
-  s->scan_depth--;
-  return packets;
 }
 
 static int nm_sm_progress(struct nm_drv_s *drv)
@@ -1110,7 +1075,17 @@ static int nm_sm_progress(struct nm_drv_s *drv)
   if (s->ctrl_head)
     nm_sm_ctrl_flush(s);
   int packets = nm_sm_drain_all_express(drv);
-  packets += nm_sm_drain_rings(drv);
+  /* The peer count, our index and the header read once a pass, not again after each ring (a packet's upcall could
+   * change them as far as the compiler knows); a peer that joins during the pass is read from the next one. */
+  const uint64_t n_peers = s->n_peers, self = (uint64_t)s->self_index;
+  const struct nm_sm_seg_hdr_s *hdr = (const struct nm_sm_seg_hdr_s *)s->seg;
+  for (uint64_t i = 0; i < n_peers; i++)
+    if (i != self && !s->peers[i].dead) {
+      packets += nm_sm_drain(drv, i);
+      /* what came while that ring was read, before the next ring (the flag read inline: no call on a quiet pass) */
+      if (atomic_load_explicit(&hdr->express, memory_order_relaxed))
+        packets += nm_sm_drain_all_express(drv);
+    }
   n += packets;
   /* A pass that delivered packets returns before its copy step: the application (or the core) answers what they
    * carried (an urgent message, an RTR) without waiting ~25 us for 256 KiB to be copied. Every other pass copies

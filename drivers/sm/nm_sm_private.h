@@ -51,10 +51,6 @@ struct nm_sm_seg_hdr_s {
   uint64_t magic;
   uint64_t nonce;          /* the owner's, also in its address: a reused pid cannot pass for it */
   _Atomic uint32_t sleeping; /* the owner is about to block on its pipe: the next sender writes one byte */
-  /* A sender published records in one of the owner's rings since the owner last cleared it (set after the ring's
-   * tail, on the line the sender reads for sleeping anyway): an idle pass reads this word instead of a tail line
-   * per peer (nm_sm_progress()). */
-  _Atomic uint32_t doorbell;
   /* The owner's large copy shared with its sender (nm_sm.c, "cooperative copy"), on a line of their own: the claim
    * word is (generation << 32) | next chunk to copy; done counts the chunks copied (by either side); bad is the
    * generation of a copy whose sender failed to write a chunk. */
@@ -197,8 +193,6 @@ struct nm_sm_s {
   struct nm_sm_large_s *rts_early; /* LRTS before its receive was posted */
   struct nm_sm_large_s *pulls, *pulls_tail; /* receives with their LRTS, copied NM_SM_PULL_STEP per pass, FIFO */
   int pull_yielded;              /* the last pass skipped its copy step for packets (nm_sm_progress()) */
-  int rescan;                    /* a ring kept records past a pass (burst, express): read the rings without doorbell */
-  int scan_depth;                /* ring scans in progress (an upcall that progresses again reads every ring) */
   struct nm_sm_large_s *done;    /* completed or cancelled, reported at the next progress */
   struct nm_sm_ctrl_s *ctrl_head, *ctrl_tail; /* control records waiting for ring room */
   uint64_t next_id;
