@@ -74,8 +74,6 @@ struct nm_match_s *nm_match_new(void);
 void nm_match_free(struct nm_match_s *m);
 /** @brief The bucket of (@p gate, @p tag) in the table, or NULL (nm_match_bucket_find() without its cache). */
 struct nm_match_bucket_s *nm_match_bucket_lookup(struct nm_match_s *m, struct nm_gate_s *gate, nm_tag_t tag);
-/** @brief The bucket of (@p gate, @p tag), or NULL when none exists. O(1); inline for the common case of one
- *  stream at a time (the cached bucket), which then costs no call. */
 /** The slot of (@p gate, @p tag) in the cache of recent buckets: gates are distinct objects, so their addresses'
  *  bits above the allocator's alignment, mixed with the tag's low bits, spread a root's peers. */
 static inline unsigned nm_match_recent_slot(const struct nm_gate_s *gate, nm_tag_t tag)
@@ -83,6 +81,8 @@ static inline unsigned nm_match_recent_slot(const struct nm_gate_s *gate, nm_tag
   uintptr_t g = (uintptr_t)gate;
   return (unsigned)((g >> 4) ^ (g >> 10) ^ (uintptr_t)tag) & (NM_MATCH_RECENT - 1);
 }
+/** @brief The bucket of (@p gate, @p tag), or NULL when none exists. O(1); inline for the common case of a
+ *  (gate, tag) used lately (a hit in the cache of recent buckets), which then costs no call. */
 static inline struct nm_match_bucket_s *nm_match_bucket_find(struct nm_match_s *m, struct nm_gate_s *gate,
                                                              nm_tag_t tag)
 {
