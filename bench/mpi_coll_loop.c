@@ -5,10 +5,12 @@
  * that the two libraries' waiting can be compared call for call on an oversubscribed host (issue 18;
  * doc/performance.md, "Where the oversubscribed barrier's time goes").
  *
- * Usage: mpi_coll_loop [barrier|alltoall] [N]   (default: barrier, 20000 calls after 1000 untimed ones)
+ * Usage: mpi_coll_loop [barrier|alltoall|gather|reduce] [N]   (default: barrier, 20000 calls after 1000 untimed
+ * barriers)
  * Prints, per rank: "rank R WHAT: wall W us/op, user U, sys S us/op, minflt F, vcsw V, ivcsw I per op". user and
  * sys come from getrusage(), which the kernel samples by ticks: read them over many calls, and prefer the wall
- * time and the switch counts. The all-to-all moves 8 B per peer (up to 32 ranks).
+ * time and the switch counts. The all-to-all moves 8 B per peer (up to 32 ranks); the gather 1 KiB per rank to rank
+ * 0, the reduce 256 ints (1 KiB) summed at rank 0.
  *
  * Build: nmad/mpi/mpicc -O2 -o loop_nmad bench/mpi_coll_loop.c; mpicc.openmpi -O2 -o loop_ompi bench/mpi_coll_loop.c
  * Exit status: 0, 2 on bad usage (or what MPI_Abort gives).
@@ -36,14 +38,17 @@ int main(int argc, char **argv)
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const char *what = argc > 1 ? argv[1] : "barrier";
   int n = argc > 2 ? atoi(argv[2]) : 20000;
-  int alltoall = strcmp(what, "alltoall") == 0;
-  if ((!alltoall && strcmp(what, "barrier") != 0) || n <= 0 || (alltoall && size > MAX_RANKS)) {
+  int alltoall = strcmp(what, "alltoall") == 0, gather = strcmp(what, "gather") == 0;
+  int reduce = strcmp(what, "reduce") == 0;
+  if ((!alltoall && !gather && !reduce && strcmp(what, "barrier") != 0) || n <= 0 ||
+      ((alltoall || gather) && size > MAX_RANKS)) {
     if (rank == 0)
-      fprintf(stderr, "usage: %s [barrier|alltoall] [N > 0] (alltoall: at most %d ranks)\n", argv[0], MAX_RANKS);
+      fprintf(stderr, "usage: %s [barrier|alltoall|gather|reduce] [N > 0] (alltoall, gather: at most %d ranks)\n",
+              argv[0], MAX_RANKS);
     MPI_Finalize();
     return 2;
   }
-  char in[8 * MAX_RANKS] = {0}, out[8 * MAX_RANKS];
+  static char in[1024 * MAX_RANKS], out[1024 * MAX_RANKS];
   for (int i = 0; i < WARMUP; i++)
     MPI_Barrier(MPI_COMM_WORLD);
   struct rusage u0, u1;
@@ -53,6 +58,10 @@ int main(int argc, char **argv)
   for (int i = 0; i < n; i++) {
     if (alltoall)
       MPI_Alltoall(in, 8, MPI_BYTE, out, 8, MPI_BYTE, MPI_COMM_WORLD);
+    else if (gather)
+      MPI_Gather(in, 1024, MPI_BYTE, out, 1024, MPI_BYTE, 0, MPI_COMM_WORLD);
+    else if (reduce)
+      MPI_Reduce(in, out, 256, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     else
       MPI_Barrier(MPI_COMM_WORLD);
   }

@@ -137,6 +137,7 @@ struct nm_sm_peer_s {
   int x_depth;                   /* nested reads of its express ring */
   int wake_fd;                   /* write end of its pipe, or -1 */
   uint64_t in_head;              /* its ring in our segment: records up to here are taken (being handled or done) */
+  struct nm_sm_ring_ctl_s *in_ctl; /* that ring's control page; NULL for ourselves and once dead: not read */
   int in_depth;                  /* nested reads of its ring (an upcall that progresses again) */
   int in_mapped;                 /* its ring's pages are in our page table (populated at its first record) */
   int dead;                      /* a malformed record came from it: its ring is not read any more */
