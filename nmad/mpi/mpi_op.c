@@ -73,7 +73,12 @@ NM_MPI_PAIR_TYPES(NM_MPI_PAIR_STRUCT)
  * the run-time overlap check; and the build's -O2 uses GCC's "very cheap" vectoriser cost model, which refuses
  * loops of unknown trip count (every kernel here): the attribute asks for the dynamic model on these functions
  * only. doc/collectives.md lists which kernels vectorise (-fopt-info-vec). */
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
+/* x86-64: a clone for AVX2, chosen at load time (ifunc), beside the baseline SSE2 one: twice the elements per
+ * instruction (a 1 KiB MPI_SUM of doubles at the root of a 4-rank reduce: ~1,400 -> ~700 instructions). */
+#define NM_MPI_KERNEL_ATTR \
+  __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic"), target_clones("avx2", "default")))
+#elif defined(__GNUC__) && !defined(__clang__)
 #define NM_MPI_KERNEL_ATTR __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
 #else
 #define NM_MPI_KERNEL_ATTR
