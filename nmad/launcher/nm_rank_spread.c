@@ -7,7 +7,7 @@
  * no idle processor to pull work to: whatever placement the blocking waits of start-up left stays for the whole
  * run. On the project's 2-core host four ranks were left three on one core and one alone on the other in about
  * half the runs; the lone rank then spins through every barrier while the three others share a core, and a
- * 4-rank MPI_Barrier over sm takes 4.9-6.4 us instead of 3.4 (doc/performance.md, "Three ranks on one core").
+ * 4-rank MPI_Barrier over sm takes 4.9-6.7 us instead of 3.3-3.5 (doc/performance.md, "Three ranks on one core").
  * Open MPI's ranks end their start-up spread (its 4-rank barrier stays at 2.9-3.0 us).
  * The rank is moved once, at the end of start-up, then given its whole mask back: the kernel is free to move it
  * afterwards (a bound rank, or one with a core of its own, is left alone).
