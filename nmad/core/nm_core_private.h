@@ -153,6 +153,14 @@ struct nm_match_bucket_s;
 /** A message that arrived before its receive (eager data copied, or an RDV to answer later). */
 /** Payload bytes an unexpected message keeps in its own record (nm_unexp_s.small). */
 #define NM_UNEXP_SMALL 64
+/** Larger unexpected payloads of up to this many bytes take a buffer of this size, recycled by the core (at most
+ *  NM_UNEXP_MEDIUM_KEEP kept free: 512 KiB): a malloc of 1 KiB and more misses glibc's per-thread cache (up to
+ *  1,032 B with its header) and cost ~1,000 instructions with its free, per message of a 1 KiB MPI_Reduce whose
+ *  contributions came before the root's receives (issue 18). Back-to-back 1 KiB gathers keep a few hundred such
+ *  messages stored at once (the other ranks run ahead, within their eager credit): 64 kept buffers recycled a third
+ *  of them, 256 nearly all. */
+#define NM_UNEXP_MEDIUM 2048
+#define NM_UNEXP_MEDIUM_KEEP 256
 struct nm_unexp_s {
   struct nm_unexp_s *next;
   struct nm_unexp_s *prev;              /* in its session's arrival list (next/prev), nm_match.c */
@@ -171,6 +179,7 @@ struct nm_unexp_s {
   uint32_t credit;     /* eager credit it holds of its gate's sender (nm_credit.c); 0 for local messages */
   uint64_t cookie;
   uint8_t *data;       /* len bytes: small[] up to NM_UNEXP_SMALL, else malloc'd (NULL when len is 0) */
+  uint8_t medium;      /* data is an NM_UNEXP_MEDIUM buffer of the core's cache (core->unexp_bufs) */
   /* A small message's bytes kept in the record: no malloc and free per early message (an 8 B MPI_Alltoall stored
    * a third of its messages unexpected, ~270 instructions each way, issue 18) */
   uint8_t small[NM_UNEXP_SMALL];
@@ -335,6 +344,10 @@ struct nm_core_s {
   nm_prio_t work_prio_max;     /* at least the most urgent work of the listed gates (nm_core_schedule()) */
   size_t pw_cap;
   struct nm_pool_s pw_pool, ctrl_pool, large_pool, unexp_pool;
+  /* Payload buffers of NM_UNEXP_MEDIUM bytes freed by unexpected messages, kept for the next ones (at most
+   * NM_UNEXP_MEDIUM_KEEP, linked through their first word; nm_match.c) */
+  void *unexp_bufs;
+  unsigned n_unexp_bufs;
   struct nm_pool_s frag_pool; /* records of messages being reassembled from DATA_FRAG pieces (nm_frag.c) */
   uint64_t next_cookie; /* RDV / sync-send identifiers */
   uint64_t next_rtag;   /* rendezvous tags for large receives */

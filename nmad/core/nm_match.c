@@ -45,7 +45,20 @@ struct nm_unexp_s *nm_unexp_from_chunk(nm_core_t core, struct nm_gate_s *gate, u
   u->credit = 0;
   u->data = NULL;
   if (c->len) {
-    u->data = c->len <= NM_UNEXP_SMALL ? u->small : malloc(c->len);
+    if (c->len <= NM_UNEXP_SMALL) {
+      u->data = u->small;
+    } else if (c->len <= NM_UNEXP_MEDIUM) {
+      u->medium = 1;
+      u->data = core->unexp_bufs;
+      if (u->data) {
+        core->unexp_bufs = *(void **)u->data;
+        core->n_unexp_bufs--;
+      } else {
+        u->data = malloc(NM_UNEXP_MEDIUM);
+      }
+    } else {
+      u->data = malloc(c->len);
+    }
     if (!u->data) {
       nm_pool_put(&core->unexp_pool, u);
       return NULL;
@@ -62,8 +75,13 @@ struct nm_unexp_s *nm_unexp_from_chunk(nm_core_t core, struct nm_gate_s *gate, u
 void nm_unexp_free(nm_core_t core, struct nm_unexp_s *u)
 {
   nm_credit_release(u);
-  if (u->data != u->small)
+  if (u->medium && core->n_unexp_bufs < NM_UNEXP_MEDIUM_KEEP) {
+    *(void **)u->data = core->unexp_bufs;
+    core->unexp_bufs = u->data;
+    core->n_unexp_bufs++;
+  } else if (u->data != u->small) {
     free(u->data);
+  }
   nm_pool_put(&core->unexp_pool, u);
 }
 
