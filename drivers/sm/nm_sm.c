@@ -27,6 +27,8 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <signal.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -91,6 +93,9 @@ static int nm_sm_open(struct nm_drv_s *drv, const char *word, int all_local)
   hdr->magic = NM_SM_MAGIC;
   hdr->nonce = s->self.nonce;
   atomic_store(&hdr->sleeping, 0);
+  /* The sleep/wake pair without a fence on every send (nm_sm_wake(), nm_sm_trywait()): a process that fails to
+   * register keeps its fence, which is enough for its own sends. */
+  s->asym_fence = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
   drv->props.max_packet = NM_SM_MAX_PACKET;
   drv->props.inject_size = NM_SM_MAX_PACKET; /* every packet is copied into the ring: done at post */
   drv->props.urgent_max = NM_SM_XMAX;
@@ -235,11 +240,18 @@ static int nm_sm_peer_map(struct nm_sm_s *s, struct nm_sm_peer_s *p)
 
 static uint64_t nm_sm_align(uint64_t n) { return (n + NM_SM_REC_ALIGN - 1) & ~(uint64_t)(NM_SM_REC_ALIGN - 1); }
 
-/* Wake the owner of @p p if it sleeps (or is about to). The fence pairs with nm_sm_trywait()'s flag store: either
- * it sees our tail, or we see its flag. Only the sender that clears the flag writes. */
-static void nm_sm_wake(struct nm_sm_peer_s *p)
+/* Wake the owner of @p p if it sleeps (or is about to). Either it sees our tail, or we see its flag: an asymmetric
+ * fence (as liburcu's), whose heavy half is the sleeper's membarrier() in nm_sm_trywait(), which makes every
+ * registered process running meanwhile pass a full barrier; the frequent half, here, need only keep the compiler
+ * from moving the flag's load before the tail's store. A process not registered fences here itself. The fence cost
+ * ~15 ns per send: an 8 B MPI_Bcast's root (3 sends) 0.36-0.38 us with it, 0.32-0.33 without (issue 18). Only the
+ * sender that clears the flag writes. */
+static void nm_sm_wake(const struct nm_sm_s *s, struct nm_sm_peer_s *p)
 {
-  atomic_thread_fence(memory_order_seq_cst);
+  if (s->asym_fence)
+    atomic_signal_fence(memory_order_seq_cst);
+  else
+    atomic_thread_fence(memory_order_seq_cst);
   if (atomic_load_explicit(&p->hdr->sleeping, memory_order_relaxed) &&
       atomic_exchange(&p->hdr->sleeping, 0) && p->wake_fd >= 0) {
     char one = 1;
@@ -313,7 +325,7 @@ static int nm_sm_putv(struct nm_sm_s *s, struct nm_sm_peer_s *p, uint32_t kind, 
   nm_sm_gather((uint8_t *)r + NM_SM_REC_HDR, iov, iovcnt);
   p->out_tail = pos + need;
   atomic_store_explicit(&p->out->tail, p->out_tail, memory_order_release);
-  nm_sm_wake(p);
+  nm_sm_wake(s, p);
   return NM_ESUCCESS;
 }
 
@@ -385,7 +397,7 @@ static int nm_sm_send_urgent(struct nm_drv_s *drv, uint64_t peer, const struct i
   atomic_fetch_or_explicit(&p->hdr->express_from[s->self_index / 64], 1ull << (s->self_index % 64),
                            memory_order_release);
   atomic_store_explicit(&p->hdr->express, 1, memory_order_release);
-  nm_sm_wake(p);
+  nm_sm_wake(s, p);
   return 1;
 }
 
@@ -1144,6 +1156,13 @@ static int nm_sm_trywait(struct nm_drv_s *drv)
   struct nm_sm_seg_hdr_s *hdr = (struct nm_sm_seg_hdr_s *)s->seg;
   s->armed = 1;
   atomic_store(&hdr->sleeping, 1);
+  /* The heavy half of nm_sm_wake()'s fence: a registered sender that published before this returns is seen by
+   * nm_sm_pending(), one that publishes after sees our flag. Without it the senders that skip their fence could
+   * miss us: then we do not sleep (the core goes on yielding). */
+  if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0) {
+    atomic_store_explicit(&hdr->sleeping, 0, memory_order_relaxed);
+    return -NM_EAGAIN;
+  }
   if (nm_sm_pending(s)) {
     atomic_store_explicit(&hdr->sleeping, 0, memory_order_relaxed);
     return -NM_EAGAIN;
