@@ -93,9 +93,6 @@ static int nm_sm_open(struct nm_drv_s *drv, const char *word, int all_local)
   hdr->magic = NM_SM_MAGIC;
   hdr->nonce = s->self.nonce;
   atomic_store(&hdr->sleeping, 0);
-  /* The sleep/wake pair without a fence on every send (nm_sm_wake(), nm_sm_trywait()): a process that fails to
-   * register keeps its fence, which is enough for its own sends. */
-  s->asym_fence = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
   drv->props.max_packet = NM_SM_MAX_PACKET;
   drv->props.inject_size = NM_SM_MAX_PACKET; /* every packet is copied into the ring: done at post */
   drv->props.urgent_max = NM_SM_XMAX;
@@ -243,7 +240,8 @@ static uint64_t nm_sm_align(uint64_t n) { return (n + NM_SM_REC_ALIGN - 1) & ~(u
 /* Wake the owner of @p p if it sleeps (or is about to). Either it sees our tail, or we see its flag: an asymmetric
  * fence (as liburcu's), whose heavy half is the sleeper's membarrier() in nm_sm_trywait(), which makes every
  * registered process running meanwhile pass a full barrier; the frequent half, here, need only keep the compiler
- * from moving the flag's load before the tail's store. A process not registered fences here itself. The fence cost
+ * from moving the flag's load before the tail's store. A process not registered (nm_sm_host_oversubscribed(): once
+ * connected, on a host of at most NM_SM_ASYM_PEERS ranks) fences here itself. The fence cost
  * ~15 ns per send: an 8 B MPI_Bcast's root (3 sends) 0.36-0.38 us with it, 0.32-0.33 without (issue 18). Only the
  * sender that clears the flag writes. */
 static void nm_sm_wake(const struct nm_sm_s *s, struct nm_sm_peer_s *p)
@@ -1175,6 +1173,12 @@ static void nm_sm_host_oversubscribed(struct nm_drv_s *drv, int oversubscribed)
   struct nm_sm_s *s = drv->priv;
   s->coop_on = !oversubscribed;
   s->coop_told = 1;
+  /* Every peer is connected: the sleep/wake pair without a fence on each of our sends (nm_sm_wake()), on a host of
+   * at most NM_SM_ASYM_PEERS ranks, where a sleeper's membarrier() interrupts few processors. Registering here,
+   * after our fenced sends, is safe: the registration is itself a full barrier. A process that does not register
+   * keeps its fence. */
+  if (!s->asym_fence && s->n_peers <= NM_SM_ASYM_PEERS)
+    s->asym_fence = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
 }
 
 /* Bytes of our records peer @p peer has not read yet (nm_drv_ops_s.backlog). */

@@ -37,6 +37,10 @@ _Static_assert(2 * ((NM_SM_REC_HDR + NM_SM_MAX_PACKET + NM_SM_REC_ALIGN - 1) / N
 #define NM_SM_XSLOTS 7u
 #define NM_SM_XMAX (NM_SM_XSLOT - NM_SM_REC_HDR)   /* the largest express packet */
 #define NM_SM_REWIND_MAX (4096u + 128u)            /* records up to this size go at the ring's start when it is empty */
+/* Ranks on the host up to which our sends skip their fence (nm_sm_wake()): each sleeper's membarrier() interrupts
+ * the processors running registered peers, which a host of 64 ranks sleeping and waking every millisecond would
+ * feel; up to 16, at most 15 interrupts per sleep, and sleeps come after 1-10 ms of idle waiting. */
+#define NM_SM_ASYM_PEERS 16
 #define NM_SM_BURST 64                             /* records read from one ring per progress pass */
 #define NM_SM_PULL_STEP (64u * 1024u)             /* bytes of CMA copy per progress pass (packets pass between) */
 #define NM_SM_COOP_MIN (128u * 1024u)             /* a large copy from this length on is shared with its sender */
