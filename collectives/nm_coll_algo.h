@@ -27,7 +27,7 @@ int nm_coll_algo_parse(const char *var, const char *v, const char *const names[]
  *  owner), else the environment's now (NULL when unset). */
 const char *nm_coll_algo_override(const struct nm_coll_group_s *group, enum nm_coll_family_e f);
 
-/** nm_coll_algo_forced() once the value is known to be set and not empty. */
+/** nm_coll_algo_forced() the long way: the value read (from the group, else the environment) and parsed. */
 int nm_coll_algo_forced_parse(const struct nm_coll_group_s *group, enum nm_coll_family_e f,
                               const char *const names[], int n, int *algo);
 

@@ -63,12 +63,6 @@ int nm_coll_ar_halving(struct nm_ar_s *a, int nr, int pof2, int rem, struct nm_a
  *  round combines them in member order into a->acc. a->round ends after this member's part. */
 void nm_coll_ar_linear_to(struct nm_ar_s *a, int root);
 
-/** nm_coll_ar_linear_to() without a schedule, for the blocking small reductions (nm_coll_reduce_eager(),
- *  nm_coll_allreduce_eager()): a member other than @p root sends @p in (count elements) to the root; the root
- *  receives every member's vector into a scratch vector of p slots (its own copied from @p in), then combines them
- *  in member order into @p acc (acc = v0 op (v1 op (... op v(p-1)))). Same messages as the schedule's.
- *  @return 0, NM_COLL_NOT_TAKEN (no memory for the root's slots: nothing posted), -NM_EINVAL (a NULL gate: nothing
- *  posted), or the first error of the messages and combines. */
 /** Bytes of the root's slots nm_coll_ar_linear_eager() keeps on the stack (more: on the heap). */
 #define NM_COLL_AR_EAGER_STACK 8192
 
@@ -81,6 +75,12 @@ static inline int nm_coll_ar_eager_ok(nm_session_t session, const struct nm_coll
          count > 0 && count * op->esize <= NM_COLL_EAGER_MAX;
 }
 
+/** nm_coll_ar_linear_to() without a schedule, for the blocking small reductions (nm_coll_reduce_eager(),
+ *  nm_coll_allreduce_eager()): a member other than @p root sends @p in (count elements) to the root; the root
+ *  receives every member's vector into a scratch vector of p slots (its own copied from @p in), then combines them
+ *  in member order into @p acc (acc = v0 op (v1 op (... op v(p-1)))). Same messages as the schedule's.
+ *  @return 0, NM_COLL_NOT_TAKEN (no memory for the root's slots: nothing posted), -NM_EINVAL (a NULL gate: nothing
+ *  posted), or the first error of the messages and combines. */
 int nm_coll_ar_linear_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, int root,
                             const char *in, char *acc, nm_len_t count, const struct nm_coll_op_s *op, nm_tag_t tag,
                             nm_coll_wait_fn_t wait, void *wait_ref);

@@ -93,6 +93,8 @@ static int nm_sm_open(struct nm_drv_s *drv, const char *word, int all_local)
   hdr->magic = NM_SM_MAGIC;
   hdr->nonce = s->self.nonce;
   atomic_store(&hdr->sleeping, 0);
+  long mb = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+  s->membarrier = mb > 0 && (mb & MEMBARRIER_CMD_GLOBAL_EXPEDITED);
   drv->props.max_packet = NM_SM_MAX_PACKET;
   drv->props.inject_size = NM_SM_MAX_PACKET; /* every packet is copied into the ring: done at post */
   drv->props.urgent_max = NM_SM_XMAX;
@@ -1155,9 +1157,10 @@ static int nm_sm_trywait(struct nm_drv_s *drv)
   s->armed = 1;
   atomic_store(&hdr->sleeping, 1);
   /* The heavy half of nm_sm_wake()'s fence: a registered sender that published before this returns is seen by
-   * nm_sm_pending(), one that publishes after sees our flag. Without it the senders that skip their fence could
-   * miss us: then we do not sleep (the core goes on yielding). */
-  if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0) {
+   * nm_sm_pending(), one that publishes after sees our flag. Where the kernel has no membarrier(), no peer on this
+   * host registered either (they all fence). Should the call fail here and now, the senders that skip their fence
+   * could miss us: we do not sleep this time. */
+  if (s->membarrier && syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0) {
     atomic_store_explicit(&hdr->sleeping, 0, memory_order_relaxed);
     return -NM_EAGAIN;
   }
@@ -1177,7 +1180,7 @@ static void nm_sm_host_oversubscribed(struct nm_drv_s *drv, int oversubscribed)
    * at most NM_SM_ASYM_PEERS ranks, where a sleeper's membarrier() interrupts few processors. Registering here,
    * after our fenced sends, is safe: the registration is itself a full barrier. A process that does not register
    * keeps its fence. */
-  if (!s->asym_fence && s->n_peers <= NM_SM_ASYM_PEERS)
+  if (s->membarrier && !s->asym_fence && s->n_peers <= NM_SM_ASYM_PEERS)
     s->asym_fence = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
 }
 

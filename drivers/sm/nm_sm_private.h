@@ -191,6 +191,7 @@ struct nm_sm_s {
   size_t seg_len;
   int wake_rd;                   /* read end of our pipe: the wait fd */
   int armed;                     /* trywait set our sleeping flag: clear it and drain the pipe at progress */
+  int membarrier;                /* the kernel offers membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) to this process */
   int asym_fence;                /* registered for membarrier(): our sends skip the fence of nm_sm_wake() */
   struct nm_sm_peer_s *peers;
   size_t n_peers, cap_peers;

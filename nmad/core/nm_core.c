@@ -610,11 +610,7 @@ void nm_core_destroy(nm_core_t core)
   nm_pool_destroy(&core->ctrl_pool);
   nm_pool_destroy(&core->large_pool);
   nm_pool_destroy(&core->unexp_pool);
-  while (core->unexp_bufs) {
-    void *b = core->unexp_bufs;
-    core->unexp_bufs = *(void **)b;
-    free(b);
-  }
+  nm_unexp_bufs_free(core);
   nm_pool_destroy(&core->frag_pool);
   nm_core_lock_destroy(core);
   free(core);

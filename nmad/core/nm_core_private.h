@@ -150,7 +150,6 @@ struct nm_msg_key_s {
 };
 
 struct nm_match_bucket_s;
-/** A message that arrived before its receive (eager data copied, or an RDV to answer later). */
 /** Payload bytes an unexpected message keeps in its own record (nm_unexp_s.small). */
 #define NM_UNEXP_SMALL 64
 /** Larger unexpected payloads of up to this many bytes take a buffer of this size, recycled by the core (at most
@@ -161,6 +160,7 @@ struct nm_match_bucket_s;
  *  of them, 256 nearly all. */
 #define NM_UNEXP_MEDIUM 2048
 #define NM_UNEXP_MEDIUM_KEEP 256
+/** A message that arrived before its receive (eager data copied, or an RDV to answer later). */
 struct nm_unexp_s {
   struct nm_unexp_s *next;
   struct nm_unexp_s *prev;              /* in its session's arrival list (next/prev), nm_match.c */
@@ -546,6 +546,8 @@ int nm_match_tag(nm_tag_t msg_tag, nm_tag_t want_tag, nm_tag_t mask);
 struct nm_unexp_s *nm_unexp_from_chunk(nm_core_t core, struct nm_gate_s *gate, uint32_t session,
                                        const struct nm_wire_chunk_s *c);
 void nm_unexp_free(nm_core_t core, struct nm_unexp_s *u);
+/** Free the payload buffers the core keeps for unexpected messages (nm_core_destroy()). */
+void nm_unexp_bufs_free(nm_core_t core);
 
 /* ---- core/nm_credit.c: eager flow control ---- */
 /** Default of NMAD_EAGER_CREDIT, bytes per peer. */

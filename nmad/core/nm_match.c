@@ -25,6 +25,36 @@ struct nm_session_s *nm_core_find_session(nm_core_t core, uint32_t id)
   return NULL;
 }
 
+/* A buffer of NM_UNEXP_MEDIUM bytes: one the core kept (core->unexp_bufs, linked through their first word), or a
+ * new one. NULL without memory. */
+static void *nm_unexp_buf_get(nm_core_t core)
+{
+  void *b = core->unexp_bufs;
+  if (!b)
+    return malloc(NM_UNEXP_MEDIUM);
+  core->unexp_bufs = *(void **)b;
+  core->n_unexp_bufs--;
+  return b;
+}
+
+/* Give back a buffer of nm_unexp_buf_get(): kept for the next one, up to NM_UNEXP_MEDIUM_KEEP, else freed. */
+static void nm_unexp_buf_put(nm_core_t core, void *b)
+{
+  if (core->n_unexp_bufs >= NM_UNEXP_MEDIUM_KEEP) {
+    free(b);
+    return;
+  }
+  *(void **)b = core->unexp_bufs;
+  core->unexp_bufs = b;
+  core->n_unexp_bufs++;
+}
+
+void nm_unexp_bufs_free(nm_core_t core)
+{
+  while (core->unexp_bufs)
+    free(nm_unexp_buf_get(core));
+}
+
 struct nm_unexp_s *nm_unexp_from_chunk(nm_core_t core, struct nm_gate_s *gate, uint32_t session,
                                        const struct nm_wire_chunk_s *c)
 {
@@ -45,20 +75,8 @@ struct nm_unexp_s *nm_unexp_from_chunk(nm_core_t core, struct nm_gate_s *gate, u
   u->credit = 0;
   u->data = NULL;
   if (c->len) {
-    if (c->len <= NM_UNEXP_SMALL) {
-      u->data = u->small;
-    } else if (c->len <= NM_UNEXP_MEDIUM) {
-      u->medium = 1;
-      u->data = core->unexp_bufs;
-      if (u->data) {
-        core->unexp_bufs = *(void **)u->data;
-        core->n_unexp_bufs--;
-      } else {
-        u->data = malloc(NM_UNEXP_MEDIUM);
-      }
-    } else {
-      u->data = malloc(c->len);
-    }
+    u->medium = c->len > NM_UNEXP_SMALL && c->len <= NM_UNEXP_MEDIUM;
+    u->data = c->len <= NM_UNEXP_SMALL ? u->small : u->medium ? nm_unexp_buf_get(core) : malloc(c->len);
     if (!u->data) {
       nm_pool_put(&core->unexp_pool, u);
       return NULL;
@@ -75,13 +93,10 @@ struct nm_unexp_s *nm_unexp_from_chunk(nm_core_t core, struct nm_gate_s *gate, u
 void nm_unexp_free(nm_core_t core, struct nm_unexp_s *u)
 {
   nm_credit_release(u);
-  if (u->medium && core->n_unexp_bufs < NM_UNEXP_MEDIUM_KEEP) {
-    *(void **)u->data = core->unexp_bufs;
-    core->unexp_bufs = u->data;
-    core->n_unexp_bufs++;
-  } else if (u->data != u->small) {
+  if (u->medium)
+    nm_unexp_buf_put(core, u->data);
+  else if (u->data != u->small)
     free(u->data);
-  }
   nm_pool_put(&core->unexp_pool, u);
 }
 

@@ -2,7 +2,6 @@
 #include "nm_core_private.h"
 #include <string.h>
 
-/* Whether @p req leaves by rendezvous: too large for eager, or its gate's eager credit is short (nm_credit.c). */
 /* Whether a message of @p total bytes goes by rendezvous on @p gate whatever its flags: above the threshold, or
  * too little eager credit left. */
 static int nm_len_rdv(const struct nm_gate_s *gate, nm_len_t total)
@@ -10,6 +9,8 @@ static int nm_len_rdv(const struct nm_gate_s *gate, nm_len_t total)
   return total > gate->core->cfg.rdv_threshold || nm_credit_short(gate, total);
 }
 
+/* Whether @p req leaves by rendezvous: asked to, too large for eager, or its gate's eager credit is short
+ * (nm_credit.c). */
 static int nm_pw_req_rdv(const struct nm_gate_s *gate, const struct nm_req_s *req)
 {
   return (req->flags & NM_REQF_RDV) || nm_len_rdv(gate, nm_req_total(req));
