@@ -114,7 +114,7 @@ START_TEST(test_ring_full_then_room)
 }
 END_TEST
 
-/* Our ring's tail in rank 1's segment, as rank 0 wrote it. */
+/* Rank 0's position in its ring in rank 1's segment: where its next record goes (before a rewind). */
 static uint64_t out_tail(void) { return ((struct nm_sm_s *)ep[0].priv)->peers[1].out_tail; }
 
 static uint64_t rec_bytes(size_t len)
@@ -154,6 +154,50 @@ START_TEST(test_rewind_when_empty)
   ck_assert_int_eq(seen[1].bad_content, 0);
   ck_assert_uint_eq(seen[1].lens[1], 1000);
   ck_assert_uint_eq(seen[1].lens[4], sizeof(buf));
+}
+END_TEST
+
+/* A record of one line (an 8 B message) goes on along the ring even when the ring is empty: knowing it empty would
+ * cost a read of the reader's head line on the send's path (nm_sm_putv()). */
+START_TEST(test_one_line_not_rewound)
+{
+  const size_t one_line = NM_SM_REC_ALIGN - NM_SM_REC_HDR; /* the largest packet of a one-line record */
+  unsigned char b[NM_SM_REC_ALIGN];
+  for (int k = 0; k < 3; k++) {
+    fill(b, one_line, k);
+    ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, b, one_line, NULL), 1);
+    ck_assert_uint_eq(out_tail(), (uint64_t)(k + 1) * NM_SM_REC_ALIGN);
+    ck_assert_int_eq(ep[1].ops->progress(&ep[1]), 1);
+  }
+  fill(b, one_line + 1, 3);
+  ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, b, one_line + 1, NULL), 1); /* two lines: rewound */
+  ck_assert_uint_eq(out_tail(), (uint64_t)NM_SM_RING_BYTES + 2 * NM_SM_REC_ALIGN);
+  ck_assert_int_eq(ep[1].ops->progress(&ep[1]), 1);
+  ck_assert_int_eq(seen[1].n_pkts, 4);
+  ck_assert_int_eq(seen[1].bad_content, 0);
+}
+END_TEST
+
+/* A reader waiting at position H takes a record at the next lap's start only if its stamp says that it was
+ * rewound from H (nm_sm_stamp_rewind()): the first record of the next lap, stamped with its own position, is not
+ * taken for one, which would skip whatever is still to come at H. */
+START_TEST(test_rewind_stamp_names_its_position)
+{
+  unsigned char b[8];
+  fill(b, 1, 0);
+  ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, b, 1, NULL), 1);
+  ck_assert_int_eq(ep[1].ops->progress(&ep[1]), 1); /* the reader waits at 64 */
+  struct nm_sm_peer_s *p = &((struct nm_sm_s *)ep[0].priv)->peers[1];
+  struct nm_sm_rec_s *r = (struct nm_sm_rec_s *)p->out_data;
+  r->len = 1;
+  r->kind = NM_SM_PKT;
+  fill((unsigned char *)r + NM_SM_REC_HDR, 1, 1);
+  atomic_store(&r->stamp, ((uint64_t)NM_SM_RING_BYTES + 1) ^ p->addr.nonce); /* its own position's stamp */
+  ck_assert_int_eq(ep[1].ops->progress(&ep[1]), 0);
+  atomic_store(&r->stamp, ((uint64_t)NM_SM_REC_ALIGN + 1) ^ p->addr.nonce ^ (1ull << 63)); /* rewound from 64 */
+  ck_assert_int_eq(ep[1].ops->progress(&ep[1]), 1);
+  ck_assert_int_eq(seen[1].n_pkts, 2);
+  ck_assert_int_eq(seen[1].bad_content, 0);
 }
 END_TEST
 
@@ -669,8 +713,8 @@ START_TEST(test_wakeup)
 END_TEST
 
 /* Write a record header straight into rank 0's ring in rank 1's segment (the sender's mapping), as a buggy or
- * hostile peer could, and publish it. */
-static void forge(uint32_t len, uint32_t kind, uint64_t tail_extra)
+ * hostile peer could, and publish it by its stamp: the one its position calls for, plus @p stamp_off. */
+static void forge_stamped(uint32_t len, uint32_t kind, uint64_t stamp_off)
 {
   unsigned char b[8] = {0};
   ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, b, 1, NULL), 1); /* maps the ring; packet 0 is valid */
@@ -679,9 +723,11 @@ static void forge(uint32_t len, uint32_t kind, uint64_t tail_extra)
   struct nm_sm_rec_s *r = (struct nm_sm_rec_s *)(p->out_data + p->out_tail % NM_SM_RING_BYTES);
   r->len = len;
   r->kind = kind;
-  p->out_tail += NM_SM_REC_ALIGN + tail_extra;
-  atomic_store(&p->out->tail, p->out_tail);
+  atomic_store(&r->stamp, (p->out_tail + stamp_off + 1) ^ p->addr.nonce); /* nm_sm_stamp() */
+  p->out_tail += NM_SM_REC_ALIGN;
 }
+
+static void forge(uint32_t len, uint32_t kind) { forge_stamped(len, kind, 0); }
 
 /* @p before: packets delivered before the forged record is seen (1: the valid one; 0 when the published tail
  * itself is impossible, so that nothing in the ring can be trusted). */
@@ -697,19 +743,48 @@ static void check_forged_refused(int before)
   ck_assert_int_eq(seen[1].n_large, 0);
 }
 
-START_TEST(test_forged_length) { forge(NM_SM_MAX_PACKET + 1, NM_SM_PKT, 0); check_forged_refused(1); }
+START_TEST(test_forged_length) { forge(NM_SM_MAX_PACKET + 1, NM_SM_PKT); check_forged_refused(1); }
 END_TEST
 
-START_TEST(test_forged_length_past_tail) { forge(4000, NM_SM_PKT, 0); check_forged_refused(1); }
+START_TEST(test_forged_kind) { forge(8, 99); check_forged_refused(1); }
 END_TEST
 
-START_TEST(test_forged_kind) { forge(8, 99, 0); check_forged_refused(1); }
+START_TEST(test_forged_fin) { forge(sizeof(struct nm_sm_lfin_s), NM_SM_LFIN); check_forged_refused(1); }
 END_TEST
 
-START_TEST(test_forged_fin) { forge(sizeof(struct nm_sm_lfin_s), NM_SM_LFIN, 0); check_forged_refused(1); }
+/* A record is there once its stamp names its position (nm_sm_rec_at()): one stamped for a later lap is not read,
+ * and the same record stamped right is. */
+START_TEST(test_forged_stamp)
+{
+  forge_stamped(8, NM_SM_PKT, 10 * NM_SM_RING_BYTES);
+  ep[1].ops->progress(&ep[1]);
+  ck_assert_int_eq(seen[1].n_pkts, 1);
+  struct nm_sm_peer_s *p = &((struct nm_sm_s *)ep[0].priv)->peers[1];
+  uint64_t at = p->out_tail - NM_SM_REC_ALIGN;
+  atomic_store(&((struct nm_sm_rec_s *)(p->out_data + at % NM_SM_RING_BYTES))->stamp, (at + 1) ^ p->addr.nonce);
+  ep[1].ops->progress(&ep[1]);
+  ck_assert_int_eq(seen[1].n_pkts, 2);
+}
 END_TEST
 
-START_TEST(test_forged_tail) { forge(8, NM_SM_PKT, 10 * NM_SM_RING_BYTES); check_forged_refused(0); }
+/* A wrap record at a lap's start would skip a whole lap: refused. The reader gets there by a first wrap record. */
+START_TEST(test_forged_wrap_at_lap_start)
+{
+  unsigned char b[8] = {0};
+  ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, b, 1, NULL), 1); /* packet 0, valid, at the ring's start */
+  ck_assert_int_eq(ep[1].ops->progress(&ep[1]), 1);
+  struct nm_sm_peer_s *p = &((struct nm_sm_s *)ep[0].priv)->peers[1];
+  struct nm_sm_rec_s *r = (struct nm_sm_rec_s *)(p->out_data + NM_SM_REC_ALIGN);
+  r->len = 0;
+  r->kind = NM_SM_WRAP; /* at 64, a well-formed wrap: the reader goes on at the next lap's start */
+  atomic_store(&r->stamp, ((uint64_t)NM_SM_REC_ALIGN + 1) ^ p->addr.nonce);
+  r = (struct nm_sm_rec_s *)p->out_data;
+  r->len = 0;
+  r->kind = NM_SM_WRAP;
+  atomic_store(&r->stamp, ((uint64_t)NM_SM_RING_BYTES + 1) ^ p->addr.nonce);
+  p->out_tail = NM_SM_RING_BYTES + NM_SM_REC_ALIGN;
+  check_forged_refused(1);
+}
 END_TEST
 
 /* Rank 0 posts an express packet (send_urgent) of @p len bytes carrying fill(@p k) to rank 1. */
@@ -841,7 +916,7 @@ END_TEST
 /* An LRTS naming a staging slot that does not exist, or more bytes than a slot holds: refused before any read. */
 static void forge_staged_lrts(uint64_t stage, uint64_t len)
 {
-  forge(sizeof(struct nm_sm_lrts_s), NM_SM_LRTS, 0);
+  forge(sizeof(struct nm_sm_lrts_s), NM_SM_LRTS);
   struct nm_sm_peer_s *p = &priv(0)->peers[1];
   struct nm_sm_lrts_s rts = {.rtag = 1, .addr = 4096, .len = len, .id = 1, .stage = stage};
   uint64_t at = (p->out_tail - NM_SM_REC_ALIGN) % NM_SM_RING_BYTES + NM_SM_REC_HDR;
@@ -866,6 +941,8 @@ int main(void)
   tcase_add_test(tc, test_nested_progress);
   tcase_add_test(tc, test_ring_full_then_room);
   tcase_add_test(tc, test_rewind_when_empty);
+  tcase_add_test(tc, test_one_line_not_rewound);
+  tcase_add_test(tc, test_rewind_stamp_names_its_position);
   tcase_add_test(tc, test_large_recv_first);
   tcase_add_test(tc, test_large_send_first);
   tcase_add_test(tc, test_packet_passes_large_copy);
@@ -886,10 +963,10 @@ int main(void)
   tcase_add_test(tc, test_staged_fill_by_steps);
   tcase_add_test(tc, test_wakeup);
   tcase_add_test(tc, test_forged_length);
-  tcase_add_test(tc, test_forged_length_past_tail);
   tcase_add_test(tc, test_forged_kind);
   tcase_add_test(tc, test_forged_fin);
-  tcase_add_test(tc, test_forged_tail);
+  tcase_add_test(tc, test_forged_stamp);
+  tcase_add_test(tc, test_forged_wrap_at_lap_start);
   tcase_add_test(tc, test_forged_stage_slot);
   tcase_add_test(tc, test_forged_stage_len);
   tcase_add_test(tc, test_express_overtakes_ring);

@@ -230,8 +230,8 @@ static int nm_sm_peer_map(struct nm_sm_s *s, struct nm_sm_peer_s *p)
   p->out = ring;
   p->out_data = (uint8_t *)ring + NM_SM_PAGE;
   /* A restarted ring is not supported: the owner's segment is new for each process, so it starts at 0. */
-  p->out_tail = atomic_load_explicit(&p->out->tail, memory_order_relaxed);
   p->out_head_seen = atomic_load_explicit(&p->out->head, memory_order_acquire);
+  p->out_tail = p->out_head_seen;
   p->x_tail = atomic_load_explicit(&p->out->x_tail, memory_order_relaxed);
   p->x_head_seen = atomic_load_explicit(&p->out->x_head, memory_order_acquire);
   return NM_ESUCCESS;
@@ -239,10 +239,42 @@ static int nm_sm_peer_map(struct nm_sm_s *s, struct nm_sm_peer_s *p)
 
 static uint64_t nm_sm_align(uint64_t n) { return (n + NM_SM_REC_ALIGN - 1) & ~(uint64_t)(NM_SM_REC_ALIGN - 1); }
 
-/* Wake the owner of @p p if it sleeps (or is about to). Either it sees our tail, or we see its flag: an asymmetric
+/* Record stamps (nm_sm_rec_s.stamp), keyed by the ring owner's random nonce so that bytes left in the ring by an
+ * earlier lap (a user's payload, say) never pass for a stamp by chance: a record at position pos bears
+ * nm_sm_stamp(key, pos); one that its sender put at a lap's start instead, having found the ring empty at position
+ * from, bears nm_sm_stamp_rewind(key, from), which names the position it stands for, so a reader waiting there
+ * cannot take the first record of the next lap (that one bears its own position) for it. */
+static inline uint64_t nm_sm_stamp(uint64_t key, uint64_t pos) { return (pos + 1) ^ key; }
+static inline uint64_t nm_sm_stamp_rewind(uint64_t key, uint64_t from) { return (from + 1) ^ key ^ (1ull << 63); }
+
+/* The record a reader at position @p head of ring @p data (a ring of our segment, @p key our nonce) expects, once its
+ * sender has published it: at head, or at the start of the ring's next lap when the sender found the ring empty
+ * and went on there (nm_sm_putv()); *at gets the record's position. NULL: nothing published yet. An idle pass reads
+ * one line per peer (two when head is not at a lap's start), which stays in this core's cache until the sender
+ * writes it. */
+static inline const struct nm_sm_rec_s *nm_sm_rec_at(const uint8_t *data, uint64_t key, uint64_t head, uint64_t *at)
+{
+  uint64_t off = head % NM_SM_RING_BYTES;
+  const struct nm_sm_rec_s *r = (const struct nm_sm_rec_s *)(data + off);
+  if (atomic_load_explicit(&r->stamp, memory_order_acquire) == nm_sm_stamp(key, head)) {
+    *at = head;
+    return r;
+  }
+  if (off == 0)
+    return NULL;
+  r = (const struct nm_sm_rec_s *)data;
+  if (atomic_load_explicit(&r->stamp, memory_order_acquire) == nm_sm_stamp_rewind(key, head)) {
+    *at = head + NM_SM_RING_BYTES - off;
+    return r;
+  }
+  return NULL;
+}
+
+/* Wake the owner of @p p if it sleeps (or is about to). Either it sees our record's stamp (or the express ring's
+ * x_tail), or we see its flag: an asymmetric
  * fence (as liburcu's), whose heavy half is the sleeper's membarrier() in nm_sm_trywait(), which makes every
  * registered process running meanwhile pass a full barrier; the frequent half, here, need only keep the compiler
- * from moving the flag's load before the tail's store. A process not registered (nm_sm_host_oversubscribed(): once
+ * from moving the flag's load before the stamp's store. A process not registered (nm_sm_host_oversubscribed(): once
  * connected, on a host of at most NM_SM_ASYM_PEERS ranks) fences here itself. The fence cost
  * ~15 ns per send: an 8 B MPI_Bcast's root (3 sends) 0.36-0.38 us with it, 0.32-0.33 without (issue 18). Only the
  * sender that clears the flag writes. */
@@ -291,15 +323,19 @@ static int nm_sm_putv(struct nm_sm_s *s, struct nm_sm_peer_s *p, uint32_t kind, 
       return err;
   }
   uint64_t need = nm_sm_align(NM_SM_REC_HDR + len);
-  uint64_t pos = p->out_tail, off = pos % NM_SM_RING_BYTES;
-  if (need <= NM_SM_REWIND_MAX && off) {
+  const uint64_t from = p->out_tail, key = p->addr.nonce;
+  uint64_t pos = from, off = pos % NM_SM_RING_BYTES;
+  int rewound = 0;
+  if (need > NM_SM_REC_ALIGN && need <= NM_SM_REWIND_MAX && off) {
     /* A record into an empty ring goes at its start: those lines hold our last records and are still in both
      * ranks' caches, while the next ones along the ring are not. Ping-pong over sm, 10 alternated runs: 512 B
      * 0.33 us against 0.40, 1 KiB 0.31 against 0.40, 4 KiB 0.65 against 0.78 (doc/performance.md, "Eager
-     * payloads copied once"). Reading the head costs one line, which the record's line saves at 8 B already.
-     * Larger records gained nothing (8-32 KiB: 7-29% slower when rewound), so they go on along the ring. */
+     * payloads copied once"). Larger records gained nothing (8-32 KiB: 7-29% slower when rewound), so they go
+     * on along the ring. Nor do records of one line (an 8 B message): to know the ring empty costs a read of
+     * the reader's head, which it has just written, a line crossing on the send's path, while the record's one
+     * line crosses once either way (8-64 B ping-pong 0.141-0.145 us against 0.145-0.155, issue 18). */
     if (nm_sm_head_read(p) == pos) {
-      atomic_store_explicit(&p->out->rewind_at, pos, memory_order_relaxed); /* published by the tail store */
+      rewound = 1;
       pos += NM_SM_RING_BYTES - off;
       off = 0;
       p->out_head_seen = pos; /* nothing is unread: the whole ring is ours from its start */
@@ -315,16 +351,19 @@ static int nm_sm_putv(struct nm_sm_s *s, struct nm_sm_peer_s *p, uint32_t kind, 
     struct nm_sm_rec_s *w = (struct nm_sm_rec_s *)(p->out_data + off);
     w->len = 0;
     w->kind = NM_SM_WRAP;
+    atomic_store_explicit(&w->stamp, nm_sm_stamp(key, pos), memory_order_release);
     pos += skip;
     off = 0;
   }
   struct nm_sm_rec_s *r = (struct nm_sm_rec_s *)(p->out_data + off);
   r->len = (uint32_t)len;
   r->kind = kind;
-  r->reserved = 0;
   nm_sm_gather((uint8_t *)r + NM_SM_REC_HDR, iov, iovcnt);
+  /* Published by its stamp, stored last: the reader polls this line, so an 8 B packet reaches it in one line
+   * (a tail, as in sm3, cost the reader a miss on the tail's line, then one on the record's). */
+  atomic_store_explicit(&r->stamp, rewound ? nm_sm_stamp_rewind(key, from) : nm_sm_stamp(key, pos),
+                        memory_order_release);
   p->out_tail = pos + need;
-  atomic_store_explicit(&p->out->tail, p->out_tail, memory_order_release);
   nm_sm_wake(s, p);
   return NM_ESUCCESS;
 }
@@ -390,7 +429,7 @@ static int nm_sm_send_urgent(struct nm_drv_s *drv, uint64_t peer, const struct i
   struct nm_sm_rec_s *r = (struct nm_sm_rec_s *)slot;
   r->len = (uint32_t)len;
   r->kind = NM_SM_PKT;
-  r->reserved = 0;
+  atomic_store_explicit(&r->stamp, 0, memory_order_relaxed);
   nm_sm_gather(slot + NM_SM_REC_HDR, iov, iovcnt);
   p->x_tail++;
   atomic_store_explicit(&p->out->x_tail, p->x_tail, memory_order_release);
@@ -1025,9 +1064,11 @@ static int nm_sm_drain(struct nm_drv_s *drv, uint64_t peer)
   struct nm_sm_s *s = drv->priv;
   struct nm_sm_peer_s *p = &s->peers[peer];
   struct nm_sm_ring_ctl_s *ctl = nm_sm_ring_ctl(s->seg, peer);
-  uint8_t *data = (uint8_t *)ctl + NM_SM_PAGE;
-  uint64_t tail = atomic_load_explicit(&ctl->tail, memory_order_acquire);
-  if (p->in_head >= tail)
+  const uint8_t *data = (const uint8_t *)ctl + NM_SM_PAGE;
+  const uint64_t key = s->self.nonce;
+  uint64_t at;
+  const struct nm_sm_rec_s *r = nm_sm_rec_at(data, key, p->in_head, &at);
+  if (!r)
     return 0; /* nothing new: no store to the ring's head line on an idle pass (one per peer per pass before) */
   int n = 0;
   if (!p->in_mapped) { /* first traffic from this peer: map the pages its sender made, all at once */
@@ -1035,23 +1076,18 @@ static int nm_sm_drain(struct nm_drv_s *drv, uint64_t peer)
     p->in_mapped = 1;
   }
   p->in_depth++;
-  while (p->in_head < tail && n < NM_SM_BURST && !p->dead) {
-    uint64_t head = p->in_head, off = head % NM_SM_RING_BYTES;
-    if (off && head == atomic_load_explicit(&ctl->rewind_at, memory_order_relaxed)) {
-      p->in_head = head + NM_SM_RING_BYTES - off; /* the sender went on at the ring's start (nm_sm_putv()) */
-      continue;
-    }
-    const struct nm_sm_rec_s *r = (const struct nm_sm_rec_s *)(data + off);
+  for (; r && n < NM_SM_BURST && !p->dead; r = nm_sm_rec_at(data, key, p->in_head, &at)) {
+    uint64_t off = at % NM_SM_RING_BYTES;
     uint32_t kind = r->kind, len = r->len;
-    int bad = tail - head > NM_SM_RING_BYTES || off + NM_SM_REC_HDR > NM_SM_RING_BYTES;
+    int bad = kind == NM_SM_WRAP && off == 0; /* a wrap only ever ends a lap */
     if (!bad && kind == NM_SM_WRAP) {
-      p->in_head = head + NM_SM_RING_BYTES - off;
+      p->in_head = at + NM_SM_RING_BYTES - off;
       continue;
     }
     uint64_t need = nm_sm_align(NM_SM_REC_HDR + (uint64_t)len);
-    bad = bad || len > NM_SM_MAX_PACKET || off + need > NM_SM_RING_BYTES || need > tail - head;
+    bad = bad || len > NM_SM_MAX_PACKET || off + need > NM_SM_RING_BYTES;
     if (!bad) {
-      p->in_head = head + need;
+      p->in_head = at + need;
       if (kind == NM_SM_PKT)
         drv->up.packet(drv->up.ref, drv, (const uint8_t *)r + NM_SM_REC_HDR, len, peer);
       else
@@ -1067,8 +1103,6 @@ static int nm_sm_drain(struct nm_drv_s *drv, uint64_t peer)
     if (p->in_depth == 1) /* every record before in_head is done: give the space back now */
       atomic_store_explicit(&ctl->head, p->in_head, memory_order_release);
     n++;
-    if (p->in_head > tail) /* a nested read went further than our snapshot */
-      tail = p->in_head;
     if (atomic_load_explicit(&((struct nm_sm_seg_hdr_s *)s->seg)->express, memory_order_relaxed))
       break; /* an express packet came meanwhile: it goes before the rest of this ring (nm_sm_progress()) */
   }
@@ -1084,8 +1118,10 @@ static int nm_sm_progress(struct nm_drv_s *drv)
   if (s->armed) { /* we were about to sleep: we are awake now, and drain the pipe's bytes */
     s->armed = 0;
     atomic_store_explicit(&((struct nm_sm_seg_hdr_s *)s->seg)->sleeping, 0, memory_order_relaxed);
+    /* A short read emptied the pipe: reading again only to see EAGAIN would add a system call to every wake-up
+     * (a byte written after this read only makes a later sleep return at once, as it would after an EAGAIN). */
     char buf[64];
-    while (read(s->wake_rd, buf, sizeof(buf)) > 0)
+    while (read(s->wake_rd, buf, sizeof(buf)) == (ssize_t)sizeof(buf))
       ;
   }
   if (s->ctrl_head)
@@ -1099,8 +1135,9 @@ static int nm_sm_progress(struct nm_drv_s *drv)
   int packets = atomic_load_explicit(&hdr->express, memory_order_relaxed) ? nm_sm_drain_all_express(drv) : 0;
   for (uint64_t i = 0; i < n_peers; i++) {
     const struct nm_sm_peer_s *p = &s->peers[i]; /* again after each drain: an upcall may grow the table */
-    if (!p->in_ctl || atomic_load_explicit(&p->in_ctl->tail, memory_order_relaxed) <= p->in_head)
-      continue; /* ourselves, a dead peer, or nothing new: nm_sm_drain() reads the tail again, with acquire */
+    uint64_t at;
+    if (!p->in_ctl || !nm_sm_rec_at((const uint8_t *)p->in_ctl + NM_SM_PAGE, s->self.nonce, p->in_head, &at))
+      continue; /* ourselves, a dead peer, or nothing new */
     packets += nm_sm_drain(drv, i);
     /* what came while that ring was read, before the next ring */
     if (atomic_load_explicit(&hdr->express, memory_order_relaxed))
@@ -1142,8 +1179,9 @@ static int nm_sm_pending(const struct nm_sm_s *s)
   for (uint64_t i = 0; i < s->n_peers; i++) {
     if ((int)i == s->self_index || s->peers[i].dead)
       continue;
-    struct nm_sm_ring_ctl_s *ctl = nm_sm_ring_ctl(s->seg, i);
-    if (atomic_load(&ctl->tail) != s->peers[i].in_head)
+    uint64_t at;
+    if (nm_sm_rec_at((const uint8_t *)nm_sm_ring_ctl(s->seg, i) + NM_SM_PAGE, s->self.nonce, s->peers[i].in_head,
+                     &at))
       return 1;
   }
   return 0;

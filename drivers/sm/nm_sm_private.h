@@ -31,7 +31,7 @@
 _Static_assert(2 * ((NM_SM_REC_HDR + NM_SM_MAX_PACKET + NM_SM_REC_ALIGN - 1) / NM_SM_REC_ALIGN * NM_SM_REC_ALIGN) <=
                    NM_SM_RING_BYTES,
                "an sm record must fit twice in a ring");
-#define NM_SM_MAGIC 0x6e6d61642d736d33ull          /* "nmad-sm3" (sm1 had no express ring, sm2 no express_from) */
+#define NM_SM_MAGIC 0x6e6d61642d736d34ull /* "nmad-sm4" (sm1: no express ring, sm2: no express_from, sm3: a tail) */
 /* The express ring (nm_sm.c, "express packets"): fixed slots in the rest of each ring's control page. */
 #define NM_SM_XSLOT 512u                           /* bytes of one slot: a record header and its packet */
 #define NM_SM_XSLOTS 7u
@@ -69,13 +69,11 @@ struct nm_sm_seg_hdr_s {
 };
 _Static_assert(sizeof(struct nm_sm_seg_hdr_s) <= NM_SM_PAGE, "a segment's header fits its page");
 
-/** Control page of one ring: the producer writes tail, the consumer head (positions grow without wrapping).
- *  rewind_at, on tail's line, is the position of the last record the producer put at the ring's start instead
- *  (the ring was empty): the consumer, at that position, goes on at the start (nm_sm_putv()). */
+/** Control page of one ring: the consumer writes head, the position up to which it has read (positions grow
+ *  without wrapping). The producer publishes each record by its stamp (struct nm_sm_rec_s), not by a tail: the
+ *  consumer polls the record it expects, so a small packet crosses to the reader's core as one cache line instead
+ *  of a tail's line and then the record's (nm_sm_putv()). */
 struct nm_sm_ring_ctl_s {
-  _Atomic uint64_t tail;
-  _Atomic uint64_t rewind_at;
-  char pad[64 - 2 * sizeof(uint64_t)];
   _Atomic uint64_t head;
   /* The express ring: slots posted (x_tail, by the producer) and read (x_head, by the consumer), each slot a record
    * header (kind NM_SM_PKT) and a packet of at most NM_SM_XMAX bytes. */
@@ -93,11 +91,14 @@ enum nm_sm_kind_e {
   NM_SM_LHELP = 5, /* the receiver invites the sender to copy chunks of a large send too: nm_sm_lhelp_s */
 };
 
-/** Record header, NM_SM_REC_HDR bytes, then len bytes of body. */
+/** Record header, NM_SM_REC_HDR bytes, then len bytes of body. In the main ring, stamp, stored last (release),
+ *  publishes the record: it names the record's position, keyed by the owner's nonce (nm_sm_stamp() in nm_sm.c), so
+ *  the reader knows the record at its head is there without a tail to read. The express ring's slots, published
+ *  by x_tail, leave it 0. */
 struct nm_sm_rec_s {
   uint32_t len;
   uint32_t kind;
-  uint64_t reserved;
+  _Atomic uint64_t stamp;
 };
 
 struct nm_sm_lrts_s {
