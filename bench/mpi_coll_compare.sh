@@ -15,7 +15,9 @@
 # at the end. "Shared memory" is by default what each library uses on one host without options: nmad's own
 # (NMAD_DRIVER=sm, the default of nmad-run and mpirun when all ranks are on one host) against Open MPI's vader;
 # --shm-np runs nmad over libfabric's shm provider instead (NMAD_DRIVER=shm), which a user gets only by asking. Writes $OUT/all.csv (every run), $OUT/summary.txt, $OUT/summary.csv, $OUT/coll_times.png and
-# $OUT/coll_ratios.png (gnuplot).
+# $OUT/coll_ratios.png (gnuplot), and $OUT/host_line.txt: the host's cross-core cache-line round trip at the start and
+# end of the runs (bench/host_line_rt.c), which the summary's header repeats, so that a run says which of the
+# project machine's two states it saw.
 # Open MPI runs as the other comparisons do (bench/nm_bench_lib.sh): --oversubscribe, pml ob1, btl self,vader
 # (shm) or self,tcp on lo (tcp); both libraries bound one process per core when N <= cores, unbound otherwise.
 # Binaries: nmad's mpicc/mpirun from $NMAD_BUILD_DIR (default: the parent of this script's directory, an in-tree
@@ -123,6 +125,10 @@ build() { # compiler output-name
 }
 build "$NMAD_MPICC" mpi_coll_bench_nmad
 build "$MPICC" mpi_coll_bench_ompi
+# The host's state: its cross-core cache-line round trip (bench/host_line_rt.c), at the start and end of the runs.
+cc -O2 -pthread "$SCRIPT_DIR/host_line_rt.c" -o "$OUT/bin/host_line_rt" >"$LOG/build_host_line_rt.log" 2>&1 ||
+  die "could not build host_line_rt (see $LOG/build_host_line_rt.log)"
+host_line() { "$OUT/bin/host_line_rt" 100000 2>/dev/null || echo "?"; }
 
 # The algorithms that NMAD_<COLL>_ALGO accepts (doc/collectives.md); barrier has one.
 algos_of() {
@@ -177,6 +183,7 @@ for np in $SM_NP; do CONFIGS+=("sm:$np"); done
 if [[ $REPORT_ONLY -eq 0 ]]; then
 note "results in $OUT; nmad: $NMAD_MPIRUN; Open MPI: $MPIRUN; sizes $SIZES, iters $ITERS, $REPEAT round(s)"
 START=$(date +%s)
+echo "start $(host_line)" >"$OUT/host_line.txt"
 for rep in $(seq 1 "$REPEAT"); do
   for cfg in "${CONFIGS[@]}"; do
     prov=${cfg%%:*} np=${cfg#*:}
@@ -194,6 +201,7 @@ for rep in $(seq 1 "$REPEAT"); do
   done
 done
 note "all runs: $(( $(date +%s) - START )) s"
+echo "end $(host_line)" >>"$OUT/host_line.txt"
 fi
 
 # ---------- report ----------
@@ -233,6 +241,7 @@ rm -f "$SUMCSV.body"
   echo "# MPI collectives, nmad vs Open MPI, $(date -u +%Y-%m-%dT%H:%MZ) $(uname -n), load $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "# median over $REPEAT alternated round(s) of each run's median of the slowest rank's time (us), root 0;"
   echo "# ratio nmad/ompi > 1: nmad slower; iters $ITERS (scaled down above 256 KiB), sizes $SIZES"
+  [[ -s $OUT/host_line.txt ]] && awk '{ v[$1] = $2 } END { printf "# host: cross-core line round trip %s ns at the start, %s ns at the end (bench/host_line_rt.c; on the project machine ~90 calm, ~400 in its slow state)\n", v["start"], v["end"] }' "$OUT/host_line.txt"
   printf '%-4s %3s %-10s %8s | %11s %11s %6s' prov N coll size nmad_us ompi_us ratio
   [[ $FORCED -eq 1 ]] && printf ' | %-19s %11s %9s' best_forced forced_us auto/best
   echo
