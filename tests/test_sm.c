@@ -157,27 +157,6 @@ START_TEST(test_rewind_when_empty)
 }
 END_TEST
 
-/* A record of one line (an 8 B message) goes on along the ring even when the ring is empty: knowing it empty would
- * cost a read of the reader's head line on the send's path (nm_sm_putv()). */
-START_TEST(test_one_line_not_rewound)
-{
-  const size_t one_line = NM_SM_REC_ALIGN - NM_SM_REC_HDR; /* the largest packet of a one-line record */
-  unsigned char b[NM_SM_REC_ALIGN];
-  for (int k = 0; k < 3; k++) {
-    fill(b, one_line, k);
-    ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, b, one_line, NULL), 1);
-    ck_assert_uint_eq(out_tail(), (uint64_t)(k + 1) * NM_SM_REC_ALIGN);
-    ck_assert_int_eq(ep[1].ops->progress(&ep[1]), 1);
-  }
-  fill(b, one_line + 1, 3);
-  ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, b, one_line + 1, NULL), 1); /* two lines: rewound */
-  ck_assert_uint_eq(out_tail(), (uint64_t)NM_SM_RING_BYTES + 2 * NM_SM_REC_ALIGN);
-  ck_assert_int_eq(ep[1].ops->progress(&ep[1]), 1);
-  ck_assert_int_eq(seen[1].n_pkts, 4);
-  ck_assert_int_eq(seen[1].bad_content, 0);
-}
-END_TEST
-
 /* A reader waiting at position H takes a record at the next lap's start only if its stamp says that it was
  * rewound from H (nm_sm_stamp_rewind()): the first record of the next lap, stamped with its own position, is not
  * taken for one, which would skip whatever is still to come at H. */
@@ -941,7 +920,6 @@ int main(void)
   tcase_add_test(tc, test_nested_progress);
   tcase_add_test(tc, test_ring_full_then_room);
   tcase_add_test(tc, test_rewind_when_empty);
-  tcase_add_test(tc, test_one_line_not_rewound);
   tcase_add_test(tc, test_rewind_stamp_names_its_position);
   tcase_add_test(tc, test_large_recv_first);
   tcase_add_test(tc, test_large_send_first);

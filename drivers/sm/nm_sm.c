@@ -326,14 +326,14 @@ static int nm_sm_putv(struct nm_sm_s *s, struct nm_sm_peer_s *p, uint32_t kind, 
   const uint64_t from = p->out_tail, key = p->addr.nonce;
   uint64_t pos = from, off = pos % NM_SM_RING_BYTES;
   int rewound = 0;
-  if (need > NM_SM_REC_ALIGN && need <= NM_SM_REWIND_MAX && off) {
+  if (need <= NM_SM_REWIND_MAX && off) {
     /* A record into an empty ring goes at its start: those lines hold our last records and are still in both
      * ranks' caches, while the next ones along the ring are not. Ping-pong over sm, 10 alternated runs: 512 B
      * 0.33 us against 0.40, 1 KiB 0.31 against 0.40, 4 KiB 0.65 against 0.78 (doc/performance.md, "Eager
-     * payloads copied once"). Larger records gained nothing (8-32 KiB: 7-29% slower when rewound), so they go
-     * on along the ring. Nor do records of one line (an 8 B message): to know the ring empty costs a read of
-     * the reader's head, which it has just written, a line crossing on the send's path, while the record's one
-     * line crosses once either way (8-64 B ping-pong 0.141-0.145 us against 0.145-0.155, issue 18). */
+     * payloads copied once"). Reading the head costs one line, which the record's line saves at 8 B already:
+     * one-line records sent on along the ring instead made the 8 B ping-pong 0.165-0.190 us against
+     * 0.145-0.170 (doc/performance.md, "The host's two speeds are the cross-core line"). Larger records gained
+     * nothing (8-32 KiB: 7-29% slower when rewound), so they go on along the ring. */
     if (nm_sm_head_read(p) == pos) {
       rewound = 1;
       pos += NM_SM_RING_BYTES - off;
