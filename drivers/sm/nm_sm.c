@@ -331,8 +331,8 @@ static int nm_sm_putv(struct nm_sm_s *s, struct nm_sm_peer_s *p, uint32_t kind, 
      * ranks' caches, while the next ones along the ring are not. Ping-pong over sm, 10 alternated runs: 512 B
      * 0.33 us against 0.40, 1 KiB 0.31 against 0.40, 4 KiB 0.65 against 0.78 (doc/performance.md, "Eager
      * payloads copied once"). Reading the head costs one line, which the record's line saves at 8 B already:
-     * one-line records sent on along the ring instead made the 8 B ping-pong 0.165-0.190 us against
-     * 0.145-0.170 (doc/performance.md, "The host's two speeds are the cross-core line"). Larger records gained
+     * one-line records sent on along the ring instead made the 8 B ping-pong 0.160-0.191 us against
+     * 0.136-0.180 (doc/performance.md, "The host's two speeds are the cross-core line"). Larger records gained
      * nothing (8-32 KiB: 7-29% slower when rewound), so they go on along the ring. */
     if (nm_sm_head_read(p) == pos) {
       rewound = 1;
