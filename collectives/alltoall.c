@@ -17,9 +17,9 @@ const char *nm_coll_alltoall_algo_name(enum nm_coll_alltoall_algo_e algo)
   return (int)algo >= 0 && algo < NM_COLL_ALLTOALL_NALGOS ? nm_a2a_names[algo] : NULL;
 }
 
-/* nm_coll_alltoall_choose_job() with the override of @p group (NULL: the environment's). */
+/* nm_coll_alltoall_choose_net() with the override of @p group (NULL: the environment's). */
 static int nm_a2a_choose(const struct nm_coll_group_s *group, int p, nm_len_t block, int job_oversubscribed,
-                         enum nm_coll_alltoall_algo_e *algo)
+                         uint32_t latency_ns, enum nm_coll_alltoall_algo_e *algo)
 {
   int forced,
       err = nm_coll_algo_forced(group, NM_COLL_FAMILY_ALLTOALL, nm_a2a_names, NM_COLL_ALLTOALL_NALGOS, &forced);
@@ -28,15 +28,24 @@ static int nm_a2a_choose(const struct nm_coll_group_s *group, int p, nm_len_t bl
   if (forced)
     *algo = (enum nm_coll_alltoall_algo_e)forced;
   else if (job_oversubscribed)
-    *algo = NM_COLL_ALLTOALL_LINEAR;
+    *algo = block > 0 && block <= NM_COLL_ALLTOALL_OVERSUB_BRUCK_UPTO && p >= 4 &&
+                    latency_ns >= NM_COLL_ALLTOALL_OVERSUB_BRUCK_LAT_NS
+                ? NM_COLL_ALLTOALL_BRUCK
+                : NM_COLL_ALLTOALL_LINEAR;
   else
     *algo = block > 0 && block <= 256 && p >= 4 ? NM_COLL_ALLTOALL_BRUCK : NM_COLL_ALLTOALL_PAIRWISE;
   return 0;
 }
 
+int nm_coll_alltoall_choose_net(int p, nm_len_t block, int job_oversubscribed, uint32_t latency_ns,
+                                enum nm_coll_alltoall_algo_e *algo)
+{
+  return nm_a2a_choose(NULL, p, block, job_oversubscribed, latency_ns, algo);
+}
+
 int nm_coll_alltoall_choose_job(int p, nm_len_t block, int job_oversubscribed, enum nm_coll_alltoall_algo_e *algo)
 {
-  return nm_a2a_choose(NULL, p, block, job_oversubscribed, algo);
+  return nm_a2a_choose(NULL, p, block, job_oversubscribed, 0, algo);
 }
 
 int nm_coll_alltoall_choose(int p, nm_len_t block, enum nm_coll_alltoall_algo_e *algo)
@@ -107,7 +116,8 @@ int nm_coll_alltoallv_build(nm_coll_sched_t *s, int round, const struct nm_coll_
     if ((slens[i] > 0 && sbufs[i] == NULL) || (rlens[i] > 0 && rbufs[i] == NULL))
       return -NM_EINVAL;
   if (algo == NM_COLL_ALLTOALL_AUTO) {
-    int err = nm_a2a_choose(group, p, block, nm_coll_algo_oversubscribed(s), &algo);
+    int err = nm_a2a_choose(group, p, block, nm_coll_algo_oversubscribed(s),
+                            nm_coll_algo_latency_ns(nm_coll_sched_session(s)), &algo);
     if (err)
       return err;
   }
@@ -166,7 +176,8 @@ int nm_coll_alltoall_eager(nm_session_t session, const struct nm_coll_group_s *g
   if (!nm_coll_algo_eager_ok(session, group, self, NM_COLL_EAGER_PEERS / 2) || len == 0 || len > NM_COLL_EAGER_MAX ||
       (int)algo < 0 || algo >= NM_COLL_ALLTOALL_NALGOS ||
       (algo == NM_COLL_ALLTOALL_AUTO &&
-       nm_a2a_choose(group, group->n, len, nm_core_job_oversubscribed(nm_session_get_core(session)), &algo)) ||
+       nm_a2a_choose(group, group->n, len, nm_core_job_oversubscribed(nm_session_get_core(session)),
+                     nm_coll_algo_latency_ns(session), &algo)) ||
       (algo != NM_COLL_ALLTOALL_LINEAR && algo != NM_COLL_ALLTOALL_PAIRWISE))
     return NM_COLL_NOT_TAKEN; /* (an invalid override: the builder reports it) */
   if (!sendbuf || !recvbuf)

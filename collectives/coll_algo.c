@@ -104,6 +104,15 @@ void nm_coll_algo_net(nm_session_t session, struct nm_coll_algo_net_s *net)
   }
 }
 
+uint32_t nm_coll_algo_latency_ns(nm_session_t session)
+{
+  uint32_t lat_ns;
+  uint64_t bw;
+  if (session == NULL || nm_core_network_props(nm_session_get_core(session), &lat_ns, &bw) != 0)
+    return 0;
+  return lat_ns;
+}
+
 double nm_coll_algo_msg_time(const struct nm_coll_algo_net_s *net, double bytes)
 {
   double t = net->alpha + bytes * net->beta;

@@ -58,6 +58,10 @@ struct nm_coll_algo_net_s {
  *  rendezvous cost. */
 void nm_coll_algo_net(nm_session_t session, struct nm_coll_algo_net_s *net);
 
+/** @p session's nominal one-way network latency in ns (nm_core_network_props(): the same on every rank of a job),
+ *  0 without a session or a network. */
+uint32_t nm_coll_algo_latency_ns(nm_session_t session);
+
 /** Time of one message of @p bytes on @p net: alpha + bytes x beta, plus 2 alpha for the RTR's round trip of a
  *  rendezvous its receiver does not pull (seconds). */
 double nm_coll_algo_msg_time(const struct nm_coll_algo_net_s *net, double bytes);

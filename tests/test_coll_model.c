@@ -705,7 +705,8 @@ START_TEST(test_gather_choice_oversubscribed)
 END_TEST
 
 /* All-to-all's choice: MPICH's rule (Bruck for small equal blocks from 4 members, pairwise otherwise); an
- * oversubscribed job posts everything at once (linear); a forced algorithm stays forced. */
+ * oversubscribed job posts everything at once (linear), but for small equal blocks over a network whose messages
+ * cost more than a round (Bruck); a forced algorithm stays forced. */
 START_TEST(test_alltoall_choice_oversubscribed)
 {
   enum nm_coll_alltoall_algo_e a;
@@ -718,6 +719,21 @@ START_TEST(test_alltoall_choice_oversubscribed)
   ck_assert_int_eq(a, NM_COLL_ALLTOALL_LINEAR);
   ck_assert_int_eq(nm_coll_alltoall_choose_job(8, 1 << 20, 1, &a), 0);
   ck_assert_int_eq(a, NM_COLL_ALLTOALL_LINEAR);
+  /* a network whose messages cost more than a round (tcp's 11 us): Bruck for small equal blocks, from 4 members */
+  ck_assert_int_eq(nm_coll_alltoall_choose_net(4, 8, 1, 11000, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLTOALL_BRUCK);
+  ck_assert_int_eq(nm_coll_alltoall_choose_net(4, NM_COLL_ALLTOALL_OVERSUB_BRUCK_UPTO, 1, 11000, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLTOALL_BRUCK);
+  ck_assert_int_eq(nm_coll_alltoall_choose_net(4, NM_COLL_ALLTOALL_OVERSUB_BRUCK_UPTO + 1, 1, 11000, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLTOALL_LINEAR);
+  ck_assert_int_eq(nm_coll_alltoall_choose_net(3, 8, 1, 11000, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLTOALL_LINEAR);
+  ck_assert_int_eq(nm_coll_alltoall_choose_net(4, 0, 1, 11000, &a), 0); /* varying blocks: no Bruck */
+  ck_assert_int_eq(a, NM_COLL_ALLTOALL_LINEAR);
+  ck_assert_int_eq(nm_coll_alltoall_choose_net(4, 8, 1, 300, &a), 0); /* sm's 0.3 us: linear */
+  ck_assert_int_eq(a, NM_COLL_ALLTOALL_LINEAR);
+  ck_assert_int_eq(nm_coll_alltoall_choose_net(4, 1024, 0, 11000, &a), 0); /* one core per rank: as before */
+  ck_assert_int_eq(a, NM_COLL_ALLTOALL_PAIRWISE);
   ck_assert_str_eq(nm_coll_alltoall_algo_name(NM_COLL_ALLTOALL_LINEAR), "linear");
   setenv("NMAD_ALLTOALL_ALGO", "pairwise", 1);
   ck_assert_int_eq(nm_coll_alltoall_choose_job(4, 8, 1, &a), 0);
