@@ -1194,6 +1194,8 @@ static int nm_sm_trywait(struct nm_drv_s *drv)
   struct nm_sm_seg_hdr_s *hdr = (struct nm_sm_seg_hdr_s *)s->seg;
   s->armed = 1;
   atomic_store(&hdr->sleeping, 1);
+  /* our flag before the stamps nm_sm_pending() reads (acquire loads, which alone could pass the store) */
+  atomic_thread_fence(memory_order_seq_cst);
   /* The heavy half of nm_sm_wake()'s fence: a registered sender that published before this returns is seen by
    * nm_sm_pending(), one that publishes after sees our flag. Where the kernel has no membarrier(), no peer on this
    * host registered either (they all fence). Should the call fail here and now, the senders that skip their fence
