@@ -24,7 +24,8 @@ static int nm_red_choose(const struct nm_coll_group_s *group, int p, nm_len_t co
   nm_len_t m = count * esize;
   if (forced)
     *algo = (enum nm_coll_reduce_algo_e)forced;
-  else if (job_oversubscribed && p > 2 && m <= NM_COLL_REDUCE_OVERSUB_LINEAR_UPTO)
+  else if ((job_oversubscribed && p > 2 && m <= NM_COLL_REDUCE_OVERSUB_LINEAR_UPTO) ||
+           (p == 2 && m <= NM_COLL_REDUCE_PAIR_LINEAR_UPTO))
     *algo = NM_COLL_REDUCE_LINEAR;
   else if (p <= 2 || m <= 2048 || count < (nm_len_t)p ||
            (job_oversubscribed && m >= NM_COLL_REDUCE_OVERSUB_BINOMIAL_FROM))

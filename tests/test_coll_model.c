@@ -677,7 +677,11 @@ START_TEST(test_reduce_choice_oversubscribed)
   ck_assert_int_eq(a, NM_COLL_REDUCE_LINEAR);
   ck_assert_int_eq(nm_coll_reduce_choose_job(3, 256, 8, 1, &a), 0); /* 2 KiB, the bound, 3 ranks */
   ck_assert_int_eq(a, NM_COLL_REDUCE_LINEAR);
-  ck_assert_int_eq(nm_coll_reduce_choose_job(2, 16, 8, 1, &a), 0); /* 2 ranks: one message either way */
+  ck_assert_int_eq(nm_coll_reduce_choose_job(2, 16, 8, 1, &a), 0); /* 2 ranks: one message either way, and linear */
+  ck_assert_int_eq(a, NM_COLL_REDUCE_LINEAR);                        /* sends it without a schedule */
+  ck_assert_int_eq(nm_coll_reduce_choose_job(2, NM_COLL_REDUCE_PAIR_LINEAR_UPTO / 8, 8, 0, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_REDUCE_LINEAR);
+  ck_assert_int_eq(nm_coll_reduce_choose_job(2, NM_COLL_REDUCE_PAIR_LINEAR_UPTO / 8 + 1, 8, 0, &a), 0);
   ck_assert_int_eq(a, NM_COLL_REDUCE_BINOMIAL);
   setenv("NMAD_REDUCE_ALGO", "reduce_scatter_gather", 1);
   ck_assert_int_eq(nm_coll_reduce_choose_job(4, mib, 8, 1, &a), 0);

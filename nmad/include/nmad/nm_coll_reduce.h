@@ -157,11 +157,17 @@ int nm_coll_reduce(nm_session_t session, const struct nm_coll_group_s *group, in
                    const void *sendbuf, void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op, nm_tag_t tag,
                    enum nm_coll_reduce_algo_e algo);
 
-/** @brief The reduce algorithm for (p, m = count x esize bytes): NMAD_REDUCE_ALGO when set, else binomial for
- *  m <= 2 KiB, p <= 2 or count < p (MPICH), reduce-scatter + gather otherwise.
+/** @brief The reduce algorithm for (p, m = count x esize bytes): NMAD_REDUCE_ALGO when set, else linear for p = 2
+ *  and m <= NM_COLL_REDUCE_PAIR_LINEAR_UPTO, binomial for m <= 2 KiB, p <= 2 or count < p (MPICH), reduce-scatter +
+ *  gather otherwise.
  *  @return 0 or -NM_EINVAL (invalid NMAD_REDUCE_ALGO, message on stderr). */
 int nm_coll_reduce_choose(int p, nm_len_t count, nm_len_t esize, enum nm_coll_reduce_algo_e *algo);
 
+/** Bytes up to which 2 members reduce linearly: the binomial tree's one message, but a blocking call then sends it
+ *  without a schedule (nm_coll_reduce_eager()): 2 ranks bound one per core, 8 B 0.22-0.38 us against 0.38-0.50,
+ *  1 KiB 0.34-0.40 against 0.44-0.55, 4 KiB 0.51-0.60 against 0.58-0.69 (Open MPI 0.25-0.29 at 8 B-1 KiB;
+ *  doc/performance.md, issue 18). */
+#define NM_COLL_REDUCE_PAIR_LINEAR_UPTO 4096
 /** Bytes up to which an oversubscribed job (p > 2) reduces linearly (nm_coll_reduce_choose_job()). */
 #define NM_COLL_REDUCE_OVERSUB_LINEAR_UPTO 2048
 /** Bytes from which an oversubscribed job keeps the binomial reduce (nm_coll_reduce_choose_job()). */
