@@ -18,20 +18,22 @@
 static const char *const nm_gs_names[NM_COLL_GATHER_NALGOS] = {"auto", "binomial", "flat"};
 
 /* The rule once the override is known (@p forced, 0: auto). */
-static enum nm_coll_gather_algo_e nm_gs_rule(int forced, nm_len_t len, int job_oversubscribed)
+/* 2 members: the binomial tree's one message is the flat algorithm's, which a blocking call sends without a
+ * schedule (nm_gs_eager()): 2 ranks bound, Gather and Scatter of 8 B-1 KiB 0.33-0.41 us on the tree against Open
+ * MPI's 0.23-0.24 (doc/performance.md, issue 18). */
+static enum nm_coll_gather_algo_e nm_gs_rule(int forced, int p, nm_len_t len, int job_oversubscribed)
 {
   return forced ? (enum nm_coll_gather_algo_e)forced
-                : len < 16384 && !job_oversubscribed ? NM_COLL_GATHER_BINOMIAL : NM_COLL_GATHER_FLAT;
+                : len < 16384 && !job_oversubscribed && p > 2 ? NM_COLL_GATHER_BINOMIAL : NM_COLL_GATHER_FLAT;
 }
 
 int nm_coll_gather_choose_job(const char *var, int p, nm_len_t len, int job_oversubscribed,
                               enum nm_coll_gather_algo_e *algo)
 {
   int forced, err = nm_coll_algo_env(var, nm_gs_names, NM_COLL_GATHER_NALGOS, &forced);
-  (void)p;
   if (err)
     return err;
-  *algo = nm_gs_rule(forced, len, job_oversubscribed);
+  *algo = nm_gs_rule(forced, p, len, job_oversubscribed);
   return 0;
 }
 
@@ -51,7 +53,7 @@ static int nm_gs_check(nm_coll_sched_t *s, int round, const struct nm_coll_group
   int forced, err = nm_coll_algo_forced(group, family, nm_gs_names, NM_COLL_GATHER_NALGOS, &forced);
   if (err)
     return err;
-  *algo = nm_gs_rule(forced, len, nm_coll_algo_oversubscribed(s));
+  *algo = nm_gs_rule(forced, group->n, len, nm_coll_algo_oversubscribed(s));
   return 0;
 }
 
@@ -223,7 +225,7 @@ static int nm_gs_eager(nm_session_t session, const struct nm_coll_group_s *group
     int forced;
     if (nm_coll_algo_forced(group, family, nm_gs_names, NM_COLL_GATHER_NALGOS, &forced))
       return NM_COLL_NOT_TAKEN; /* the builder reports the invalid override */
-    algo = nm_gs_rule(forced, len, nm_core_job_oversubscribed(nm_session_get_core(session)));
+    algo = nm_gs_rule(forced, group->n, len, nm_core_job_oversubscribed(nm_session_get_core(session)));
   }
   if (algo != NM_COLL_GATHER_FLAT)
     return NM_COLL_NOT_TAKEN;

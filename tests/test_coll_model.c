@@ -690,12 +690,17 @@ START_TEST(test_reduce_choice_oversubscribed)
 }
 END_TEST
 
-/* Gather/Scatter's choice: binomial below 16 KiB blocks, flat above; an oversubscribed job flat at every size. */
+/* Gather/Scatter's choice: binomial below 16 KiB blocks, flat above; an oversubscribed job flat at every size; 2
+ * members flat (one message either way, sent without a schedule by a blocking call). */
 START_TEST(test_gather_choice_oversubscribed)
 {
   enum nm_coll_gather_algo_e a;
   unsetenv("NMAD_GATHER_ALGO");
   ck_assert_int_eq(nm_coll_gather_choose_job("NMAD_GATHER_ALGO", 4, 8, 0, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_GATHER_BINOMIAL);
+  ck_assert_int_eq(nm_coll_gather_choose_job("NMAD_GATHER_ALGO", 2, 8, 0, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_GATHER_FLAT);
+  ck_assert_int_eq(nm_coll_gather_choose_job("NMAD_GATHER_ALGO", 3, 8, 0, &a), 0);
   ck_assert_int_eq(a, NM_COLL_GATHER_BINOMIAL);
   ck_assert_int_eq(nm_coll_gather_choose_job("NMAD_GATHER_ALGO", 4, 8, 1, &a), 0);
   ck_assert_int_eq(a, NM_COLL_GATHER_FLAT);

@@ -40,9 +40,10 @@ int nm_coll_scatter_build(nm_coll_sched_t *s, int round, const struct nm_coll_gr
                           const void *sendbuf, void *recvbuf, nm_len_t len, enum nm_coll_gather_algo_e algo,
                           int *next_round);
 
-/** @brief The algorithm for blocks of @p len bytes: the variable @p var (NMAD_GATHER_ALGO or NMAD_SCATTER_ALGO)
- *  when set, else binomial for blocks below 16 KiB and flat from there on (each block then crosses one link only,
- *  not one per tree level). @return 0 or -NM_EINVAL (invalid value, message on stderr naming @p var). */
+/** @brief The algorithm for @p p members and blocks of @p len bytes: the variable @p var (NMAD_GATHER_ALGO or
+ *  NMAD_SCATTER_ALGO) when set, else binomial for blocks below 16 KiB and flat from there on (each block then
+ *  crosses one link only, not one per tree level); flat for 2 members (the tree's one message, which a blocking
+ *  call then sends without a schedule). @return 0 or -NM_EINVAL (invalid value, message on stderr naming @p var). */
 int nm_coll_gather_choose(const char *var, int p, nm_len_t len, enum nm_coll_gather_algo_e *algo);
 
 /** @brief nm_coll_gather_choose() for a job that may have more ranks than cores (@p job_oversubscribed, the same on
