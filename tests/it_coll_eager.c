@@ -307,6 +307,46 @@ static void phase_reduce(struct ctx *c)
   }
 }
 
+/* The 2-member allreduce by recursive doubling without a schedule (nm_coll_allreduce_eager()), ranks 0 and 1 alone:
+ * one on the eager path, the other on a schedule, then the other way round; both must hold M0 x M1 (MPI's order,
+ * a non-commutative operator), in place or not. */
+static void phase_allreduce_pair(struct ctx *c)
+{
+  if (c->rank > 1)
+    return;
+  const nm_len_t counts[] = {1, 16, 256}; /* 16 B .. 4 KiB */
+  const struct nm_coll_op_s op = {mat_combine, NULL, 16, 0};
+  struct nm_coll_group_s pair = {2, gate_of, c->gates, NULL, NULL};
+  for (size_t z = 0; z < sizeof(counts) / sizeof(counts[0]); z++) {
+    nm_len_t n = counts[z];
+    uint32_t *mine = malloc(n * 16), *out = malloc(n * 16), *want = malloc(n * 16);
+    CHECK(mine && out && want, "out of memory");
+    for (nm_len_t e = 0; e < n; e++) {
+      uint32_t acc[4], m[4];
+      mat_of(1, e, acc);
+      mat_of(0, e, m);
+      mat_combine(NULL, m, acc, 1);
+      memcpy(want + 4 * e, acc, sizeof(acc));
+    }
+    for (int round = 0; round < 4; round++) {
+      int in_place = round % 2, eager = (round / 2) == c->rank;
+      for (nm_len_t e = 0; e < n; e++)
+        mat_of(c->rank, e, (in_place ? out : mine) + 4 * e);
+      const void *sendbuf = in_place ? NULL : mine;
+      int rc = eager ? nm_coll_allreduce_eager(c->sess, &pair, c->rank, sendbuf, out, n, &op, TAG,
+                                               NM_COLL_ALLREDUCE_RD, NULL, NULL)
+                     : nm_coll_allreduce(c->sess, &pair, c->rank, sendbuf, out, n, &op, TAG, NM_COLL_ALLREDUCE_RD);
+      CHECK(rc == 0, "%s 2-member allreduce, %lu elements: returned %d", eager ? "eager" : "scheduled",
+            (unsigned long)n, rc);
+      CHECK(memcmp(out, want, n * 16) == 0, "2-member allreduce, %lu elements%s: wrong product", (unsigned long)n,
+            in_place ? " in place" : "");
+    }
+    free(mine);
+    free(out);
+    free(want);
+  }
+}
+
 int main(int argc, char **argv)
 {
   nm_launcher_t launcher;
@@ -362,6 +402,8 @@ int main(int argc, char **argv)
     }
     phase_reduce(&c);
     pass(launcher, c.rank, c.size, "eager linear reduce and allreduce mixed with schedules, non-commutative");
+    phase_allreduce_pair(&c);
+    pass(launcher, c.rank, c.size, "eager 2-member recursive doubling allreduce mixed with schedules, non-commutative");
   }
   rc = nm_session_close(c.sess);
   CHECK_RC(rc, "nm_session_close");

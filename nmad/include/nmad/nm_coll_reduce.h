@@ -250,8 +250,9 @@ int nm_coll_reduce_eager(nm_session_t session, const struct nm_coll_group_s *gro
                          nm_tag_t tag, enum nm_coll_reduce_algo_e algo, nm_coll_wait_fn_t wait, void *wait_ref);
 
 /** @brief The allreduce counterpart of nm_coll_reduce_eager(): linear (a reduction to member 0, which sends the
- *  result to every member), the messages of nm_coll_allreduce_build(). @param sendbuf this member's vector, or NULL
- *  (in place: @p recvbuf's). @return as nm_coll_reduce_eager(). */
+ *  result to every member), or for 2 members recursive doubling (one exchange, both combining v0 op v1), the
+ *  messages of nm_coll_allreduce_build(). @param sendbuf this member's vector, or NULL (in place: @p recvbuf's).
+ *  @return as nm_coll_reduce_eager(). */
 int nm_coll_allreduce_eager(nm_session_t session, const struct nm_coll_group_s *group, int self, const void *sendbuf,
                             void *recvbuf, nm_len_t count, const struct nm_coll_op_s *op, nm_tag_t tag,
                             enum nm_coll_allreduce_algo_e algo, nm_coll_wait_fn_t wait, void *wait_ref);
