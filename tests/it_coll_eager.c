@@ -256,6 +256,20 @@ static void mat_of(int member, nm_len_t e, uint32_t m[4])
     m[i] = (uint32_t)(x >> (8 * i)) | 1u;
 }
 
+/* @p want (n elements) = M0 x M1 x ... x M(p-1), element by element: MPI's order for members 0 to p - 1. */
+static void mat_product(int p, nm_len_t n, uint32_t *want)
+{
+  for (nm_len_t e = 0; e < n; e++) {
+    uint32_t acc[4], m[4];
+    mat_of(p - 1, e, acc);
+    for (int q = p - 2; q >= 0; q--) {
+      mat_of(q, e, m);
+      mat_combine(NULL, m, acc, 1);
+    }
+    memcpy(want + 4 * e, acc, sizeof(acc));
+  }
+}
+
 /* Reductions (linear) mixed with schedules: the result must be M0 x M1 x ... x M(p-1), element by element. */
 static void phase_reduce(struct ctx *c)
 {
@@ -266,15 +280,7 @@ static void phase_reduce(struct ctx *c)
     nm_len_t n = counts[z];
     uint32_t *mine = malloc(n * 16), *out = malloc(n * 16), *want = malloc(n * 16);
     CHECK(mine && out && want, "out of memory");
-    for (nm_len_t e = 0; e < n; e++) {
-      uint32_t acc[4], m[4];
-      mat_of(p - 1, e, acc);
-      for (int q = p - 2; q >= 0; q--) {
-        mat_of(q, e, m);
-        mat_combine(NULL, m, acc, 1);
-      }
-      memcpy(want + 4 * e, acc, sizeof(acc));
-    }
+    mat_product(p, n, want);
     for (int rr = 0; rr < 4; rr++) { /* 3 roots of a reduce, then an allreduce */
       int all = rr == 3, root = all ? 0 : roots[rr];
       for (int round = 0; round < 2; round++) { /* the second in place (a reduce: at the root only) */
@@ -321,13 +327,7 @@ static void phase_allreduce_pair(struct ctx *c)
     nm_len_t n = counts[z];
     uint32_t *mine = malloc(n * 16), *out = malloc(n * 16), *want = malloc(n * 16);
     CHECK(mine && out && want, "out of memory");
-    for (nm_len_t e = 0; e < n; e++) {
-      uint32_t acc[4], m[4];
-      mat_of(1, e, acc);
-      mat_of(0, e, m);
-      mat_combine(NULL, m, acc, 1);
-      memcpy(want + 4 * e, acc, sizeof(acc));
-    }
+    mat_product(2, n, want);
     for (int round = 0; round < 4; round++) {
       int in_place = round % 2, eager = (round / 2) == c->rank;
       for (nm_len_t e = 0; e < n; e++)
