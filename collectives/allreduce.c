@@ -490,7 +490,7 @@ int nm_coll_allreduce_eager(nm_session_t session, const struct nm_coll_group_s *
     if (!gate)
       return -NM_EINVAL;
     nm_len_t bytes = count * op->esize;
-    char theirs[NM_COLL_EAGER_MAX];
+    _Alignas(64) char theirs[NM_COLL_EAGER_MAX]; /* the operator reads it as elements */
     nm_coll_algo_exchange(session, tag, gate, in, bytes, gate, theirs, bytes, wait, wait_ref, &err);
     if (!err && self == 0) {
       nm_coll_algo_keep(&err, op->combine(op->ref, in, theirs, count));

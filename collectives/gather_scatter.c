@@ -17,10 +17,9 @@
 
 static const char *const nm_gs_names[NM_COLL_GATHER_NALGOS] = {"auto", "binomial", "flat"};
 
-/* The rule once the override is known (@p forced, 0: auto). */
-/* 2 members: the binomial tree's one message is the flat algorithm's, which a blocking call sends without a
- * schedule (nm_gs_eager()): 2 ranks bound, Gather and Scatter of 8 B-1 KiB 0.33-0.41 us on the tree against Open
- * MPI's 0.23-0.24 (doc/performance.md, issue 18). */
+/* The rule once the override is known (@p forced, 0: auto). With 2 members the binomial tree's one message is the
+ * flat algorithm's, which a blocking call sends without a schedule (nm_gs_eager()): 2 ranks bound, Gather and
+ * Scatter of 8 B-1 KiB took 0.33-0.41 us on the tree against Open MPI's 0.23-0.24 (doc/performance.md, issue 18). */
 static enum nm_coll_gather_algo_e nm_gs_rule(int forced, int p, nm_len_t len, int job_oversubscribed)
 {
   return forced ? (enum nm_coll_gather_algo_e)forced
