@@ -270,6 +270,14 @@ static inline const struct nm_sm_rec_s *nm_sm_rec_at(const uint8_t *data, uint64
   return NULL;
 }
 
+/* The next record of peer @p p's ring in our segment (nm_sm_rec_at()), or NULL: none yet, or a ring we do not read
+ * (ourselves, a dead peer: in_ctl NULL). */
+static inline const struct nm_sm_rec_s *nm_sm_peer_next(const struct nm_sm_s *s, const struct nm_sm_peer_s *p,
+                                                        uint64_t *at)
+{
+  return p->in_ctl ? nm_sm_rec_at((const uint8_t *)p->in_ctl + NM_SM_PAGE, s->self.nonce, p->in_head, at) : NULL;
+}
+
 /* Wake the owner of @p p if it sleeps (or is about to). Either it sees our record's stamp (or the express ring's
  * x_tail), or we see its flag: an asymmetric
  * fence (as liburcu's), whose heavy half is the sleeper's membarrier() in nm_sm_trywait(), which makes every
@@ -1063,11 +1071,9 @@ static int nm_sm_drain(struct nm_drv_s *drv, uint64_t peer)
 {
   struct nm_sm_s *s = drv->priv;
   struct nm_sm_peer_s *p = &s->peers[peer];
-  struct nm_sm_ring_ctl_s *ctl = nm_sm_ring_ctl(s->seg, peer);
-  const uint8_t *data = (const uint8_t *)ctl + NM_SM_PAGE;
-  const uint64_t key = s->self.nonce;
+  struct nm_sm_ring_ctl_s *ctl = p->in_ctl; /* kept: a malformed record clears in_ctl below */
   uint64_t at;
-  const struct nm_sm_rec_s *r = nm_sm_rec_at(data, key, p->in_head, &at);
+  const struct nm_sm_rec_s *r = nm_sm_peer_next(s, p, &at);
   if (!r)
     return 0; /* nothing new: no store to the ring's head line on an idle pass (one per peer per pass before) */
   int n = 0;
@@ -1076,7 +1082,7 @@ static int nm_sm_drain(struct nm_drv_s *drv, uint64_t peer)
     p->in_mapped = 1;
   }
   p->in_depth++;
-  for (; r && n < NM_SM_BURST && !p->dead; r = nm_sm_rec_at(data, key, p->in_head, &at)) {
+  for (; r && n < NM_SM_BURST; r = nm_sm_peer_next(s, p, &at)) {
     uint64_t off = at % NM_SM_RING_BYTES;
     uint32_t kind = r->kind, len = r->len;
     int bad = kind == NM_SM_WRAP && off == 0; /* a wrap only ever ends a lap */
@@ -1136,7 +1142,7 @@ static int nm_sm_progress(struct nm_drv_s *drv)
   for (uint64_t i = 0; i < n_peers; i++) {
     const struct nm_sm_peer_s *p = &s->peers[i]; /* again after each drain: an upcall may grow the table */
     uint64_t at;
-    if (!p->in_ctl || !nm_sm_rec_at((const uint8_t *)p->in_ctl + NM_SM_PAGE, s->self.nonce, p->in_head, &at))
+    if (!nm_sm_peer_next(s, p, &at))
       continue; /* ourselves, a dead peer, or nothing new */
     packets += nm_sm_drain(drv, i);
     /* what came while that ring was read, before the next ring */
@@ -1177,11 +1183,8 @@ static int nm_sm_pending(const struct nm_sm_s *s)
       atomic_load(&((struct nm_sm_seg_hdr_s *)s->seg)->express))
     return 1;
   for (uint64_t i = 0; i < s->n_peers; i++) {
-    if ((int)i == s->self_index || s->peers[i].dead)
-      continue;
     uint64_t at;
-    if (nm_sm_rec_at((const uint8_t *)nm_sm_ring_ctl(s->seg, i) + NM_SM_PAGE, s->self.nonce, s->peers[i].in_head,
-                     &at))
+    if (nm_sm_peer_next(s, &s->peers[i], &at))
       return 1;
   }
   return 0;
