@@ -630,6 +630,34 @@ START_TEST(test_wait_flag_for)
 }
 END_TEST
 
+static void count_call(void *ref) { ++*(int *)ref; }
+
+/* The wait hook (the launcher's: a rank back on its processor) runs as a thread waits: while it yields past the
+ * spin phase, and after each sleep in the drivers; a wait that ends at once never calls it. */
+START_TEST(test_wait_hook)
+{
+  int calls = 0;
+  volatile int set = 1, never = 0;
+  nm_core_set_wait_hook(core, count_call, &calls);
+  ck_assert_int_eq(nm_core_wait_flag_for(core, &set, 1000000, 0), 0);
+  ck_assert_int_eq(calls, 0);
+  /* a 10 ms yield phase (the fake core has none: it blocks at once) and a 2 ms wait: yields only */
+  core->cfg.yield_ns = 10000000;
+  ck_assert_int_eq(nm_core_wait_flag_for(core, &never, 2000000, 0), -NM_ETIMEDOUT);
+  core->cfg.yield_ns = 0;
+  ck_assert_int_gt(calls, 0);
+  /* nm_core_wait() sleeps in the drivers from its first idle pass (the fake driver has no wait fd: back-off
+   * sleeps, in ppoll from 20 us on) */
+  calls = 0;
+  ck_assert_int_eq(nm_core_wait(core, nm_core_time_ns(core) + 2000000), -NM_ETIMEDOUT);
+  ck_assert_int_gt(calls, 0);
+  nm_core_set_wait_hook(core, NULL, NULL);
+  calls = 0;
+  ck_assert_int_eq(nm_core_wait_flag_for(core, &never, 1000000, 0), -NM_ETIMEDOUT);
+  ck_assert_int_eq(calls, 0);
+}
+END_TEST
+
 START_TEST(test_sync_send)
 {
   nm_sr_request_t s;
@@ -1189,6 +1217,38 @@ START_TEST(test_rank_spread)
 }
 END_TEST
 
+/* A rank found on another processor than its own as it waits goes back (nm_rank_spread_return()); one where it
+ * should be is left alone. The masks are single processors so that the kernel cannot move the thread between the
+ * calls and the checks. Needs two processors in this thread's mask. */
+START_TEST(test_rank_spread_return)
+{
+  cpu_set_t own, away, home, now;
+  ck_assert_int_eq(sched_getaffinity(0, sizeof(own), &own), 0);
+  int a = -1, b = -1;
+  for (int c = 0; c < CPU_SETSIZE && b < 0; c++)
+    if (CPU_ISSET(c, &own)) {
+      if (a < 0)
+        a = c;
+      else
+        b = c;
+    }
+  if (b < 0)
+    return; /* one processor: a rank cannot be elsewhere */
+  CPU_ZERO(&away);
+  CPU_SET(a, &away);
+  CPU_ZERO(&home);
+  CPU_SET(b, &home);
+  ck_assert_int_eq(sched_setaffinity(0, sizeof(away), &away), 0); /* the kernel put the rank on a */
+  ck_assert_int_eq(sched_getcpu(), a);
+  ck_assert_int_eq(nm_rank_spread_return(b, &home), 1); /* its processor is b */
+  ck_assert_int_eq(sched_getcpu(), b);
+  ck_assert_int_eq(sched_getaffinity(0, sizeof(now), &now), 0);
+  ck_assert(CPU_EQUAL(&now, &home)); /* the mask given back */
+  ck_assert_int_eq(nm_rank_spread_return(b, &home), 0); /* already there */
+  ck_assert_int_eq(sched_setaffinity(0, sizeof(own), &own), 0);
+}
+END_TEST
+
 /* A fault source that reports rank 2 dead once (the launcher's, in a job). */
 static int dead_reported;
 static int report_rank2(void *ref, int *rank)
@@ -1270,6 +1330,7 @@ int main(void)
   tcase_add_test(tp, test_rdv_get_receiver_refused);
   tcase_add_test(tp, test_sync_send);
   tcase_add_test(tp, test_wait_flag_for);
+  tcase_add_test(tp, test_wait_hook);
   tcase_add_test(tp, test_send_after_wait_goes_at_post);
   tcase_add_test(tp, test_sync_recv_sends_ack);
   tcase_add_test(tp, test_cancel_eager_withdrawn);
@@ -1288,6 +1349,7 @@ int main(void)
   tcase_add_test(tp, test_wait_sees_other_thread);
   tcase_add_test(tp, test_progress_place);
   tcase_add_test(tp, test_rank_spread);
+  tcase_add_test(tp, test_rank_spread_return);
   suite_add_tcase(s, tp);
   TCase *ts = tcase_create("strategies");
   tcase_add_checked_fixture(ts, setup, teardown);

@@ -222,6 +222,12 @@ void nm_core_set_fault_source(nm_core_t core, int fd, int (*poll_fn)(void *, int
   core->fault.ref = ref;
 }
 
+void nm_core_set_wait_hook(nm_core_t core, void (*hook)(void *), void *ref)
+{
+  core->wait_hook = hook;
+  core->wait_hook_ref = ref;
+}
+
 #define NM_FAULT_DRAIN_PASSES 64 /* progress passes that may deliver a dead peer's last messages */
 static void nm_core_check_faults(nm_core_t core)
 {
@@ -407,8 +413,11 @@ static void nm_core_block(nm_core_t core, uint64_t deadline_ns, uint64_t *backof
   int rc = 0;
   if (nfds == 0 && wait_ns < 20000)
     sched_yield();
-  else
+  else {
     rc = ppoll(fds, (nfds_t)nfds, &ts, NULL);
+    if (core->wait_hook) /* a blocked thread is woken where the kernel likes: often on its waker's processor */
+      core->wait_hook(core->wait_hook_ref);
+  }
   nm_core_lock_reacquire(core, held);
   if (wake >= 0) {
     core->lock.sleepers--;
@@ -478,6 +487,8 @@ static int nm_core_wait_flag_until(nm_core_t core, volatile int *flag, uint64_t 
       continue;
     if (!core->block_drv && (idle < core->cfg.yield_ns || core->n_large)) {
       yielding = 1;
+      if (core->wait_hook) /* the kernel's balancer may have moved this rank while it yielded */
+        core->wait_hook(core->wait_hook_ref);
       if (idle > NM_BLOCK_MAX_NS && core->n_large)
         nm_core_check_faults(core); /* a peer may have died in the middle of the transfer */
       continue;

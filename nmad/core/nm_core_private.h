@@ -370,6 +370,9 @@ struct nm_core_s {
   uint64_t pass; /* progress passes so far (nm_core_progress_drivers()): the inject_pass stamps are relative to it */
   struct nm_fault_source_s fault;
   uint64_t last_fault_check_ns;
+  /* called as a thread waits (nm_core_set_wait_hook(); the launcher: a displaced rank back on its processor) */
+  void (*wait_hook)(void *ref);
+  void *wait_hook_ref;
   struct nm_core_lock_s lock;
   struct nm_progress_thread_s pthread;
   struct nm_core_progress_hook_s *progress_hooks; /* run after each progress pass (nm_core_progress_hook_add()) */

@@ -7,6 +7,7 @@
 #include "nm_progress_place.h"
 #include "nm_rank_spread.h"
 #include <nmad/nm_launcher.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,8 @@ struct nm_launcher_s {
   /* where the ranks of this host run, for the progress thread's placement (nm_progress_place.c) */
   int local_index;                     /* this rank's position among them */
   cpu_set_t own_cpus, local_cpus;      /* its affinity mask, the union of theirs */
+  int spread_cpu;                      /* the processor it was spread to (nm_rank_spread.c), or -1 */
+  pthread_t spread_thread;             /* the thread that was spread (the one that initialized nmad) */
 };
 
 /* One allgather record per rank and rail: address length, then the address. */
@@ -187,6 +190,15 @@ static int nm_launcher_spread_wanted(int *on)
   return -NM_EINVAL;
 }
 
+/* The core's wait hook: a spread rank that waits on another processor than its own goes back there
+ * (nm_rank_spread_return()). Only the thread that was spread: other application threads have their own places. */
+static void nm_launcher_wait_hook(void *ref)
+{
+  struct nm_launcher_s *l = ref;
+  if (pthread_equal(pthread_self(), l->spread_thread))
+    nm_rank_spread_return(l->spread_cpu, &l->own_cpus);
+}
+
 /* NMAD_PROGRESS=thread: start the progress thread where NMAD_BIND places it. */
 static int nm_launcher_start_progress(struct nm_launcher_s *l)
 {
@@ -245,10 +257,16 @@ static int nm_launcher_setup(struct nm_launcher_s *l)
     err = nm_launcher_spread_wanted(&spread);
   if (!err)
     err = nm_launcher_start_progress(l);
-  /* Start-up's blocking waits are over: from here the ranks yield instead, and stay where they are. */
+  /* Start-up's blocking waits are over: from here the ranks yield instead, and go back to their processor when
+   * they find themselves elsewhere as they wait (nm_rank_spread_return()). */
+  l->spread_cpu = -1;
   if (!err && spread && !l->bs.drv_ops && !nm_core_progress_thread_running(l->core) &&
-      nm_rank_spread_cpu(l->local_index, &l->own_cpus, &l->local_cpus, local_ranks, &cpu))
-    nm_rank_spread_apply(cpu, &l->own_cpus); /* refused (a cgroup's cpuset changed meanwhile): left where it is */
+      nm_rank_spread_cpu(l->local_index, &l->own_cpus, &l->local_cpus, local_ranks, &cpu) &&
+      nm_rank_spread_apply(cpu, &l->own_cpus) == 0) { /* refused (a cgroup's cpuset changed): left where it is */
+    l->spread_cpu = cpu;
+    l->spread_thread = pthread_self();
+    nm_core_set_wait_hook(l->core, nm_launcher_wait_hook, l);
+  }
   return err;
 }
 

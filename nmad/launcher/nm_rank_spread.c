@@ -9,8 +9,10 @@
  * half the runs; the lone rank then spins through every barrier while the three others share a core, and a
  * 4-rank MPI_Barrier over sm takes 4.9-6.7 us instead of 3.3-3.5 (doc/performance.md, "Three ranks on one core").
  * Open MPI's ranks end their start-up spread (its 4-rank barrier stays at 2.9-3.0 us).
- * The rank is moved once, at the end of start-up, then given its whole mask back: the kernel is free to move it
- * afterwards (a bound rank, or one with a core of its own, is left alone).
+ * The rank is moved at the end of start-up, then given its whole mask back: not a binding (a bound rank, or one
+ * with a core of its own, is left alone). When it later waits on another processor (woken there, or pulled there
+ * by a processor whose ranks had all blocked), it goes back (nm_rank_spread_return()); at work it goes where the
+ * kernel puts it.
  */
 #include "nm_rank_spread.h"
 
@@ -36,4 +38,11 @@ int nm_rank_spread_apply(int cpu, const cpu_set_t *own)
   /* the first call moves the thread at once (it runs on a processor of its new mask when it returns) */
   int rc = sched_setaffinity(0, sizeof(one), &one);
   return sched_setaffinity(0, sizeof(*own), own) || rc ? -1 : 0;
+}
+
+int nm_rank_spread_return(int cpu, const cpu_set_t *own)
+{
+  if (sched_getcpu() == cpu)
+    return 0;
+  return nm_rank_spread_apply(cpu, own) ? -1 : 1;
 }

@@ -30,4 +30,22 @@ int nm_rank_spread_cpu(int local_index, const cpu_set_t *own, const cpu_set_t *u
  */
 int nm_rank_spread_apply(int cpu, const cpu_set_t *own);
 
+/**
+ * @brief For a rank that waits (the core's wait hook: after a sleep in the drivers, and now and then while it
+ *        yields): if the calling thread runs on another processor than @p cpu (the one it was spread to), move it
+ *        back there and give it @p own again (nm_rank_spread_apply()).
+ *
+ * Why: a rank blocked in ppoll is woken by the kernel on its waker's processor when that one looks free enough,
+ * and a processor whose ranks all block pulls a yielding rank from the other; yielding ranks then never leave a
+ * processor idle, so the kernel's balancer keeps the stack, for tens to hundreds of milliseconds. 4 ranks on 2
+ * cores over tcp: a 16 KiB MPI_Allgather took 190-220 us per call while all four shared a core, 64-79 us spread
+ * (doc/performance.md, "Ranks stacked on one core"). A rank at work (not waiting) is left where the kernel puts it.
+ * @param cpu the processor nm_rank_spread_cpu() chose for this rank.
+ * @param own this rank's whole affinity mask.
+ * @return 1 if the thread was moved, 0 if it was where it should be, -1 if the kernel refused a change.
+ * Not thread-safe with respect to other changes of this thread's affinity; costs one sched_getcpu() (a few ns)
+ * when nothing is to be done.
+ */
+int nm_rank_spread_return(int cpu, const cpu_set_t *own);
+
 #endif
