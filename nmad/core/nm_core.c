@@ -222,6 +222,8 @@ void nm_core_set_fault_source(nm_core_t core, int fd, int (*poll_fn)(void *, int
   core->fault.ref = ref;
 }
 
+#define NM_WAIT_HOOK_EVERY 16 /* waits per call of the wait hook at their start (a few ns each) */
+
 void nm_core_set_wait_hook(nm_core_t core, void (*hook)(void *), void *ref)
 {
   core->wait_hook = hook;
@@ -457,6 +459,10 @@ static int nm_core_wait_flag_until(nm_core_t core, volatile int *flag, uint64_t 
   const int yield_at_once = spin_ns == 0 || core->block_drv || core->lock.multi;
   int yielding = yield_at_once;
   const uint64_t pass0 = core->pass;
+  /* Every NM_WAIT_HOOK_EVERY-th wait, however short: a rank the kernel moved onto a crowded processor is the late
+   * one that the others wait for, so its own waits end at their first pass (nm_core_set_wait_hook()). */
+  if (core->wait_hook && ++core->waits % NM_WAIT_HOOK_EVERY == 0)
+    core->wait_hook(core->wait_hook_ref);
   while (!*flag) {
     int n = nm_core_progress(core);
     if (*flag)
@@ -487,8 +493,6 @@ static int nm_core_wait_flag_until(nm_core_t core, volatile int *flag, uint64_t 
       continue;
     if (!core->block_drv && (idle < core->cfg.yield_ns || core->n_large)) {
       yielding = 1;
-      if (core->wait_hook) /* the kernel's balancer may have moved this rank while it yielded */
-        core->wait_hook(core->wait_hook_ref);
       if (idle > NM_BLOCK_MAX_NS && core->n_large)
         nm_core_check_faults(core); /* a peer may have died in the middle of the transfer */
       continue;

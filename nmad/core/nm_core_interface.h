@@ -306,10 +306,10 @@ void nm_core_destroy(nm_core_t core);
 int nm_core_flush(nm_core_t core, int all, uint64_t deadline_ns);
 void nm_core_set_fault_source(nm_core_t core, int fd, int (*poll)(void *, int *), void *ref);
 /**
- * @brief Have @p hook(@p ref) called by a thread that waits in @p core for an event: after each sleep in the
- *        drivers (ppoll on their wait fds) and at each look at the clock while it yields (every few idle passes,
- *        past the spin phase). The launcher uses it to put a rank the kernel moved back on the processor it was
- *        spread to (nm_rank_spread.h); a busy rank never calls it.
+ * @brief Have @p hook(@p ref) called by a thread that waits in @p core: after each sleep in the drivers (ppoll on
+ *        their wait fds), and at the start of one nm_core_wait_flag*() call in 16, however short the wait. The
+ *        launcher uses it to put a rank the kernel moved back on the processor it was spread to
+ *        (nm_rank_spread.h); a rank that computes outside nmad never calls it.
  * @param hook the function, or NULL for none. It may run with the core lock held or not, from any thread that
  *        waits, and must not call the core; it should cost a few ns when it has nothing to do.
  * Thread-safety: set up time only (before a progress thread or other application threads start).

@@ -373,6 +373,7 @@ struct nm_core_s {
   /* called as a thread waits (nm_core_set_wait_hook(); the launcher: a displaced rank back on its processor) */
   void (*wait_hook)(void *ref);
   void *wait_hook_ref;
+  unsigned waits; /* nm_core_wait_flag*() calls so far (the hook runs at the start of one in NM_WAIT_HOOK_EVERY) */
   struct nm_core_lock_s lock;
   struct nm_progress_thread_s pthread;
   struct nm_core_progress_hook_s *progress_hooks; /* run after each progress pass (nm_core_progress_hook_add()) */

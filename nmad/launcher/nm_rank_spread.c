@@ -11,8 +11,8 @@
  * Open MPI's ranks end their start-up spread (its 4-rank barrier stays at 2.9-3.0 us).
  * The rank is moved at the end of start-up, then given its whole mask back: not a binding (a bound rank, or one
  * with a core of its own, is left alone). When it later waits on another processor (woken there, or pulled there
- * by a processor whose ranks had all blocked), it goes back (nm_rank_spread_return()); at work it goes where the
- * kernel puts it.
+ * by a processor whose ranks had all blocked), it goes back (nm_rank_spread_return()); computing outside nmad, it
+ * runs where the kernel puts it.
  */
 #include "nm_rank_spread.h"
 

@@ -31,8 +31,8 @@ int nm_rank_spread_cpu(int local_index, const cpu_set_t *own, const cpu_set_t *u
 int nm_rank_spread_apply(int cpu, const cpu_set_t *own);
 
 /**
- * @brief For a rank that waits (the core's wait hook: after a sleep in the drivers, and now and then while it
- *        yields): if the calling thread runs on another processor than @p cpu (the one it was spread to), move it
+ * @brief For a rank that waits (the core's wait hook: after a sleep in the drivers, and at the start of one wait
+ *        in 16): if the calling thread runs on another processor than @p cpu (the one it was spread to), move it
  *        back there and give it @p own again (nm_rank_spread_apply()).
  *
  * Why: a rank blocked in ppoll is woken by the kernel on its waker's processor when that one looks free enough,
