@@ -38,8 +38,9 @@ int nm_rank_spread_apply(int cpu, const cpu_set_t *own);
  * Why: a rank blocked in ppoll is woken by the kernel on its waker's processor when that one looks free enough,
  * and a processor whose ranks all block pulls a yielding rank from the other; yielding ranks then never leave a
  * processor idle, so the kernel's balancer keeps the stack, for tens to hundreds of milliseconds. 4 ranks on 2
- * cores over tcp: a 16 KiB MPI_Allgather took 190-220 us per call while all four shared a core, 64-79 us spread
- * (doc/performance.md, "Ranks stacked on one core"). A rank at work (not waiting) is left where the kernel puts it.
+ * cores over tcp: a 16 KiB MPI_Allgather took 99-195 us per call while all four shared a core, 59-79 us spread
+ * (doc/performance.md, "Ranks stacked on one core by wake-ups"). A rank computing outside nmad is left where the
+ * kernel puts it.
  * @param cpu the processor nm_rank_spread_cpu() chose for this rank.
  * @param own this rank's whole affinity mask.
  * @return 1 if the thread was moved, 0 if it was where it should be, -1 if the kernel refused a change.
