@@ -17,24 +17,12 @@
  */
 #define _GNU_SOURCE
 #include <mpi.h>
+#include "mpi_bench_clock.h"
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now_us(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 static char cpu_char(int c) { return c < 0 ? '?' : c < 10 ? (char)('0' + c) : c < 36 ? (char)('a' + c - 10) : '+'; }
 

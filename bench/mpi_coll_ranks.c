@@ -10,15 +10,10 @@
  * program shows how that time splits between the root and the others. Exit status: 0, 2 on a bad argument.
  */
 #include <mpi.h>
+#include "mpi_bench_clock.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 static void run_once(const char *what, int rank, char *buf, char *big)
 {
