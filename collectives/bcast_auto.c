@@ -17,6 +17,8 @@
 #include <nmad/nm_core.h>
 #include <nmad/nm_errno.h>
 
+#include "nm_coll_algo.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -53,9 +55,19 @@ static int nm_bcast_auto_env(nm_session_t session, int p, nm_len_t len, const ch
      * and the copies, pulled by the receivers (shared memory), are bound by the cores, not by the tree: measured
      * with 4 and 8 ranks on 2 cores, the flat tree was the fastest or within the runs' spread of it from 8 KiB to
      * 4 MiB, up to 3.3x faster than the model's choice (doc/performance.md, issue 18). The model, which prices
-     * one port per member and a link per pair, cannot see that; the flat tree is then the choice. */
-    struct nm_coll_bcast_choice_s flat = {.algo = NM_COLL_BCAST_FLAT, .hierarchical = 0, .groups = 1};
-    return nm_coll_bcast_choice_complete_logp(&flat, p, (size_t)len, &net, choice);
+     * one port per member and a link per pair, cannot see that; the flat tree is then the choice.
+     * Over a network driver (tcp on loopback) nobody pulls: the root writes every copy into its sockets, and above
+     * 512 KiB the split-binary tree (each half down one subtree) beats it, 1.4-1.9x at 1 and 2 MiB with 4 and 8
+     * ranks on 2 cores; above 2 MiB the model's pipelined chain does (doc/performance.md, "Bcast over tcp on an
+     * oversubscribed host"). */
+    struct nm_coll_bcast_choice_s pick = {.algo = NM_COLL_BCAST_FLAT, .hierarchical = 0, .groups = 1};
+    if (len > NM_COLL_BCAST_OVERSUB_FLAT_UPTO &&
+        nm_coll_algo_latency_ns(session) >= NM_COLL_BCAST_OVERSUB_NET_LAT_NS) {
+      if (len > NM_COLL_BCAST_OVERSUB_SPLIT_UPTO)
+        return nm_coll_bcast_choose_logp(p, (size_t)len, &net, choice);
+      pick.algo = NM_COLL_BCAST_SPLIT_BINARY;
+    }
+    return nm_coll_bcast_choice_complete_logp(&pick, p, (size_t)len, &net, choice);
   }
   return nm_coll_bcast_choose_logp(p, (size_t)len, &net, choice);
 }

@@ -256,6 +256,43 @@ START_TEST(test_oversub_bcast_flat)
 }
 END_TEST
 
+/* Oversubscribed over a network driver (tcp's nominal 5.5 us): flat up to 512 KiB, split-binary up to 2 MiB, the
+ * model's choice above (collectives/bcast_auto.c); shared memory's latency keeps flat at every size. */
+START_TEST(test_oversub_bcast_net)
+{
+  struct nm_coll_bcast_choice_s c, model;
+  core->drvs[0].props.latency_ns = 5500;
+  core->drvs[0].props.bandwidth_MBps = 3100;
+  unsetenv("NMAD_BCAST_ALGO");
+  ck_assert_int_eq(nm_core_configure(core, 1, 1), 0);
+  const nm_len_t flat_len[] = {8, 65536, NM_COLL_BCAST_OVERSUB_FLAT_UPTO};
+  for (int i = 0; i < 3; i++) {
+    ck_assert_int_eq(nm_coll_bcast_auto(sess, 4, flat_len[i], &c), 0);
+    ck_assert_int_eq(c.algo, NM_COLL_BCAST_FLAT);
+  }
+  const nm_len_t split_len[] = {NM_COLL_BCAST_OVERSUB_FLAT_UPTO + 1, 1 << 20, NM_COLL_BCAST_OVERSUB_SPLIT_UPTO};
+  for (int i = 0; i < 3; i++) {
+    ck_assert_int_eq(nm_coll_bcast_auto(sess, 8, split_len[i], &c), 0);
+    ck_assert_int_eq(c.algo, NM_COLL_BCAST_SPLIT_BINARY);
+    ck_assert_int_eq(c.hierarchical, 0);
+    ck_assert(c.predicted_s > 0);
+  }
+  uint32_t lat, o, g, g_free;
+  uint64_t bw;
+  struct nm_coll_model_net_s net;
+  ck_assert_int_eq(nm_core_network_logp(core, &lat, &o, &g, &g_free, &bw), 0);
+  nm_coll_model_logp(lat, o, g, g_free, (uint32_t)bw, &net);
+  ck_assert_int_eq(nm_coll_bcast_choose_logp(4, 4u << 20, &net, &model), 0);
+  ck_assert_int_eq(nm_coll_bcast_auto(sess, 4, 4u << 20, &c), 0);
+  ck_assert_int_eq(c.algo, model.algo);
+  ck_assert_int_ne(c.algo, NM_COLL_BCAST_FLAT);
+  core->drvs[0].props.latency_ns = 300; /* shared memory: flat at 1 MiB */
+  ck_assert_int_eq(nm_coll_bcast_auto(sess, 4, 1 << 20, &c), 0);
+  ck_assert_int_eq(c.algo, NM_COLL_BCAST_FLAT);
+  ck_assert_int_eq(nm_core_configure(core, 0, 0), 0);
+}
+END_TEST
+
 /* The broadcast memo (nm_coll_bcast_auto_opts()): the model's choice is stored per (members, length) and served
  * from the memo afterwards (an entry planted with another algorithm comes back), not for another member count;
  * an override is read at every call, neither served from the memo nor stored. */
@@ -418,6 +455,7 @@ int main(void)
   tcase_add_test(t, test_session_child);
   tcase_add_test(t, test_oversub_hop_latency);
   tcase_add_test(t, test_oversub_bcast_flat);
+  tcase_add_test(t, test_oversub_bcast_net);
   tcase_add_test(t, test_bcast_memo);
   tcase_add_test(t, test_flat_bcast_receiver_spin);
   tcase_add_test(t, test_bcast_overrides);

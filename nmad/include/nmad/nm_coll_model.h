@@ -184,13 +184,26 @@ int nm_coll_bcast_choice_parse(const char *spec, struct nm_coll_bcast_choice_s *
  * deliverable 4; collectives/bcast_auto.c): NMAD_BCAST_ALGO when set (nm_coll_bcast_choice_parse(), completed by
  * nm_coll_bcast_choice_complete_logp()), else nm_coll_bcast_choose_logp(), with L, o and beta from the network's
  * nominal figures (nm_core_network_logp() through nm_coll_model_logp()); on a job with more ranks than cores on its
- * one host (nm_core_job_oversubscribed()), the flat tree (measured fastest there, doc/collectives.md). The same on
- * every member of a job for the same (p, len): the members of a broadcast agree without talking.
+ * one host (nm_core_job_oversubscribed()), the flat tree (measured fastest there, doc/collectives.md), except over
+ * a network driver (nominal latency >= NM_COLL_BCAST_OVERSUB_NET_LAT_NS: tcp) above
+ * NM_COLL_BCAST_OVERSUB_FLAT_UPTO bytes: the split-binary tree up to NM_COLL_BCAST_OVERSUB_SPLIT_UPTO, the model's
+ * choice above. The same on every member of a job for the same (p, len): the members of a broadcast agree without
+ * talking.
  * @param[out] choice the algorithm, hierarchy, G, segment and predicted time.
  * @return 0, or -NM_EINVAL for a bad argument or an invalid NMAD_BCAST_ALGO (message on stderr).
  * Thread-safety: any thread (reads the environment).
  */
 int nm_coll_bcast_auto(nm_session_t session, int p, nm_len_t len, struct nm_coll_bcast_choice_s *choice);
+
+/** Oversubscribed job over a network driver (nm_coll_bcast_auto()): the flat tree up to this many bytes (measured,
+ *  4 and 8 ranks on 2 cores over tcp: flat fastest or level to 512 KiB; doc/performance.md, "Bcast over tcp on an
+ *  oversubscribed host"), */
+#define NM_COLL_BCAST_OVERSUB_FLAT_UPTO (512u * 1024u)
+/** ... the split-binary tree up to this many (1.4-1.9x faster than flat at 1 and 2 MiB), the model above ... */
+#define NM_COLL_BCAST_OVERSUB_SPLIT_UPTO (2u * 1024u * 1024u)
+/** ... where the network's nominal latency is at least this (ns): tcp (5.5 us), not shared memory (sm 0.3 us),
+ *  whose receivers pull their copies from the root (the flat tree's strength). The alltoall rule's bar too. */
+#define NM_COLL_BCAST_OVERSUB_NET_LAT_NS 2000u
 
 /** @brief The options of nm_coll_bcast() that run @p choice. Pure. */
 void nm_coll_bcast_opts_of_choice(const struct nm_coll_bcast_choice_s *choice, struct nm_coll_bcast_opts_s *opts);
