@@ -86,17 +86,20 @@ const char *nm_coll_allgather_algo_name(enum nm_coll_allgather_algo_e algo)
   return (int)algo >= 0 && algo < NM_COLL_ALLGATHER_NALGOS ? nm_ag_names[algo] : NULL;
 }
 
-/* nm_coll_allgather_choose() with the override of @p group (NULL: the environment's). */
-static int nm_ag_choose(const struct nm_coll_group_s *group, int p, nm_len_t total,
-                        enum nm_coll_allgather_algo_e *algo)
+/* nm_coll_allgather_choose_net() with the override of @p group (NULL: the environment's). */
+static int nm_ag_choose(const struct nm_coll_group_s *group, int p, nm_len_t total, int job_oversubscribed,
+                        uint32_t latency_ns, enum nm_coll_allgather_algo_e *algo)
 {
   int forced,
       err = nm_coll_algo_forced(group, NM_COLL_FAMILY_ALLGATHER, nm_ag_names, NM_COLL_ALLGATHER_NALGOS, &forced);
   if (err)
     return err;
+  /* an oversubscribed job over a network: log2 p messages per member, each of them costing the shared cores,
+   * rather than the ring's p - 1 (doc/collectives.md) */
+  const int net_oversub = job_oversubscribed && latency_ns >= NM_COLL_NET_LAT_NS;
   if (forced)
     *algo = (enum nm_coll_allgather_algo_e)forced;
-  else if (total < 524288 && nm_coll_algo_pof2(p) == p)
+  else if ((total < 524288 || net_oversub) && nm_coll_algo_pof2(p) == p)
     *algo = NM_COLL_ALLGATHER_RD;
   else if (total < 81920)
     *algo = NM_COLL_ALLGATHER_BRUCK;
@@ -107,7 +110,22 @@ static int nm_ag_choose(const struct nm_coll_group_s *group, int p, nm_len_t tot
 
 int nm_coll_allgather_choose(int p, nm_len_t total, enum nm_coll_allgather_algo_e *algo)
 {
-  return nm_ag_choose(NULL, p, total, algo);
+  return nm_ag_choose(NULL, p, total, 0, 0, algo);
+}
+
+int nm_coll_allgather_choose_net(int p, nm_len_t total, int job_oversubscribed, uint32_t latency_ns,
+                                 enum nm_coll_allgather_algo_e *algo)
+{
+  return nm_ag_choose(NULL, p, total, job_oversubscribed, latency_ns, algo);
+}
+
+/* The automatic choice for a schedule's session (the job's oversubscription and network). */
+static int nm_ag_choose_sched(const nm_coll_sched_t *s, const struct nm_coll_group_s *group, int p, nm_len_t total,
+                              enum nm_coll_allgather_algo_e *algo)
+{
+  nm_session_t session = nm_coll_sched_session(s);
+  return nm_ag_choose(group, p, total, session ? nm_core_job_oversubscribed(nm_session_get_core(session)) : 0,
+                      nm_coll_algo_latency_ns(session), algo);
 }
 
 int nm_coll_allgatherv_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self,
@@ -127,7 +145,7 @@ int nm_coll_allgatherv_build(nm_coll_sched_t *s, int round, const struct nm_coll
     total += lens[i];
   }
   if (algo == NM_COLL_ALLGATHER_AUTO) {
-    int err = nm_ag_choose(group, p, total, &algo);
+    int err = nm_ag_choose_sched(s, group, p, total, &algo);
     if (err)
       return err;
   }
@@ -215,7 +233,9 @@ int nm_coll_allgather_eager(nm_session_t session, const struct nm_coll_group_s *
 {
   if (!nm_coll_algo_eager_ok(session, group, self, NM_COLL_EAGER_PEERS) || len == 0 || len > NM_COLL_EAGER_MAX ||
       (int)algo < 0 || algo >= NM_COLL_ALLGATHER_NALGOS ||
-      (algo == NM_COLL_ALLGATHER_AUTO && nm_ag_choose(group, group->n, (nm_len_t)group->n * len, &algo)))
+      (algo == NM_COLL_ALLGATHER_AUTO &&
+       nm_ag_choose(group, group->n, (nm_len_t)group->n * len, nm_core_job_oversubscribed(nm_session_get_core(session)),
+                    nm_coll_algo_latency_ns(session), &algo)))
     return NM_COLL_NOT_TAKEN; /* (an invalid override: the builder reports it) */
   int p = group->n, r = self, err = 0;
   if (algo == NM_COLL_ALLGATHER_RD && nm_coll_algo_pof2(p) != p)

@@ -10,6 +10,7 @@
 #include <nmad/nm_coll_reduce.h>
 #include <nmad/nm_coll_gather.h>
 #include <nmad/nm_coll_alltoall.h>
+#include <nmad/nm_coll_allgather.h>
 #include <nmad/nm_coll_barrier.h>
 #include <nmad/nm_coll_sched.h>
 #include <float.h>
@@ -751,6 +752,37 @@ START_TEST(test_alltoall_choice_oversubscribed)
 }
 END_TEST
 
+/* Allgather's choice: MPICH's rule (recursive doubling for a power of two below 512 KiB in all, Bruck below 80 KiB,
+ * ring above); an oversubscribed job over a network keeps recursive doubling at every size for a power of two. */
+START_TEST(test_allgather_choice)
+{
+  enum nm_coll_allgather_algo_e a;
+  unsetenv("NMAD_ALLGATHER_ALGO");
+  ck_assert_int_eq(nm_coll_allgather_choose(4, 256 << 10, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLGATHER_RD);
+  ck_assert_int_eq(nm_coll_allgather_choose(4, 1 << 20, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLGATHER_RING);
+  ck_assert_int_eq(nm_coll_allgather_choose(6, 32 << 10, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLGATHER_BRUCK);
+  ck_assert_int_eq(nm_coll_allgather_choose(6, 1 << 20, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLGATHER_RING);
+  ck_assert_int_eq(nm_coll_allgather_choose_net(4, 4 << 20, 1, 11000, &a), 0); /* tcp, oversubscribed */
+  ck_assert_int_eq(a, NM_COLL_ALLGATHER_RD);
+  ck_assert_int_eq(nm_coll_allgather_choose_net(8, 32 << 20, 1, NM_COLL_NET_LAT_NS, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLGATHER_RD);
+  ck_assert_int_eq(nm_coll_allgather_choose_net(6, 4 << 20, 1, 11000, &a), 0); /* not a power of two */
+  ck_assert_int_eq(a, NM_COLL_ALLGATHER_RING);
+  ck_assert_int_eq(nm_coll_allgather_choose_net(4, 4 << 20, 1, 300, &a), 0); /* shared memory */
+  ck_assert_int_eq(a, NM_COLL_ALLGATHER_RING);
+  ck_assert_int_eq(nm_coll_allgather_choose_net(4, 4 << 20, 0, 11000, &a), 0); /* a core per rank */
+  ck_assert_int_eq(a, NM_COLL_ALLGATHER_RING);
+  setenv("NMAD_ALLGATHER_ALGO", "ring", 1);
+  ck_assert_int_eq(nm_coll_allgather_choose_net(4, 4 << 20, 1, 11000, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLGATHER_RING);
+  unsetenv("NMAD_ALLGATHER_ALGO");
+}
+END_TEST
+
 /* Barrier's choice: dissemination; linear on an oversubscribed job of more than 2 members; forced stays forced. */
 START_TEST(test_allreduce_choice_oversubscribed)
 {
@@ -966,6 +998,7 @@ int main(void)
   tcase_add_test(tc, test_reduce_choice_oversubscribed);
   tcase_add_test(tc, test_gather_choice_oversubscribed);
   tcase_add_test(tc, test_alltoall_choice_oversubscribed);
+  tcase_add_test(tc, test_allgather_choice);
   tcase_add_test(tc, test_barrier_choice_oversubscribed);
   tcase_add_test(tc, test_overrides_read_once);
   tcase_add_test(tc, test_overrides_per_family);

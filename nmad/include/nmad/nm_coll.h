@@ -38,6 +38,12 @@ typedef void (*nm_coll_wait_fn_t)(volatile int *flag, uint64_t spin_ns, void *re
  *  codes are negative, the MPI classes an operator returns small and positive; 1 was MPI_ERR_BUFFER's). */
 #define NM_COLL_NOT_TAKEN INT_MAX
 
+/** A network whose nominal one-way latency (nm_core_network_props(), ns) is at least this is priced as a network by
+ *  the rules of an oversubscribed job (more ranks than cores): its copies are written by their sender into the
+ *  kernel (tcp over loopback: 5.5-11 us) instead of pulled by their receivers from shared memory (sm: 0.3 us), so
+ *  each message costs the shared cores and the root of a flat tree writes every copy (doc/collectives.md). */
+#define NM_COLL_NET_LAT_NS 2000u
+
 /** The collective families whose algorithm an environment variable can force (doc/collectives.md, "Overrides"). */
 enum nm_coll_family_e {
   NM_COLL_FAMILY_BARRIER = 0,    /**< NMAD_BARRIER_ALGO */

@@ -71,7 +71,7 @@ int nm_coll_alltoall_choose_job(int p, nm_len_t block, int job_oversubscribed, e
 #define NM_COLL_ALLTOALL_OVERSUB_BRUCK_UPTO 4096u
 /** ... on a network whose nominal one-way latency (nm_core_network_props()) is at least this (ns): tcp's 11 us,
  *  not sm's 0.3. */
-#define NM_COLL_ALLTOALL_OVERSUB_BRUCK_LAT_NS 2000u
+#define NM_COLL_ALLTOALL_OVERSUB_BRUCK_LAT_NS NM_COLL_NET_LAT_NS
 
 /** @brief nm_coll_alltoall_choose_job() knowing the network's nominal one-way latency @p latency_ns
  *  (nm_core_network_props(), the same on every rank of a job; 0: unknown). An oversubscribed job posts everything

@@ -201,9 +201,9 @@ int nm_coll_bcast_auto(nm_session_t session, int p, nm_len_t len, struct nm_coll
 #define NM_COLL_BCAST_OVERSUB_FLAT_UPTO (512u * 1024u)
 /** ... the split-binary tree up to this many (1.4-1.9x faster than flat at 1 and 2 MiB), the model above ... */
 #define NM_COLL_BCAST_OVERSUB_SPLIT_UPTO (2u * 1024u * 1024u)
-/** ... where the network's nominal latency is at least this (ns): tcp (5.5 us), not shared memory (sm 0.3 us),
- *  whose receivers pull their copies from the root (the flat tree's strength). The alltoall rule's bar too. */
-#define NM_COLL_BCAST_OVERSUB_NET_LAT_NS 2000u
+/** ... where the network's nominal latency is at least this (ns): tcp, not shared memory, whose receivers pull
+ *  their copies from the root (the flat tree's strength). */
+#define NM_COLL_BCAST_OVERSUB_NET_LAT_NS NM_COLL_NET_LAT_NS
 
 /** @brief The options of nm_coll_bcast() that run @p choice. Pure. */
 void nm_coll_bcast_opts_of_choice(const struct nm_coll_bcast_choice_s *choice, struct nm_coll_bcast_opts_s *opts);
