@@ -1221,11 +1221,11 @@ START_TEST(test_rank_spread)
 END_TEST
 
 /* A rank found on another processor than its own as it waits goes back (nm_rank_spread_return()); one where it
- * should be is left alone. The masks are single processors so that the kernel cannot move the thread between the
- * calls and the checks. Needs two processors in this thread's mask. */
+ * should be is left alone; one whose mask someone else changed (an application binding its threads) is left where
+ * it is. Needs two processors in this thread's mask. */
 START_TEST(test_rank_spread_return)
 {
-  cpu_set_t own, away, home, now;
+  cpu_set_t own, both, away, home, now;
   ck_assert_int_eq(sched_getaffinity(0, sizeof(own), &own), 0);
   int a = -1, b = -1;
   for (int c = 0; c < CPU_SETSIZE && b < 0; c++)
@@ -1241,13 +1241,29 @@ START_TEST(test_rank_spread_return)
   CPU_SET(a, &away);
   CPU_ZERO(&home);
   CPU_SET(b, &home);
-  ck_assert_int_eq(sched_setaffinity(0, sizeof(away), &away), 0); /* the kernel put the rank on a */
-  ck_assert_int_eq(sched_getcpu(), a);
-  ck_assert_int_eq(nm_rank_spread_return(b, &home), 1); /* its processor is b */
-  ck_assert_int_eq(sched_getcpu(), b);
+  CPU_ZERO(&both);
+  CPU_SET(a, &both);
+  CPU_SET(b, &both);
+  /* on a with its whole mask (a and b), as the kernel leaves it: moved back to b, the mask given back. The kernel
+   * may move the thread itself between the placement and the call (rc 0): tried again then. */
+  int rc = 0;
+  for (int tries = 0; tries < 100 && rc == 0; tries++) {
+    ck_assert_int_eq(sched_setaffinity(0, sizeof(away), &away), 0);
+    ck_assert_int_eq(sched_setaffinity(0, sizeof(both), &both), 0);
+    rc = nm_rank_spread_return(b, &both);
+  }
+  ck_assert_int_eq(rc, 1);
   ck_assert_int_eq(sched_getaffinity(0, sizeof(now), &now), 0);
-  ck_assert(CPU_EQUAL(&now, &home)); /* the mask given back */
-  ck_assert_int_eq(nm_rank_spread_return(b, &home), 0); /* already there */
+  ck_assert(CPU_EQUAL(&now, &both));
+  /* already there (a mask of b alone: the kernel cannot move it) */
+  ck_assert_int_eq(sched_setaffinity(0, sizeof(home), &home), 0);
+  ck_assert_int_eq(nm_rank_spread_return(b, &home), 0);
+  /* the application bound the thread to a itself: not ours to move */
+  ck_assert_int_eq(sched_setaffinity(0, sizeof(away), &away), 0);
+  ck_assert_int_eq(nm_rank_spread_return(b, &both), NM_RANK_SPREAD_FOREIGN);
+  ck_assert_int_eq(sched_getcpu(), a);
+  ck_assert_int_eq(sched_getaffinity(0, sizeof(now), &now), 0);
+  ck_assert(CPU_EQUAL(&now, &away));
   ck_assert_int_eq(sched_setaffinity(0, sizeof(own), &own), 0);
 }
 END_TEST

@@ -191,12 +191,14 @@ static int nm_launcher_spread_wanted(int *on)
 }
 
 /* The core's wait hook: a spread rank that waits on another processor than its own goes back there
- * (nm_rank_spread_return()). Only the thread that was spread: other application threads have their own places. */
+ * (nm_rank_spread_return()). Only the thread that was spread: other application threads have their own places.
+ * Once the application has placed that thread itself (its mask is no longer ours), never again. */
 static void nm_launcher_wait_hook(void *ref)
 {
   struct nm_launcher_s *l = ref;
-  if (pthread_equal(pthread_self(), l->spread_thread))
-    nm_rank_spread_return(l->spread_cpu, &l->own_cpus);
+  if (l->spread_cpu >= 0 && pthread_equal(pthread_self(), l->spread_thread) &&
+      nm_rank_spread_return(l->spread_cpu, &l->own_cpus) == NM_RANK_SPREAD_FOREIGN)
+    l->spread_cpu = -1;
 }
 
 /* NMAD_PROGRESS=thread: start the progress thread where NMAD_BIND places it. */

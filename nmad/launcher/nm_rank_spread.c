@@ -44,5 +44,10 @@ int nm_rank_spread_return(int cpu, const cpu_set_t *own)
 {
   if (sched_getcpu() == cpu)
     return 0;
+  /* The application (or a runtime under it: hwloc binding after MPI_Init) may have placed the thread itself: its
+   * mask is then no longer ours to restore. */
+  cpu_set_t now;
+  if (sched_getaffinity(0, sizeof(now), &now) != 0 || !CPU_EQUAL(&now, own))
+    return NM_RANK_SPREAD_FOREIGN;
   return nm_rank_spread_apply(cpu, own) ? -1 : 1;
 }

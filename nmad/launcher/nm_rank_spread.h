@@ -43,10 +43,15 @@ int nm_rank_spread_apply(int cpu, const cpu_set_t *own);
  * kernel puts it.
  * @param cpu the processor nm_rank_spread_cpu() chose for this rank.
  * @param own this rank's whole affinity mask.
- * @return 1 if the thread was moved, 0 if it was where it should be, -1 if the kernel refused a change.
+ * @return 1 if the thread was moved, 0 if it was where it should be, -1 if the kernel refused a change,
+ *         NM_RANK_SPREAD_FOREIGN (not moved) if its affinity mask is no longer @p own: someone else placed it (an
+ *         application or runtime that binds its threads after start-up), and the caller should stop returning it.
  * Not thread-safe with respect to other changes of this thread's affinity; costs one sched_getcpu() (a few ns)
- * when nothing is to be done.
+ * when nothing is to be done, and a sched_getaffinity() when the thread is elsewhere.
  */
 int nm_rank_spread_return(int cpu, const cpu_set_t *own);
+
+/** nm_rank_spread_return(): the thread's mask was changed by someone else; it is left where it is. */
+#define NM_RANK_SPREAD_FOREIGN (-2)
 
 #endif
