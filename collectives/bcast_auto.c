@@ -58,8 +58,8 @@ static int nm_bcast_auto_env(nm_session_t session, int p, nm_len_t len, const ch
      * one port per member and a link per pair, cannot see that; the flat tree is then the choice.
      * Over a network driver (tcp on loopback) nobody pulls: the root writes every copy into its sockets, and above
      * 512 KiB the split-binary tree (each half down one subtree) beats it, 1.4-1.9x at 1 and 2 MiB with 4 and 8
-     * ranks on 2 cores; above 2 MiB the model's pipelined chain does (doc/performance.md, "Bcast over tcp on an
-     * oversubscribed host"). */
+     * ranks on 2 cores; above 2 MiB the model's pipelined chain does (doc/performance.md, "Bcast and Allgather
+     * over tcp on an oversubscribed host"). */
     struct nm_coll_bcast_choice_s pick = {.algo = NM_COLL_BCAST_FLAT, .hierarchical = 0, .groups = 1};
     if (len > NM_COLL_BCAST_OVERSUB_FLAT_UPTO &&
         nm_coll_algo_latency_ns(session) >= NM_COLL_BCAST_OVERSUB_NET_LAT_NS) {

@@ -68,7 +68,7 @@ int nm_coll_allgather_choose(int p, nm_len_t total, enum nm_coll_allgather_algo_
  *  takes recursive doubling at every size when p is a power of two: log2 p messages per member instead of the
  *  ring's p - 1, each costing the shared cores (4 and 8 ranks on 2 cores over tcp, 1 MiB per member: 1,792-1,881
  *  and 8,553-9,254 us against the ring's 2,042-2,102 and 8,752-9,636; 4 MiB at 8 ranks 35.7-37.5 ms against
- *  52.9-54.6; doc/performance.md, "Allgather over tcp on an oversubscribed host"). Otherwise as
+ *  52.9-54.6; doc/performance.md, "Bcast and Allgather over tcp on an oversubscribed host"). Otherwise as
  *  nm_coll_allgather_choose(). @return 0 or -NM_EINVAL (invalid NMAD_ALLGATHER_ALGO). Thread-safety: any thread. */
 int nm_coll_allgather_choose_net(int p, nm_len_t total, int job_oversubscribed, uint32_t latency_ns,
                                  enum nm_coll_allgather_algo_e *algo);

@@ -196,8 +196,8 @@ int nm_coll_bcast_choice_parse(const char *spec, struct nm_coll_bcast_choice_s *
 int nm_coll_bcast_auto(nm_session_t session, int p, nm_len_t len, struct nm_coll_bcast_choice_s *choice);
 
 /** Oversubscribed job over a network driver (nm_coll_bcast_auto()): the flat tree up to this many bytes (measured,
- *  4 and 8 ranks on 2 cores over tcp: flat fastest or level to 512 KiB; doc/performance.md, "Bcast over tcp on an
- *  oversubscribed host"), */
+ *  4 and 8 ranks on 2 cores over tcp: flat fastest or level to 512 KiB; doc/performance.md, "Bcast and Allgather
+ *  over tcp on an oversubscribed host"), */
 #define NM_COLL_BCAST_OVERSUB_FLAT_UPTO (512u * 1024u)
 /** ... the split-binary tree up to this many (1.4-1.9x faster than flat at 1 and 2 MiB), the model above ... */
 #define NM_COLL_BCAST_OVERSUB_SPLIT_UPTO (2u * 1024u * 1024u)
