@@ -119,14 +119,6 @@ int nm_coll_allgather_choose_net(int p, nm_len_t total, int job_oversubscribed, 
   return nm_ag_choose(NULL, p, total, job_oversubscribed, latency_ns, algo);
 }
 
-/* The automatic choice for a schedule's session (the job's oversubscription and network). */
-static int nm_ag_choose_sched(const nm_coll_sched_t *s, const struct nm_coll_group_s *group, int p, nm_len_t total,
-                              enum nm_coll_allgather_algo_e *algo)
-{
-  nm_session_t session = nm_coll_sched_session(s);
-  return nm_ag_choose(group, p, total, session ? nm_core_job_oversubscribed(nm_session_get_core(session)) : 0,
-                      nm_coll_algo_latency_ns(session), algo);
-}
 
 int nm_coll_allgatherv_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self,
                              const void *sendbuf, void *const rbufs[], const nm_len_t lens[],
@@ -145,7 +137,8 @@ int nm_coll_allgatherv_build(nm_coll_sched_t *s, int round, const struct nm_coll
     total += lens[i];
   }
   if (algo == NM_COLL_ALLGATHER_AUTO) {
-    int err = nm_ag_choose_sched(s, group, p, total, &algo);
+    int err = nm_ag_choose(group, p, total, nm_coll_algo_oversubscribed(s),
+                           nm_coll_algo_latency_ns(nm_coll_sched_session(s)), &algo);
     if (err)
       return err;
   }

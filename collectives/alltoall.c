@@ -29,7 +29,7 @@ static int nm_a2a_choose(const struct nm_coll_group_s *group, int p, nm_len_t bl
     *algo = (enum nm_coll_alltoall_algo_e)forced;
   else if (job_oversubscribed)
     *algo = block > 0 && block <= NM_COLL_ALLTOALL_OVERSUB_BRUCK_UPTO && p >= 4 &&
-                    latency_ns >= NM_COLL_ALLTOALL_OVERSUB_BRUCK_LAT_NS
+                    latency_ns >= NM_COLL_NET_LAT_NS
                 ? NM_COLL_ALLTOALL_BRUCK
                 : NM_COLL_ALLTOALL_LINEAR;
   else

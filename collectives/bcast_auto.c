@@ -62,7 +62,7 @@ static int nm_bcast_auto_env(nm_session_t session, int p, nm_len_t len, const ch
      * over tcp on an oversubscribed host"). */
     struct nm_coll_bcast_choice_s pick = {.algo = NM_COLL_BCAST_FLAT, .hierarchical = 0, .groups = 1};
     if (len > NM_COLL_BCAST_OVERSUB_FLAT_UPTO &&
-        nm_coll_algo_latency_ns(session) >= NM_COLL_BCAST_OVERSUB_NET_LAT_NS) {
+        nm_coll_algo_latency_ns(session) >= NM_COLL_NET_LAT_NS) {
       if (len > NM_COLL_BCAST_OVERSUB_SPLIT_UPTO)
         return nm_coll_bcast_choose_logp(p, (size_t)len, &net, choice);
       pick.algo = NM_COLL_BCAST_SPLIT_BINARY;

@@ -196,7 +196,7 @@ static int nm_launcher_spread_wanted(int *on)
 static void nm_launcher_wait_hook(void *ref)
 {
   struct nm_launcher_s *l = ref;
-  if (l->spread_cpu >= 0 && pthread_equal(pthread_self(), l->spread_thread) &&
+  if (pthread_equal(pthread_self(), l->spread_thread) && l->spread_cpu >= 0 &&
       nm_rank_spread_return(l->spread_cpu, &l->own_cpus) == NM_RANK_SPREAD_FOREIGN)
     l->spread_cpu = -1;
 }

@@ -66,17 +66,14 @@ int nm_coll_alltoall_choose(int p, nm_len_t block, enum nm_coll_alltoall_algo_e 
  *  @return 0 or -NM_EINVAL. Thread-safety: any thread. */
 int nm_coll_alltoall_choose_job(int p, nm_len_t block, int job_oversubscribed, enum nm_coll_alltoall_algo_e *algo);
 
-/** Oversubscribed jobs whose messages cost more than a round: Bruck for equal blocks up to this many bytes
- *  (nm_coll_alltoall_choose_net()). */
+/** Oversubscribed jobs over a network (nominal latency >= NM_COLL_NET_LAT_NS: tcp, not sm): Bruck for equal blocks
+ *  up to this many bytes (nm_coll_alltoall_choose_net()). */
 #define NM_COLL_ALLTOALL_OVERSUB_BRUCK_UPTO 4096u
-/** ... on a network whose nominal one-way latency (nm_core_network_props()) is at least this (ns): tcp's 11 us,
- *  not sm's 0.3. */
-#define NM_COLL_ALLTOALL_OVERSUB_BRUCK_LAT_NS NM_COLL_NET_LAT_NS
 
 /** @brief nm_coll_alltoall_choose_job() knowing the network's nominal one-way latency @p latency_ns
  *  (nm_core_network_props(), the same on every rank of a job; 0: unknown). An oversubscribed job posts everything
  *  at once (linear), except for equal blocks of at most NM_COLL_ALLTOALL_OVERSUB_BRUCK_UPTO bytes with p >= 4 over
- *  a network of at least NM_COLL_ALLTOALL_OVERSUB_BRUCK_LAT_NS: there each message costs the shared cores more
+ *  a network of at least NM_COLL_NET_LAT_NS: there each message costs the shared cores more
  *  than a round waits (tcp over loopback spends its latency in the kernel of both ranks), and Bruck sends
  *  ceil(log2 p) messages per member instead of p - 1 (4 ranks on 2 cores over tcp: 51-58 us against 57-85 from
  *  8 B to 4 KiB, linear faster from 16 KiB; over sm linear 3.7-5.0 us against Bruck's 7.3-10.6:

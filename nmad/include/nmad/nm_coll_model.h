@@ -185,7 +185,7 @@ int nm_coll_bcast_choice_parse(const char *spec, struct nm_coll_bcast_choice_s *
  * nm_coll_bcast_choice_complete_logp()), else nm_coll_bcast_choose_logp(), with L, o and beta from the network's
  * nominal figures (nm_core_network_logp() through nm_coll_model_logp()); on a job with more ranks than cores on its
  * one host (nm_core_job_oversubscribed()), the flat tree (measured fastest there, doc/collectives.md), except over
- * a network driver (nominal latency >= NM_COLL_BCAST_OVERSUB_NET_LAT_NS: tcp) above
+ * a network driver (nominal latency >= NM_COLL_NET_LAT_NS: tcp) above
  * NM_COLL_BCAST_OVERSUB_FLAT_UPTO bytes: the split-binary tree up to NM_COLL_BCAST_OVERSUB_SPLIT_UPTO, the model's
  * choice above. The same on every member of a job for the same (p, len): the members of a broadcast agree without
  * talking.
@@ -199,11 +199,10 @@ int nm_coll_bcast_auto(nm_session_t session, int p, nm_len_t len, struct nm_coll
  *  4 and 8 ranks on 2 cores over tcp: flat fastest or level to 512 KiB; doc/performance.md, "Bcast and Allgather
  *  over tcp on an oversubscribed host"), */
 #define NM_COLL_BCAST_OVERSUB_FLAT_UPTO (512u * 1024u)
-/** ... the split-binary tree up to this many (1.4-1.9x faster than flat at 1 and 2 MiB), the model above ... */
+/** ... the split-binary tree up to this many (1.4-1.9x faster than flat at 1 and 2 MiB), the model above; over a
+ *  network of nominal latency >= NM_COLL_NET_LAT_NS (tcp), not shared memory, whose receivers pull their copies
+ *  from the root (the flat tree's strength). */
 #define NM_COLL_BCAST_OVERSUB_SPLIT_UPTO (2u * 1024u * 1024u)
-/** ... where the network's nominal latency is at least this (ns): tcp, not shared memory, whose receivers pull
- *  their copies from the root (the flat tree's strength). */
-#define NM_COLL_BCAST_OVERSUB_NET_LAT_NS NM_COLL_NET_LAT_NS
 
 /** @brief The options of nm_coll_bcast() that run @p choice. Pure. */
 void nm_coll_bcast_opts_of_choice(const struct nm_coll_bcast_choice_s *choice, struct nm_coll_bcast_opts_s *opts);
