@@ -177,6 +177,7 @@ static int nm_sm_connect(struct nm_drv_s *drv, uint64_t index, const void *addr,
   struct nm_sm_peer_s *p = &s->peers[s->n_peers];
   memcpy(&p->addr, addr, sizeof(p->addr));
   p->wake_fd = -1;
+  p->out_last = p->in_last = UINT64_MAX;
   if (p->addr.magic != NM_SM_MAGIC)
     return -NM_EINVAL;
   if (memcmp(&p->addr, &s->self, sizeof(s->self)) == 0)
@@ -246,6 +247,10 @@ static uint64_t nm_sm_align(uint64_t n) { return (n + NM_SM_REC_ALIGN - 1) & ~(u
  * cannot take the first record of the next lap (that one bears its own position) for it. */
 static inline uint64_t nm_sm_stamp(uint64_t key, uint64_t pos) { return (pos + 1) ^ key; }
 static inline uint64_t nm_sm_stamp_rewind(uint64_t key, uint64_t from) { return (from + 1) ^ key ^ (1ull << 63); }
+/* The done mark the reader leaves on the record at @p pos when it gives back the space up to that record's end.
+ * Positions stay below 2^62, so a mark never equals a stamp (bit 62 differs from the key's) nor a rewind stamp
+ * (bit 63 also differs). */
+static inline uint64_t nm_sm_stamp_done(uint64_t key, uint64_t pos) { return (pos + 1) ^ key ^ (1ull << 62); }
 
 /* The record a reader at position @p head of ring @p data (a ring of our segment, @p key our nonce) expects, once its
  * sender has published it: at head, or at the start of the ring's next lap when the sender found the ring empty
@@ -334,15 +339,19 @@ static int nm_sm_putv(struct nm_sm_s *s, struct nm_sm_peer_s *p, uint32_t kind, 
   const uint64_t from = p->out_tail, key = p->addr.nonce;
   uint64_t pos = from, off = pos % NM_SM_RING_BYTES;
   int rewound = 0;
-  if (need <= NM_SM_REWIND_MAX && off) {
+  if (need <= NM_SM_REWIND_MAX && off && p->out_last != UINT64_MAX) {
     /* A record into an empty ring goes at its start: those lines hold our last records and are still in both
      * ranks' caches, while the next ones along the ring are not. Ping-pong over sm, 10 alternated runs: 512 B
      * 0.33 us against 0.40, 1 KiB 0.31 against 0.40, 4 KiB 0.65 against 0.78 (doc/performance.md, "Eager
-     * payloads copied once"). Reading the head costs one line, which the record's line saves at 8 B already:
-     * one-line records sent on along the ring instead made the 8 B ping-pong 0.160-0.191 us against
-     * 0.136-0.180 (doc/performance.md, "The host's two speeds are the cross-core line"). Larger records gained
-     * nothing (8-32 KiB: 7-29% slower when rewound), so they go on along the ring. */
-    if (nm_sm_head_read(p) == pos) {
+     * payloads copied once"). One-line records sent on along the ring instead made the 8 B ping-pong
+     * 0.160-0.191 us against 0.136-0.180 (doc/performance.md, "The host's two speeds are the cross-core line").
+     * Larger records gained nothing (8-32 KiB: 7-29% slower when rewound), so they go on along the ring.
+     * The ring is empty when our last record bears its done mark: a small exchange's last record is at the ring's
+     * start, the line this record is written to, so that line is fetched for writing (prefetch) and read once,
+     * instead of the head's line and then this one. */
+    const struct nm_sm_rec_s *last = (const struct nm_sm_rec_s *)(p->out_data + p->out_last % NM_SM_RING_BYTES);
+    __builtin_prefetch(last, 1);
+    if (atomic_load_explicit(&last->stamp, memory_order_acquire) == nm_sm_stamp_done(key, p->out_last)) {
       rewound = 1;
       pos += NM_SM_RING_BYTES - off;
       off = 0;
@@ -372,6 +381,7 @@ static int nm_sm_putv(struct nm_sm_s *s, struct nm_sm_peer_s *p, uint32_t kind, 
   atomic_store_explicit(&r->stamp, rewound ? nm_sm_stamp_rewind(key, from) : nm_sm_stamp(key, pos),
                         memory_order_release);
   p->out_tail = pos + need;
+  p->out_last = pos;
   nm_sm_wake(s, p);
   return NM_ESUCCESS;
 }
@@ -1067,6 +1077,19 @@ static int nm_sm_drain_all_express(struct nm_drv_s *drv)
   return n;
 }
 
+/* Give peer @p p's ring (control page @p ctl) back up to in_head: the done mark on the last record taken, then the
+ * head (release: a sender that reads either may write over what came before). A record is marked once only: its
+ * sender, once it saw the mark, may have written a new record at the same place. */
+static void nm_sm_give_back(const struct nm_sm_s *s, struct nm_sm_peer_s *p, struct nm_sm_ring_ctl_s *ctl)
+{
+  if (p->in_last != UINT64_MAX) {
+    struct nm_sm_rec_s *r = (struct nm_sm_rec_s *)((uint8_t *)ctl + NM_SM_PAGE + p->in_last % NM_SM_RING_BYTES);
+    atomic_store_explicit(&r->stamp, nm_sm_stamp_done(s->self.nonce, p->in_last), memory_order_release);
+    p->in_last = UINT64_MAX;
+  }
+  atomic_store_explicit(&ctl->head, p->in_head, memory_order_release);
+}
+
 static int nm_sm_drain(struct nm_drv_s *drv, uint64_t peer)
 {
   struct nm_sm_s *s = drv->priv;
@@ -1094,6 +1117,7 @@ static int nm_sm_drain(struct nm_drv_s *drv, uint64_t peer)
     bad = bad || len > NM_SM_MAX_PACKET || off + need > NM_SM_RING_BYTES;
     if (!bad) {
       p->in_head = at + need;
+      p->in_last = at;
       if (kind == NM_SM_PKT)
         drv->up.packet(drv->up.ref, drv, (const uint8_t *)r + NM_SM_REC_HDR, len, peer);
       else
@@ -1107,13 +1131,13 @@ static int nm_sm_drain(struct nm_drv_s *drv, uint64_t peer)
       break;
     }
     if (p->in_depth == 1) /* every record before in_head is done: give the space back now */
-      atomic_store_explicit(&ctl->head, p->in_head, memory_order_release);
+      nm_sm_give_back(s, p, ctl);
     n++;
     if (atomic_load_explicit(&((struct nm_sm_seg_hdr_s *)s->seg)->express, memory_order_relaxed))
       break; /* an express packet came meanwhile: it goes before the rest of this ring (nm_sm_progress()) */
   }
   if (--p->in_depth == 0 && !p->dead)
-    atomic_store_explicit(&ctl->head, p->in_head, memory_order_release);
+    nm_sm_give_back(s, p, ctl);
   return n;
 }
 

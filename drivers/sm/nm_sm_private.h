@@ -31,7 +31,8 @@
 _Static_assert(2 * ((NM_SM_REC_HDR + NM_SM_MAX_PACKET + NM_SM_REC_ALIGN - 1) / NM_SM_REC_ALIGN * NM_SM_REC_ALIGN) <=
                    NM_SM_RING_BYTES,
                "an sm record must fit twice in a ring");
-#define NM_SM_MAGIC 0x6e6d61642d736d34ull /* "nmad-sm4" (sm1: no express ring, sm2: no express_from, sm3: a tail) */
+#define NM_SM_MAGIC 0x6e6d61642d736d35ull /* "nmad-sm5" (sm1: no express ring, sm2: no express_from, sm3: a tail,
+                                             sm4: no done marks) */
 /* The express ring (nm_sm.c, "express packets"): fixed slots in the rest of each ring's control page. */
 #define NM_SM_XSLOT 512u                           /* bytes of one slot: a record header and its packet */
 #define NM_SM_XSLOTS 7u
@@ -93,8 +94,10 @@ enum nm_sm_kind_e {
 
 /** Record header, NM_SM_REC_HDR bytes, then len bytes of body. In the main ring, stamp, stored last (release),
  *  publishes the record: it names the record's position, keyed by the owner's nonce (nm_sm_stamp() in nm_sm.c), so
- *  the reader knows the record at its head is there without a tail to read. The express ring's slots, published
- *  by x_tail, leave it 0. */
+ *  the reader knows the record at its head is there without a tail to read. When the reader gives back the space
+ *  up to the end of a record, it first overwrites that record's stamp with a done mark (nm_sm_stamp_done()), so
+ *  its sender learns that the ring is empty from the line of its last record instead of the head's line. The
+ *  express ring's slots, published by x_tail, leave it 0. */
 struct nm_sm_rec_s {
   uint32_t len;
   uint32_t kind;
@@ -137,11 +140,13 @@ struct nm_sm_peer_s {
   uint8_t *out_data;
   uint64_t out_tail;             /* our copy of out->tail */
   uint64_t out_head_seen;        /* last head read from out->head */
+  uint64_t out_last;             /* position of our last record (UINT64_MAX: none yet), whose done mark we look for */
   uint64_t x_tail, x_head_seen;  /* our express ring in its segment: our copy of x_tail, the last x_head read */
   uint64_t x_in_head;            /* its express ring in our segment: slots up to here are taken */
   int x_depth;                   /* nested reads of its express ring */
   int wake_fd;                   /* write end of its pipe, or -1 */
   uint64_t in_head;              /* its ring in our segment: records up to here are taken (being handled or done) */
+  uint64_t in_last;              /* position of the last record taken and not yet marked done (UINT64_MAX: none) */
   struct nm_sm_ring_ctl_s *in_ctl; /* that ring's control page; NULL for ourselves and once dead: not read */
   int in_depth;                  /* nested reads of its ring (an upcall that progresses again) */
   int in_mapped;                 /* its ring's pages are in our page table (populated at its first record) */
