@@ -27,11 +27,15 @@ static int nm_a2a_choose(const struct nm_coll_group_s *group, int p, nm_len_t bl
     return err;
   if (forced)
     *algo = (enum nm_coll_alltoall_algo_e)forced;
+  else if (job_oversubscribed && latency_ns >= NM_COLL_NET_LAT_NS)
+    *algo = block > 0 && block <= NM_COLL_ALLTOALL_OVERSUB_BRUCK_UPTO && p >= 4 ? NM_COLL_ALLTOALL_BRUCK
+                                                                                : NM_COLL_ALLTOALL_LINEAR;
   else if (job_oversubscribed)
-    *algo = block > 0 && block <= NM_COLL_ALLTOALL_OVERSUB_BRUCK_UPTO && p >= 4 &&
-                    latency_ns >= NM_COLL_NET_LAT_NS
-                ? NM_COLL_ALLTOALL_BRUCK
-                : NM_COLL_ALLTOALL_LINEAR;
+    *algo = (block < NM_COLL_ALLTOALL_OVERSUB_RDV_FROM
+                 ? (uint64_t)(p - 1) * block <= NM_COLL_ALLTOALL_OVERSUB_BURST_MAX
+                 : p <= NM_COLL_ALLTOALL_OVERSUB_LINEAR_MAX_P)
+                ? NM_COLL_ALLTOALL_LINEAR
+                : NM_COLL_ALLTOALL_PAIRWISE;
   else
     *algo = block > 0 && block <= 256 && p >= 4 ? NM_COLL_ALLTOALL_BRUCK : NM_COLL_ALLTOALL_PAIRWISE;
   return 0;

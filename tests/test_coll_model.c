@@ -716,7 +716,8 @@ END_TEST
 
 /* All-to-all's choice: MPICH's rule (Bruck for small equal blocks from 4 members, pairwise otherwise); an
  * oversubscribed job posts everything at once (linear), but for small equal blocks over a network whose messages
- * cost more than a round (Bruck); a forced algorithm stays forced. */
+ * cost more than a round (Bruck), and, over shared memory, for eager bursts above NM_COLL_ALLTOALL_OVERSUB_BURST_MAX
+ * and rendezvous blocks in large groups (pairwise); a forced algorithm stays forced. */
 START_TEST(test_alltoall_choice_oversubscribed)
 {
   enum nm_coll_alltoall_algo_e a;
@@ -727,7 +728,28 @@ START_TEST(test_alltoall_choice_oversubscribed)
   ck_assert_int_eq(a, NM_COLL_ALLTOALL_PAIRWISE);
   ck_assert_int_eq(nm_coll_alltoall_choose_job(4, 8, 1, &a), 0);
   ck_assert_int_eq(a, NM_COLL_ALLTOALL_LINEAR);
+  ck_assert_int_eq(nm_coll_alltoall_choose_job(8, 0, 1, &a), 0); /* varying blocks */
+  ck_assert_int_eq(a, NM_COLL_ALLTOALL_LINEAR);
+  /* shared memory (unknown latency, or sm's 0.3 us): linear while the p - 1 eager blocks sum to at most the
+   * burst bar, pairwise above; from the rendezvous size on, linear again for small groups */
+  ck_assert_int_eq(nm_coll_alltoall_choose_job(4, NM_COLL_ALLTOALL_OVERSUB_BURST_MAX / 3, 1, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLTOALL_LINEAR);
+  ck_assert_int_eq(nm_coll_alltoall_choose_job(4, NM_COLL_ALLTOALL_OVERSUB_BURST_MAX / 3 + 1, 1, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLTOALL_PAIRWISE);
+  ck_assert_int_eq(nm_coll_alltoall_choose_net(8, NM_COLL_ALLTOALL_OVERSUB_BURST_MAX / 7, 1, 300, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLTOALL_LINEAR);
+  ck_assert_int_eq(nm_coll_alltoall_choose_net(8, NM_COLL_ALLTOALL_OVERSUB_BURST_MAX / 7 + 1, 1, 300, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLTOALL_PAIRWISE);
+  ck_assert_int_eq(nm_coll_alltoall_choose_net(NM_COLL_ALLTOALL_OVERSUB_LINEAR_MAX_P, NM_COLL_ALLTOALL_OVERSUB_RDV_FROM,
+                                               1, 300, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLTOALL_LINEAR);
+  ck_assert_int_eq(nm_coll_alltoall_choose_net(NM_COLL_ALLTOALL_OVERSUB_LINEAR_MAX_P + 1,
+                                               NM_COLL_ALLTOALL_OVERSUB_RDV_FROM, 1, 300, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLTOALL_PAIRWISE);
   ck_assert_int_eq(nm_coll_alltoall_choose_job(8, 1 << 20, 1, &a), 0);
+  ck_assert_int_eq(a, NM_COLL_ALLTOALL_PAIRWISE);
+  /* over a network, linear at every size above Bruck's */
+  ck_assert_int_eq(nm_coll_alltoall_choose_net(4, 1 << 20, 1, 11000, &a), 0);
   ck_assert_int_eq(a, NM_COLL_ALLTOALL_LINEAR);
   /* a network whose messages cost more than a round (tcp's 11 us): Bruck for small equal blocks, from 4 members */
   ck_assert_int_eq(nm_coll_alltoall_choose_net(4, 8, 1, 11000, &a), 0);

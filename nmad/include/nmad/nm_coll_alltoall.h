@@ -59,11 +59,25 @@ int nm_coll_alltoall(nm_session_t session, const struct nm_coll_group_s *group, 
  *  rounds instead of p - 1), pairwise otherwise. @return 0 or -NM_EINVAL (invalid NMAD_ALLTOALL_ALGO). */
 int nm_coll_alltoall_choose(int p, nm_len_t block, enum nm_coll_alltoall_algo_e *algo);
 
+/** Oversubscribed jobs over shared memory (nominal latency below NM_COLL_NET_LAT_NS, or unknown): blocks below
+ *  NM_COLL_ALLTOALL_OVERSUB_RDV_FROM go all at once (linear) while a member's p - 1 blocks sum to at most this many
+ *  bytes (varying blocks, @p block 0, always), pairwise above (nm_coll_alltoall_choose_job()). */
+#define NM_COLL_ALLTOALL_OVERSUB_BURST_MAX (192u * 1024u)
+/** Blocks from this many bytes on (those that go by rendezvous there: nmad/core's NM_RDV_THRESHOLD_OVERSUB) go
+ *  linear for groups of at most NM_COLL_ALLTOALL_OVERSUB_LINEAR_MAX_P members, pairwise for larger ones. */
+#define NM_COLL_ALLTOALL_OVERSUB_RDV_FROM (128u * 1024u)
+#define NM_COLL_ALLTOALL_OVERSUB_LINEAR_MAX_P 5
+
 /** @brief nm_coll_alltoall_choose() for a job that may have more ranks than cores (@p job_oversubscribed, the same
  *  on every rank: nm_core_job_oversubscribed()): such a job posts everything at once (linear), since every round
  *  of pairwise or Bruck waits for its partner to get a core (4 ranks on 2 cores: linear 10-13 us at 8 B against
- *  11-18, 72-74 against 97-143 us at 64 KiB; doc/performance.md, issue 18). A forced algorithm stays forced.
- *  @return 0 or -NM_EINVAL. Thread-safety: any thread. */
+ *  11-18; doc/performance.md, issue 18), as long as a member's eager burst, its p - 1 blocks, stays within
+ *  NM_COLL_ALLTOALL_OVERSUB_BURST_MAX: above, pairwise (8 ranks on 2 cores, 64 KiB: 167-194 us against 329-391;
+ *  4 ranks, 96 KiB: 35-53 against 91-164). Blocks that go by rendezvous (from NM_COLL_ALLTOALL_OVERSUB_RDV_FROM)
+ *  go linear up to NM_COLL_ALLTOALL_OVERSUB_LINEAR_MAX_P members (level or 10-15% ahead there), pairwise above
+ *  (25-35% ahead at 7-8 members). doc/performance.md, "Alltoall of large blocks on an oversubscribed host";
+ *  measured on 2 cores only. A forced algorithm stays forced. @return 0 or -NM_EINVAL. Thread-safety: any
+ *  thread. */
 int nm_coll_alltoall_choose_job(int p, nm_len_t block, int job_oversubscribed, enum nm_coll_alltoall_algo_e *algo);
 
 /** Oversubscribed jobs over a network (nominal latency >= NM_COLL_NET_LAT_NS: tcp, not sm): Bruck for equal blocks
@@ -71,8 +85,9 @@ int nm_coll_alltoall_choose_job(int p, nm_len_t block, int job_oversubscribed, e
 #define NM_COLL_ALLTOALL_OVERSUB_BRUCK_UPTO 4096u
 
 /** @brief nm_coll_alltoall_choose_job() knowing the network's nominal one-way latency @p latency_ns
- *  (nm_core_network_props(), the same on every rank of a job; 0: unknown). An oversubscribed job posts everything
- *  at once (linear), except for equal blocks of at most NM_COLL_ALLTOALL_OVERSUB_BRUCK_UPTO bytes with p >= 4 over
+ *  (nm_core_network_props(), the same on every rank of a job; 0: unknown). An oversubscribed job over a network
+ *  posts everything at once (linear) at every size (4 ranks on 2 cores over tcp: pairwise 1.2-1.3x slower from
+ *  32 KiB to 1 MiB), except for equal blocks of at most NM_COLL_ALLTOALL_OVERSUB_BRUCK_UPTO bytes with p >= 4 over
  *  a network of at least NM_COLL_NET_LAT_NS: there each message costs the shared cores more
  *  than a round waits (tcp over loopback spends its latency in the kernel of both ranks), and Bruck sends
  *  ceil(log2 p) messages per member instead of p - 1 (4 ranks on 2 cores over tcp: 51-58 us against 57-85 from
