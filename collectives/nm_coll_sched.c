@@ -15,6 +15,7 @@
 #include <nmad/nm_coll_sched.h>
 #include <nmad/nm_core.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,6 +123,46 @@ nm_coll_sched_t *nm_coll_sched_new_cached(nm_session_t session, nm_tag_t tag, st
   return s;
 }
 
+/* Scratch blocks on the heap carry their usable length in a header of NM_COLL_BLOCK_HDR bytes (malloc's alignment
+ * kept), so that a cache can give one again to a request it fits. */
+#define NM_COLL_BLOCK_HDR 16u
+
+static size_t nm_coll_block_len(const void *base) { return *(const size_t *)base; }
+
+/* A block of at least @p len usable bytes: the smallest that fits among @p cache's, else a new one. @return its
+ * base (the header), or NULL without memory. */
+static void *nm_coll_block_get(struct nm_coll_sched_cache_s *cache, size_t len)
+{
+  int best = -1;
+  for (int i = 0; cache && i < NM_COLL_SCHED_CACHE_BLOCKS; i++)
+    if (cache->blocks[i] && cache->block_len[i] >= len && (best < 0 || cache->block_len[i] < cache->block_len[best]))
+      best = i;
+  if (best >= 0) {
+    void *base = cache->blocks[best];
+    cache->blocks[best] = NULL;
+    return base;
+  }
+  if (len > SIZE_MAX - NM_COLL_BLOCK_HDR)
+    return NULL;
+  void *base = malloc(NM_COLL_BLOCK_HDR + len);
+  if (base)
+    *(size_t *)base = len;
+  return base;
+}
+
+/* Give back a block of nm_coll_block_get(): kept in an empty slot of @p cache if it is not too large, else freed. */
+static void nm_coll_block_put(struct nm_coll_sched_cache_s *cache, void *base)
+{
+  for (int i = 0; cache && nm_coll_block_len(base) <= NM_COLL_SCHED_CACHE_BLOCK_MAX && i < NM_COLL_SCHED_CACHE_BLOCKS;
+       i++)
+    if (!cache->blocks[i]) {
+      cache->blocks[i] = base;
+      cache->block_len[i] = nm_coll_block_len(base);
+      return;
+    }
+  free(base);
+}
+
 static void nm_coll_sched_free(nm_coll_sched_t *s)
 {
   if (s->on_free)
@@ -131,7 +172,7 @@ static void nm_coll_sched_free(nm_coll_sched_t *s)
   if (s->ops != s->ops_inline)
     free(s->ops);
   for (int i = 0; i < s->n_mem; i++)
-    free(s->mem[i]);
+    nm_coll_block_put(s->cache, s->mem[i]);
   if (s->mem != s->mem_inline)
     free(s->mem);
   if (s->cache && !s->cache->spare)
@@ -150,6 +191,10 @@ void nm_coll_sched_cache_drain(struct nm_coll_sched_cache_s *cache)
   if (cache) {
     free(cache->spare);
     cache->spare = NULL;
+    for (int i = 0; i < NM_COLL_SCHED_CACHE_BLOCKS; i++) {
+      free(cache->blocks[i]);
+      cache->blocks[i] = NULL;
+    }
   }
 }
 
@@ -175,15 +220,15 @@ void *nm_coll_sched_alloc(nm_coll_sched_t *s, size_t len)
     s->scratch_used += aligned;
     return p;
   }
-  void *p = NULL;
+  void *base = NULL;
   if (nm_coll_grow((void **)&s->mem, &s->cap_mem, s->n_mem + 1, sizeof(*s->mem), s->mem_inline) == 0)
-    p = malloc(len);
-  if (!p) {
+    base = nm_coll_block_get(s->cache, len);
+  if (!base) {
     nm_coll_sched_set_error(s, -NM_ENOMEM);
     return NULL;
   }
-  s->mem[s->n_mem++] = p;
-  return p;
+  s->mem[s->n_mem++] = base;
+  return (char *)base + NM_COLL_BLOCK_HDR;
 }
 
 /** A new operation at the end of round @p round (zeroed but for its request), or NULL (failure recorded). */

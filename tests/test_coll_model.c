@@ -996,6 +996,45 @@ START_TEST(test_sched_cache)
 }
 END_TEST
 
+/* Scratch blocks beyond a schedule's own bytes go back to its cache when it is freed (up to
+ * NM_COLL_SCHED_CACHE_BLOCKS of at most NM_COLL_SCHED_CACHE_BLOCK_MAX bytes) and serve the next schedules whose
+ * requests they fit, the smallest first; a schedule without a cache gives them to the heap. */
+START_TEST(test_sched_cache_blocks)
+{
+  struct nm_coll_sched_cache_s cache = {NULL};
+  nm_coll_sched_t *a = nm_coll_sched_new_cached(NULL, 1, &cache);
+  char *big = nm_coll_sched_alloc(a, 65536), *small = nm_coll_sched_alloc(a, 8192);
+  char *huge = nm_coll_sched_alloc(a, NM_COLL_SCHED_CACHE_BLOCK_MAX + 1);
+  ck_assert(big && small && huge);
+  memset(big, 1, 65536); /* usable as asked */
+  memset(small, 2, 8192);
+  nm_coll_sched_destroy(a);
+  int kept = 0;
+  for (int i = 0; i < NM_COLL_SCHED_CACHE_BLOCKS; i++)
+    if (cache.blocks[i]) {
+      kept++;
+      ck_assert(cache.block_len[i] == 65536 || cache.block_len[i] == 8192);
+    }
+  ck_assert_int_eq(kept, 2); /* the block above the bar went to the heap */
+  nm_coll_sched_t *b = nm_coll_sched_new_cached(NULL, 2, &cache);
+  ck_assert_ptr_eq(nm_coll_sched_alloc(b, 4096), small); /* the smallest that fits */
+  ck_assert_ptr_eq(nm_coll_sched_alloc(b, 60000), big);
+  char *fresh = nm_coll_sched_alloc(b, 1000); /* none left: a new block */
+  ck_assert_ptr_nonnull(fresh);
+  ck_assert(fresh != big && fresh != small);
+  for (int i = 0; i < NM_COLL_SCHED_CACHE_BLOCKS; i++)
+    ck_assert_ptr_null(cache.blocks[i]);
+  nm_coll_sched_destroy(b);
+  nm_coll_sched_t *c = nm_coll_sched_new(NULL, 3); /* no cache */
+  ck_assert_ptr_nonnull(nm_coll_sched_alloc(c, 65536));
+  nm_coll_sched_destroy(c);
+  nm_coll_sched_cache_drain(&cache); /* (valgrind and ASan see every block freed) */
+  for (int i = 0; i < NM_COLL_SCHED_CACHE_BLOCKS; i++)
+    ck_assert_ptr_null(cache.blocks[i]);
+  ck_assert_ptr_null(cache.spare);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("coll_model");
@@ -1025,6 +1064,7 @@ int main(void)
   tcase_add_test(tc, test_overrides_read_once);
   tcase_add_test(tc, test_overrides_per_family);
   tcase_add_test(tc, test_sched_cache);
+  tcase_add_test(tc, test_sched_cache_blocks);
   tcase_add_test(tc, test_allreduce_choice_oversubscribed);
   tcase_add_test(tc, test_allreduce_choice_prices_rendezvous);
   suite_add_tcase(s, tc);

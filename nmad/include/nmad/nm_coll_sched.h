@@ -61,10 +61,21 @@ typedef void (*nm_coll_free_fn_t)(void *ref);
  *  @return the schedule, or NULL when out of memory. Thread-safety: any thread. */
 nm_coll_sched_t *nm_coll_sched_new(nm_session_t session, nm_tag_t tag);
 
+/** Scratch blocks (nm_coll_sched_alloc() beyond the schedule's own bytes) a cache keeps once their schedule is
+ *  freed, and the largest it keeps (bytes). */
+#define NM_COLL_SCHED_CACHE_BLOCKS 4
+#define NM_COLL_SCHED_CACHE_BLOCK_MAX (8u * 1024u * 1024u)
+
 /** A place where freed schedules wait to be reused (zero-initialised by its owner): malloc and free of a schedule
- *  were ~270 of the ~4,000 instructions a 4-rank MPI_Barrier costs a member (issue 18). It holds one. */
+ *  were ~270 of the ~4,000 instructions a 4-rank MPI_Barrier costs a member (issue 18). It holds one, and up to
+ *  NM_COLL_SCHED_CACHE_BLOCKS scratch blocks of at most NM_COLL_SCHED_CACHE_BLOCK_MAX bytes: a 64 KiB reduce's two
+ *  blocks given back to malloc at every call let glibc trim the heap's top and fault the pages in again at the next
+ *  (4 ranks on 2 cores: 26-39 us a call after a smaller size had run, 14 us without the trim; doc/performance.md,
+ *  "Scratch blocks kept between collectives"). */
 struct nm_coll_sched_cache_s {
-  void *spare; /**< a freed schedule's memory, or NULL */
+  void *spare;                                    /**< a freed schedule's memory, or NULL */
+  void *blocks[NM_COLL_SCHED_CACHE_BLOCKS];       /**< freed scratch blocks (NULL: an empty slot) */
+  size_t block_len[NM_COLL_SCHED_CACHE_BLOCKS];   /**< their usable bytes */
 };
 
 /** @brief nm_coll_sched_new() that takes its memory from @p cache when it holds some, and gives it back there when
@@ -74,7 +85,8 @@ struct nm_coll_sched_cache_s {
  *  schedule's session. Thread-safety: that lock's. */
 nm_coll_sched_t *nm_coll_sched_new_cached(nm_session_t session, nm_tag_t tag, struct nm_coll_sched_cache_s *cache);
 
-/** @brief Free the memory @p cache holds (its owner's finalisation; schedules made from it must be gone). */
+/** @brief Free the memory @p cache holds, schedule and scratch blocks (its owner's finalisation; schedules made from
+ *  it must be gone). */
 void nm_coll_sched_cache_drain(struct nm_coll_sched_cache_s *cache);
 
 /** @brief Free a schedule that was never started (after a failed build). NULL is ignored. */
