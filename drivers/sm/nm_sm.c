@@ -238,19 +238,6 @@ static int nm_sm_peer_map(struct nm_sm_s *s, struct nm_sm_peer_s *p)
   return NM_ESUCCESS;
 }
 
-/* Fetch the line at @p addr for writing: one transfer in the modified state, instead of a shared copy for the load
- * and an upgrade for the stores that follow. __builtin_prefetch(addr, 1) is a plain read prefetch (prefetcht0)
- * unless the build targets PREFETCHW (-mprfchw); the instruction itself decodes as a no-op on x86-64 processors
- * without it, so it is written out here. */
-static inline void nm_sm_prefetch_write(const void *addr)
-{
-#if defined(__x86_64__)
-  __asm__ volatile("prefetchw %0" : : "m"(*(const char *)addr));
-#else
-  __builtin_prefetch(addr, 1);
-#endif
-}
-
 static uint64_t nm_sm_align(uint64_t n) { return (n + NM_SM_REC_ALIGN - 1) & ~(uint64_t)(NM_SM_REC_ALIGN - 1); }
 
 /* Record stamps (nm_sm_rec_s.stamp), keyed by the ring owner's random nonce so that bytes left in the ring by an
@@ -360,10 +347,10 @@ static int nm_sm_putv(struct nm_sm_s *s, struct nm_sm_peer_s *p, uint32_t kind, 
      * 0.160-0.191 us against 0.136-0.180 (doc/performance.md, "The host's two speeds are the cross-core line").
      * Larger records gained nothing (8-32 KiB: 7-29% slower when rewound), so they go on along the ring.
      * The ring is empty when our last record bears its done mark: a small exchange's last record is at the ring's
-     * start, the line this record is written to, so that line is fetched for writing (prefetch) and read once,
-     * instead of the head's line and then this one. */
+     * start, the line this record is written to, so one line crosses instead of the head's and then this one.
+     * (Fetching it with prefetchw, for writing, gained nothing measurable: doc/performance.md, "The sm ring's
+     * done mark".) */
     const struct nm_sm_rec_s *last = (const struct nm_sm_rec_s *)(p->out_data + p->out_last % NM_SM_RING_BYTES);
-    nm_sm_prefetch_write(last);
     if (atomic_load_explicit(&last->stamp, memory_order_acquire) == nm_sm_stamp_done(key, p->out_last)) {
       rewound = 1;
       pos += NM_SM_RING_BYTES - off;
