@@ -119,7 +119,6 @@ int nm_coll_allgather_choose_net(int p, nm_len_t total, int job_oversubscribed, 
   return nm_ag_choose(NULL, p, total, job_oversubscribed, latency_ns, algo);
 }
 
-
 int nm_coll_allgatherv_build(nm_coll_sched_t *s, int round, const struct nm_coll_group_s *group, int self,
                              const void *sendbuf, void *const rbufs[], const nm_len_t lens[],
                              enum nm_coll_allgather_algo_e algo, int *next_round)

@@ -153,13 +153,14 @@ static void *nm_coll_block_get(struct nm_coll_sched_cache_s *cache, size_t len)
 /* Give back a block of nm_coll_block_get(): kept in an empty slot of @p cache if it is not too large, else freed. */
 static void nm_coll_block_put(struct nm_coll_sched_cache_s *cache, void *base)
 {
-  for (int i = 0; cache && nm_coll_block_len(base) <= NM_COLL_SCHED_CACHE_BLOCK_MAX && i < NM_COLL_SCHED_CACHE_BLOCKS;
-       i++)
-    if (!cache->blocks[i]) {
-      cache->blocks[i] = base;
-      cache->block_len[i] = nm_coll_block_len(base);
-      return;
-    }
+  size_t len = nm_coll_block_len(base);
+  if (cache && len <= NM_COLL_SCHED_CACHE_BLOCK_MAX)
+    for (int i = 0; i < NM_COLL_SCHED_CACHE_BLOCKS; i++)
+      if (!cache->blocks[i]) {
+        cache->blocks[i] = base;
+        cache->block_len[i] = len;
+        return;
+      }
   free(base);
 }
 
