@@ -19,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static int nm_ofi_err(const char *what, int rc)
+static int nm_ofi_err(const struct nm_ofi_s *o, const char *what, int rc)
 {
-  fprintf(stderr, "nmad: ofi: %s failed: %s\n", what, fi_strerror(-rc));
+  fprintf(stderr, "nmad: ofi: %s failed: %s\n", what, o->lib.strerror(-rc));
   return -NM_EDRIVER;
 }
 
@@ -32,12 +32,12 @@ static int nm_ofi_post_recv(struct nm_ofi_s *o, struct nm_ofi_op_s *op)
   do
     rc = fi_recv(o->ep, op->buf, NM_OFI_MAX_PACKET, desc, FI_ADDR_UNSPEC, &op->fctx);
   while (rc == -FI_EAGAIN && fi_cq_read(o->cq, NULL, 0) >= -FI_EAGAIN);
-  return rc ? nm_ofi_err("fi_recv", (int)rc) : NM_ESUCCESS;
+  return rc ? nm_ofi_err(o, "fi_recv", (int)rc) : NM_ESUCCESS;
 }
 
-static struct fi_info *nm_ofi_hints(const struct nm_ofi_quirk_s *q, int all_local)
+static struct fi_info *nm_ofi_hints(const struct nm_ofi_s *o, const struct nm_ofi_quirk_s *q, int all_local)
 {
-  struct fi_info *hints = fi_allocinfo();
+  struct fi_info *hints = o->lib.dupinfo(NULL); /* fi_allocinfo() */
   if (!hints)
     return NULL;
   hints->caps = FI_MSG | FI_TAGGED | (q->fi_source || q->receipts ? FI_SOURCE : 0);
@@ -64,11 +64,11 @@ static struct fi_info *nm_ofi_hints(const struct nm_ofi_quirk_s *q, int all_loca
 
 /* fi_getinfo() for the hints; on one host with an IP provider, 127.0.0.1 as the source address (node with
  * FI_SOURCE: the address the endpoint binds, port chosen by the system). */
-static int nm_ofi_getinfo(const struct fi_info *hints, struct fi_info **info)
+static int nm_ofi_getinfo(const struct nm_ofi_s *o, const struct fi_info *hints, struct fi_info **info)
 {
   if (hints->addr_format == FI_SOCKADDR_IN)
-    return fi_getinfo(NM_OFI_API, "127.0.0.1", NULL, FI_SOURCE, (struct fi_info *)hints, info);
-  return fi_getinfo(NM_OFI_API, NULL, NULL, 0, (struct fi_info *)hints, info);
+    return o->lib.getinfo(NM_OFI_API, "127.0.0.1", NULL, FI_SOURCE, hints, info);
+  return o->lib.getinfo(NM_OFI_API, NULL, NULL, 0, hints, info);
 }
 
 static int nm_ofi_open_cq(struct nm_ofi_s *o)
@@ -88,7 +88,7 @@ static int nm_ofi_open_cq(struct nm_ofi_s *o)
     attr.wait_obj = FI_WAIT_NONE;
   }
   int rc = fi_cq_open(o->domain, &attr, &o->cq, NULL);
-  return rc ? nm_ofi_err("fi_cq_open", rc) : NM_ESUCCESS;
+  return rc ? nm_ofi_err(o, "fi_cq_open", rc) : NM_ESUCCESS;
 }
 
 static void nm_ofi_close(struct nm_drv_s *drv);
@@ -107,16 +107,23 @@ static int nm_ofi_open(struct nm_drv_s *drv, const char *word, int all_local)
   o->quirk = q;
   o->wait_fd = NM_DRV_NO_FD;
   nm_pool_init(&o->op_pool, sizeof(struct nm_ofi_op_s));
+  int rc = nm_ofi_lib_open(&o->lib);
+  if (rc) {
+    nm_ofi_close(drv);
+    return rc;
+  }
   if (q->env_name)
     setenv(q->env_name, q->env_value, 0); /* read by the provider when libfabric initializes; the user's wins */
-  struct fi_info *hints = nm_ofi_hints(q, all_local);
-  if (!hints)
+  struct fi_info *hints = nm_ofi_hints(o, q, all_local);
+  if (!hints) {
+    nm_ofi_close(drv);
     return -NM_ENOMEM;
-  int rc = nm_ofi_getinfo(hints, &o->info);
-  fi_freeinfo(hints);
+  }
+  rc = nm_ofi_getinfo(o, hints, &o->info);
+  o->lib.freeinfo(hints);
   if (rc) {
     fprintf(stderr, "nmad: NMAD_DRIVER=%s: libfabric provider '%s' is not usable on this machine (%s)%s\n", word,
-            q->prov_name, fi_strerror(-rc), all_local ? "" : "; try NMAD_OFI_IFACE=<interface>");
+            q->prov_name, o->lib.strerror(-rc), all_local ? "" : "; try NMAD_OFI_IFACE=<interface>");
     nm_ofi_close(drv);
     return -NM_ENOTSUP;
   }
@@ -135,22 +142,22 @@ static int nm_ofi_open(struct nm_drv_s *drv, const char *word, int all_local)
   }
   int err = NM_ESUCCESS;
   struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
-  if ((rc = fi_fabric(o->info->fabric_attr, &o->fabric, NULL)))
-    err = nm_ofi_err("fi_fabric", rc);
+  if ((rc = o->lib.fabric(o->info->fabric_attr, &o->fabric, NULL)))
+    err = nm_ofi_err(o, "fi_fabric", rc);
   else if ((rc = fi_domain(o->fabric, o->info, &o->domain, NULL)))
-    err = nm_ofi_err("fi_domain", rc);
+    err = nm_ofi_err(o, "fi_domain", rc);
   else if ((err = nm_ofi_open_cq(o)))
     ;
   else if ((rc = fi_av_open(o->domain, &av_attr, &o->av, NULL)))
-    err = nm_ofi_err("fi_av_open", rc);
+    err = nm_ofi_err(o, "fi_av_open", rc);
   else if ((rc = fi_endpoint(o->domain, o->info, &o->ep, NULL)))
-    err = nm_ofi_err("fi_endpoint", rc);
+    err = nm_ofi_err(o, "fi_endpoint", rc);
   else if ((rc = fi_ep_bind(o->ep, &o->cq->fid, FI_TRANSMIT | FI_RECV)))
-    err = nm_ofi_err("fi_ep_bind(cq)", rc);
+    err = nm_ofi_err(o, "fi_ep_bind(cq)", rc);
   else if ((rc = fi_ep_bind(o->ep, &o->av->fid, 0)))
-    err = nm_ofi_err("fi_ep_bind(av)", rc);
+    err = nm_ofi_err(o, "fi_ep_bind(av)", rc);
   else if ((rc = fi_enable(o->ep)))
-    err = nm_ofi_err("fi_enable", rc);
+    err = nm_ofi_err(o, "fi_enable", rc);
   if (!err) {
     o->recv_mem = aligned_alloc(64, (size_t)NM_OFI_NRECV * NM_OFI_MAX_PACKET);
     if (!o->recv_mem)
@@ -161,7 +168,7 @@ static int nm_ofi_open(struct nm_drv_s *drv, const char *word, int all_local)
   if (!err && o->mr_local &&
       (rc = fi_mr_reg(o->domain, o->recv_mem, (size_t)NM_OFI_NRECV * NM_OFI_MAX_PACKET, FI_RECV, 0, 0, 0,
                       &o->recv_mr, NULL)))
-    err = nm_ofi_err("fi_mr_reg", rc);
+    err = nm_ofi_err(o, "fi_mr_reg", rc);
   for (int i = 0; !err && i < NM_OFI_NRECV; i++) {
     o->recvs[i].kind = NM_OFI_RECV;
     o->recvs[i].buf = o->recv_mem + (size_t)i * NM_OFI_MAX_PACKET;
@@ -209,7 +216,8 @@ static void nm_ofi_close(struct nm_drv_s *drv)
   if (o->fabric)
     fi_close(&o->fabric->fid);
   if (o->info)
-    fi_freeinfo(o->info);
+    o->lib.freeinfo(o->info);
+  nm_ofi_lib_close(&o->lib);
   nm_pool_destroy(&o->op_pool);
   free(o->recv_mem);
   free(o->peers);
@@ -221,7 +229,7 @@ static int nm_ofi_get_address(struct nm_drv_s *drv, void *addr, size_t *len)
 {
   struct nm_ofi_s *o = drv->priv;
   int rc = fi_getname(&o->ep->fid, addr, len);
-  return rc ? nm_ofi_err("fi_getname", rc) : NM_ESUCCESS;
+  return rc ? nm_ofi_err(o, "fi_getname", rc) : NM_ESUCCESS;
 }
 
 static int nm_ofi_connect(struct nm_drv_s *drv, uint64_t index, const void *addr, size_t len)
@@ -239,7 +247,7 @@ static int nm_ofi_connect(struct nm_drv_s *drv, uint64_t index, const void *addr
   }
   int rc = fi_av_insert(o->av, addr, 1, &o->peers[o->n_peers], 0, NULL);
   if (rc != 1)
-    return nm_ofi_err("fi_av_insert", rc < 0 ? rc : -FI_EINVAL);
+    return nm_ofi_err(o, "fi_av_insert", rc < 0 ? rc : -FI_EINVAL);
   o->n_peers++;
   return NM_ESUCCESS;
 }
@@ -277,7 +285,7 @@ static int nm_ofi_reg(struct nm_ofi_s *o, struct nm_ofi_op_s *op, const void *bu
     return NM_ESUCCESS;
   int rc = fi_mr_reg(o->domain, buf, len, access, 0, 0, 0, &op->mr, NULL);
   if (rc)
-    return nm_ofi_err("fi_mr_reg", rc);
+    return nm_ofi_err(o, "fi_mr_reg", rc);
   *desc = fi_mr_desc(op->mr);
   return NM_ESUCCESS;
 }
@@ -292,7 +300,7 @@ static int nm_ofi_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, siz
     rc = fi_inject(o->ep, buf, len, o->peers[peer]);
     if (rc == 0)
       return 1;
-    return rc == -FI_EAGAIN ? -NM_EAGAIN : nm_ofi_err("fi_inject", (int)rc);
+    return rc == -FI_EAGAIN ? -NM_EAGAIN : nm_ofi_err(o, "fi_inject", (int)rc);
   }
   struct nm_ofi_op_s *op = nm_ofi_op_get(o, NM_OFI_SEND, ctx);
   if (!op)
@@ -310,7 +318,7 @@ static int nm_ofi_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, siz
   if (rc) {
     nm_ofi_receipt_untrack(o, op);
     nm_ofi_op_put(o, op);
-    return rc == -FI_EAGAIN ? -NM_EAGAIN : nm_ofi_err("fi_send", (int)rc);
+    return rc == -FI_EAGAIN ? -NM_EAGAIN : nm_ofi_err(o, "fi_send", (int)rc);
   }
   return 0;
 }
@@ -342,7 +350,7 @@ static int nm_ofi_large_post(struct nm_drv_s *drv, uint64_t peer, void *buf, siz
   if (!err && rc == -FI_EAGAIN)
     err = -NM_EAGAIN;
   else if (!err && rc)
-    err = nm_ofi_err(is_send ? "fi_tsend" : "fi_trecv", (int)rc);
+    err = nm_ofi_err(o, is_send ? "fi_tsend" : "fi_trecv", (int)rc);
   if (err) {
     nm_ofi_receipt_untrack(o, op);
     nm_ofi_op_put(o, op);
@@ -386,7 +394,7 @@ static int nm_ofi_large_cancel(struct nm_drv_s *drv, void *ctx)
     if (op->ctx == ctx) {
       /* The cancelled op completes through the CQ with FI_ECANCELED. */
       int rc = (int)fi_cancel(&o->ep->fid, &op->fctx);
-      return rc ? nm_ofi_err("fi_cancel", rc) : NM_ESUCCESS;
+      return rc ? nm_ofi_err(o, "fi_cancel", rc) : NM_ESUCCESS;
     }
   return -NM_ENOTFOUND;
 }

@@ -8,6 +8,7 @@
 #define NM_OFI_PRIVATE_H
 
 #include "drivers/nm_driver.h"
+#include "drivers/ofi/nm_ofi_lib.h"
 #include "drivers/ofi/nm_ofi_quirks.h"
 #include "nmad/core/nm_pool.h"
 #include <rdma/fabric.h>
@@ -43,6 +44,7 @@ struct nm_ofi_receipt_s {
 };
 
 struct nm_ofi_s {
+  struct nm_ofi_lib_s lib; /* libfabric's functions, loaded at open (nm_ofi_lib.h) */
   const struct nm_ofi_quirk_s *quirk;
   struct fi_info *info;
   struct fid_fabric *fabric;
