@@ -3,7 +3,8 @@
  * fi_tsend/fi_trecv matched by the receiver-chosen rendezvous tag, straight from/into user memory.
  * Where the provider's FI_SOURCE is trustworthy, packets are read with fi_cq_readfrom and reach the core with the
  * sender's AV index (= rank), and a sender outside the AV is refused (NM_DRV_F_AUTH_SOURCE).
- * Provider differences live in nm_ofi_quirks.c. */
+ * Provider differences live in nm_ofi_quirks.c. libfabric itself is loaded when the driver opens (nm_ofi_lib.h): the
+ * few functions that are not inline wrappers are called through o->lib. */
 #include "drivers/ofi/nm_ofi_private.h"
 #include <nmad/nm_errno.h>
 #include <rdma/fabric.h>
