@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include "drivers/sm/nm_sm_private.h"
 #include "tests/drv_endpoints.h"
 #include <nmad/nm_errno.h>
@@ -244,6 +245,17 @@ START_TEST(test_packet_passes_large_copy)
 }
 END_TEST
 
+static struct nm_sm_s *priv(int i) { return ep[i].priv; }
+
+/* Mark urgent traffic through endpoint @p i just now, as an express packet sent or read there does (nm_sm.c, "step
+ * sizes"): its copies then go by NM_SM_PULL_STEP. */
+static void urgent_now(int i)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  priv(i)->urgent_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* Whether bytes [from, from + len) of dst are src's (1) or still zero (0); -1 if neither. */
 static int step_state(const unsigned char *src, const unsigned char *dst, size_t from, size_t len)
 {
@@ -262,6 +274,7 @@ START_TEST(test_packet_pass_defers_copy_once)
   const size_t step = NM_SM_PULL_STEP, len = 4 * step;
   unsigned char *src = malloc(len), *dst = calloc(1, len), b[8];
   ck_assert(src && dst);
+  urgent_now(1); /* steps of NM_SM_PULL_STEP */
   for (size_t i = 0; i < len; i++)
     src[i] = (unsigned char)(1 + i % 250); /* never 0: a copied byte always shows */
   int sctx, rctx;
@@ -294,7 +307,6 @@ END_TEST
 
 /* ---- cooperative copy: a large copy shared by the receiver (reads) and the sender (writes) ---- */
 
-static struct nm_sm_s *priv(int i) { return ep[i].priv; }
 
 /* Post a large receive on ep[1] and its send on ep[0], then progress ep[1] always and ep[0] only while
  * @p sender_progresses, until both transfers are reported (ep[0] is progressed at the end to take its LFIN).
@@ -319,13 +331,15 @@ static int coop_round(unsigned char *src, unsigned char *dst, size_t len, int se
   return seen[1].large_err[0];
 }
 
-/* Both sides progress: both copy chunks, every chunk exactly once, the bytes are the sender's. */
+/* Both sides progress: both copy chunks, every chunk exactly once, the bytes are the sender's (urgent traffic
+ * through the receiver: chunks of NM_SM_PULL_STEP). */
 START_TEST(test_coop_copy_shared)
 {
   const size_t len = 4 * 1024 * 1024 + 5, chunks = (len + NM_SM_PULL_STEP - 1) / NM_SM_PULL_STEP;
   unsigned char *src = malloc(len), *dst = calloc(1, len);
   ck_assert(src && dst);
   fill(src, len, 11);
+  urgent_now(1);
   ck_assert(priv(1)->coop_on);
   ck_assert_int_eq(coop_round(src, dst, len, 1), 0);
   ck_assert_int_eq(memcmp(src, dst, len), 0);
@@ -339,11 +353,67 @@ START_TEST(test_coop_copy_shared)
 }
 END_TEST
 
+/* Chunk sizes follow urgent traffic (nm_sm.c, "step sizes"): without any, a shared copy goes by chunks of half the
+ * transfer (at most NM_SM_STEP_MAX), one per side; once the receiver has read an express packet, by NM_SM_PULL_STEP;
+ * a sender with urgent traffic of its own leaves long chunks to the receiver. */
+START_TEST(test_coop_chunks_follow_urgent_traffic)
+{
+  const size_t len = 1024 * 1024;
+  unsigned char *src = malloc(len), *dst = calloc(1, len);
+  ck_assert(src && dst);
+  fill(src, len, 21);
+  ck_assert_int_eq(coop_round(src, dst, len, 1), 0);
+  ck_assert_int_eq(memcmp(src, dst, len), 0);
+  ck_assert_uint_eq(priv(0)->coop_pushed + priv(1)->coop_pulled, 2);
+  /* 4 MiB + 5: capped at NM_SM_STEP_MAX per chunk */
+  const size_t big = 4 * 1024 * 1024 + 5;
+  unsigned char *bsrc = malloc(big), *bdst = calloc(1, big);
+  ck_assert(bsrc && bdst);
+  fill(bsrc, big, 22);
+  memset(seen, 0, sizeof(seen));
+  uint64_t pushed = priv(0)->coop_pushed, pulled = priv(1)->coop_pulled;
+  ck_assert_int_eq(coop_round(bsrc, bdst, big, 1), 0);
+  ck_assert_int_eq(memcmp(bsrc, bdst, big), 0);
+  ck_assert_uint_eq(priv(0)->coop_pushed - pushed + priv(1)->coop_pulled - pulled, (big + NM_SM_STEP_MAX - 1) / NM_SM_STEP_MAX);
+  /* an express packet read by the receiver: the next copy goes by NM_SM_PULL_STEP */
+  unsigned char b[8];
+  fill(b, sizeof(b), 23);
+  struct iovec iov = {b, sizeof(b)};
+  ck_assert_int_eq(ep[0].ops->send_urgent(&ep[0], 1, &iov, 1, sizeof(b), NULL), 1);
+  memset(seen, 0, sizeof(seen));
+  ep[1].ops->progress(&ep[1]);
+  ck_assert_int_eq(seen[1].n_pkts, 1);
+  memset(seen, 0, sizeof(seen));
+  memset(dst, 0, len);
+  pushed = priv(0)->coop_pushed;
+  pulled = priv(1)->coop_pulled;
+  ck_assert_int_eq(coop_round(src, dst, len, 1), 0);
+  ck_assert_int_eq(memcmp(src, dst, len), 0);
+  ck_assert_uint_eq(priv(0)->coop_pushed - pushed + priv(1)->coop_pulled - pulled, len / NM_SM_PULL_STEP);
+  /* the sender just sent an express packet (so did it above: it is urgent too), the receiver is calm again: the
+   * receiver copies both long chunks alone */
+  priv(1)->urgent_ns = 0;
+  urgent_now(0);
+  memset(seen, 0, sizeof(seen));
+  memset(dst, 0, len);
+  pushed = priv(0)->coop_pushed;
+  pulled = priv(1)->coop_pulled;
+  ck_assert_int_eq(coop_round(src, dst, len, 1), 0);
+  ck_assert_int_eq(memcmp(src, dst, len), 0);
+  ck_assert_uint_eq(priv(0)->coop_pushed - pushed, 0);
+  ck_assert_uint_eq(priv(1)->coop_pulled - pulled, 2);
+  free(src);
+  free(dst);
+  free(bsrc);
+  free(bdst);
+}
+END_TEST
+
 /* A sender that does not progress (it computes) leaves every chunk to the receiver; its invitation, read after
  * the copy is over, claims nothing. */
 START_TEST(test_coop_copy_sender_away)
 {
-  const size_t len = 2 * 1024 * 1024, chunks = len / NM_SM_PULL_STEP;
+  const size_t len = 2 * 1024 * 1024, chunks = 2; /* no urgent traffic: half the transfer per chunk */
   unsigned char *src = malloc(len), *dst = calloc(1, len);
   ck_assert(src && dst);
   fill(src, len, 12);
@@ -926,6 +996,7 @@ int main(void)
   tcase_add_test(tc, test_packet_passes_large_copy);
   tcase_add_test(tc, test_packet_pass_defers_copy_once);
   tcase_add_test(tc, test_coop_copy_shared);
+  tcase_add_test(tc, test_coop_chunks_follow_urgent_traffic);
   tcase_add_test(tc, test_coop_copy_sender_away);
   tcase_add_test(tc, test_coop_copy_fails);
   tcase_add_test(tc, test_coop_copy_off_when_oversubscribed);

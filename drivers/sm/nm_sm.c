@@ -30,6 +30,7 @@
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef MADV_POPULATE_WRITE
@@ -283,6 +284,14 @@ static inline const struct nm_sm_rec_s *nm_sm_peer_next(const struct nm_sm_s *s,
   return p->in_ctl ? nm_sm_rec_at((const uint8_t *)p->in_ctl + NM_SM_PAGE, s->self.nonce, p->in_head, at) : NULL;
 }
 
+/* The host's clock (the time of urgent traffic, "step sizes" below). */
+static uint64_t nm_sm_now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* Wake the owner of @p p if it sleeps (or is about to). Either it sees our record's stamp (or the express ring's
  * x_tail), or we see its flag: an asymmetric
  * fence (as liburcu's), whose heavy half is the sleeper's membarrier() in nm_sm_trywait(), which makes every
@@ -455,6 +464,7 @@ static int nm_sm_send_urgent(struct nm_drv_s *drv, uint64_t peer, const struct i
                            memory_order_release);
   atomic_store_explicit(&p->hdr->express, 1, memory_order_release);
   nm_sm_wake(s, p);
+  s->urgent_ns = nm_sm_now_ns();
   return 1;
 }
 
@@ -674,12 +684,43 @@ static void nm_sm_pull_queue(struct nm_sm_s *s, struct nm_sm_large_s *r, const s
  * does not progress (it computes) leaves every chunk to the receiver. The copy ends when every chunk is done; the
  * claim word carries the generation, so a sender's claim of an older copy fails and never touches a newer one. */
 
-static uint64_t nm_sm_chunks(uint64_t len) { return (len + NM_SM_PULL_STEP - 1) / NM_SM_PULL_STEP; }
+/* ---- step sizes ----
+ * A copy step holds its progress pass: packets that arrive meanwhile wait for it. While urgent traffic goes through
+ * this rank (an express packet sent or read in the last NM_SM_URGENT_WINDOW_NS), steps are NM_SM_PULL_STEP (64 KiB,
+ * 3-5 us here), so that an urgent 8 B message behind bulk stays within a few times its idle latency (issue 15). Else
+ * a copy alone goes by steps of NM_SM_STEP_MAX, and a shared copy by chunks of half the transfer (at most
+ * NM_SM_STEP_MAX): a 64 KiB step is a system call per 64 KiB, and a copy of one chunk per side runs both at once.
+ * Ping-pong over sm, 1-2 MiB: 22-23 GB/s by 64 KiB chunks, 28 GB/s by two chunks; a transfer of one chunk alone
+ * runs at 15 GB/s (doc/performance.md, "Copy steps sized by urgent traffic"). The first urgent packet after a calm
+ * stretch may wait for one long step (up to ~70 us at 1 MiB); the ones after it do not. */
 
-/* Bytes of the step that starts at @p off of a transfer of @p len bytes. */
-static uint64_t nm_sm_step_len(uint64_t len, uint64_t off)
+/* Whether urgent traffic went through this rank lately. */
+static int nm_sm_urgent_recent(const struct nm_sm_s *s)
 {
-  return len - off < NM_SM_PULL_STEP ? len - off : NM_SM_PULL_STEP;
+  return s->urgent_ns && nm_sm_now_ns() - s->urgent_ns < NM_SM_URGENT_WINDOW_NS;
+}
+
+/* Chunk size of a shared copy of @p len bytes opened now. */
+static uint64_t nm_sm_coop_chunk(const struct nm_sm_s *s, uint64_t len)
+{
+  if (nm_sm_urgent_recent(s))
+    return NM_SM_PULL_STEP;
+  uint64_t half = (len / 2 + NM_SM_PULL_STEP - 1) / NM_SM_PULL_STEP * NM_SM_PULL_STEP;
+  return half < NM_SM_PULL_STEP ? NM_SM_PULL_STEP : half > NM_SM_STEP_MAX ? NM_SM_STEP_MAX : half;
+}
+
+/* Step of a copy made alone, decided at each step (urgent traffic that starts shortens the rest at once). */
+static uint64_t nm_sm_solo_step(const struct nm_sm_s *s)
+{
+  return nm_sm_urgent_recent(s) ? NM_SM_PULL_STEP : NM_SM_STEP_MAX;
+}
+
+static uint64_t nm_sm_chunks(uint64_t len, uint64_t chunk) { return (len + chunk - 1) / chunk; }
+
+/* Bytes of the step of at most @p step bytes that starts at @p off of a transfer of @p len bytes. */
+static uint64_t nm_sm_step_len(uint64_t len, uint64_t off, uint64_t step)
+{
+  return len - off < step ? len - off : step;
 }
 
 /* Copy NM_SM_STAGE_STEP more bytes into the first slot still filling, one step per progress pass, after the
@@ -764,8 +805,9 @@ static void nm_sm_coop_open(struct nm_sm_s *s, struct nm_sm_large_s *r)
     s->coop_gen = 1; /* 0 means "not shared" */
   atomic_store_explicit(&h->coop_done, 0, memory_order_relaxed);
   atomic_store_explicit(&h->coop_claim, (uint64_t)s->coop_gen << 32, memory_order_release);
+  r->coop_chunk = nm_sm_coop_chunk(s, r->src_len);
   struct nm_sm_lhelp_s help = {.id = r->id, .gen = s->coop_gen, .dst = (uint64_t)(uintptr_t)r->buf,
-                               .len = r->src_len};
+                               .len = r->src_len, .chunk = r->coop_chunk};
   if (nm_sm_ctrl(s, r->peer, NM_SM_LHELP, &help, sizeof(help)) == NM_ESUCCESS) {
     r->coop_gen = s->coop_gen;
   } else { /* no memory for the invitation: copy alone, and do not ask again at every pass */
@@ -787,12 +829,12 @@ static enum nm_sm_coop_step_e nm_sm_coop_pull(struct nm_sm_s *s, struct nm_sm_la
   enum nm_sm_coop_step_e step = NM_SM_COOP_WAITING;
   struct nm_sm_seg_hdr_s *h = (struct nm_sm_seg_hdr_s *)s->seg;
   pid_t pid = (pid_t)s->peers[r->peer].addr.pid;
-  uint64_t n = nm_sm_chunks(r->src_len);
+  uint64_t n = nm_sm_chunks(r->src_len, r->coop_chunk);
   if (!r->coop_closed) {
     int64_t k = nm_sm_coop_claim(&h->coop_claim, r->coop_gen, n);
     if (k >= 0) {
-      uint64_t off = (uint64_t)k * NM_SM_PULL_STEP;
-      r->err = nm_sm_cma(pid, 0, r->buf, r->src, off, nm_sm_step_len(r->src_len, off));
+      uint64_t off = (uint64_t)k * r->coop_chunk;
+      r->err = nm_sm_cma(pid, 0, r->buf, r->src, off, nm_sm_step_len(r->src_len, off, r->coop_chunk));
       atomic_fetch_add_explicit(&h->coop_done, 1, memory_order_acq_rel);
       s->coop_pulled++;
       step = NM_SM_COOP_COPIED;
@@ -832,15 +874,18 @@ static int nm_sm_coop_push(struct nm_sm_s *s)
   for (struct nm_sm_large_s *l = s->lsends; l && s->coop_invited; l = l->next) {
     if (!l->coop_gen)
       continue;
+    if (l->coop_chunk > NM_SM_PULL_STEP && nm_sm_urgent_recent(s))
+      continue; /* a long step here would hold our urgent traffic: the receiver copies those chunks */
     struct nm_sm_peer_s *p = &s->peers[l->peer];
-    int64_t k = nm_sm_coop_claim(&p->hdr->coop_claim, l->coop_gen, nm_sm_chunks(l->len));
+    int64_t k = nm_sm_coop_claim(&p->hdr->coop_claim, l->coop_gen, nm_sm_chunks(l->len, l->coop_chunk));
     if (k < 0) {
       l->coop_gen = 0; /* all claimed, or over */
       s->coop_invited--;
       continue;
     }
-    uint64_t off = (uint64_t)k * NM_SM_PULL_STEP;
-    if (nm_sm_cma((pid_t)p->addr.pid, 1, l->buf, l->coop_dst, off, nm_sm_step_len(l->len, off)) != NM_ESUCCESS) {
+    uint64_t off = (uint64_t)k * l->coop_chunk;
+    if (nm_sm_cma((pid_t)p->addr.pid, 1, l->buf, l->coop_dst, off, nm_sm_step_len(l->len, off, l->coop_chunk)) !=
+        NM_ESUCCESS) {
       atomic_store_explicit(&p->hdr->coop_bad, l->coop_gen, memory_order_release);
       l->coop_gen = 0;
       s->coop_invited--;
@@ -868,7 +913,8 @@ static int nm_sm_pull_step(struct nm_sm_s *s)
     if (step != NM_SM_COOP_OVER)
       return step == NM_SM_COOP_COPIED;
   } else if (!r->err) {
-    uint64_t n = nm_sm_step_len(r->src_len, r->got);
+    /* a staged read is a memcpy on an oversubscribed host: by NM_SM_PULL_STEP, which measured faster there */
+    uint64_t n = nm_sm_step_len(r->src_len, r->got, r->stage ? NM_SM_PULL_STEP : nm_sm_solo_step(s));
     if (r->stage) { /* from the sender's staging slot (checked at its LRTS: stage <= slots, len <= slot) */
       const uint8_t *slots = nm_sm_stage_map(&s->peers[r->peer]);
       if (slots)
@@ -980,12 +1026,14 @@ static int nm_sm_control(struct nm_drv_s *drv, uint64_t peer, uint32_t kind, con
     memcpy(&help, body, sizeof(help));
     for (struct nm_sm_large_s *l = s->lsends; l; l = l->next)
       if (l->peer == peer && l->id == help.id) {
-        if (help.len != l->len || help.gen == 0 || help.gen > UINT32_MAX || !s->peers[peer].hdr)
+        if (help.len != l->len || help.gen == 0 || help.gen > UINT32_MAX || !s->peers[peer].hdr ||
+            help.chunk < NM_SM_PULL_STEP || help.chunk > NM_SM_STEP_MAX || help.chunk % NM_SM_PULL_STEP)
           return -1;
         if (!l->coop_gen)
           s->coop_invited++;
         l->coop_gen = help.gen;
         l->coop_dst = help.dst;
+        l->coop_chunk = help.chunk;
         return 0;
       }
     return -1; /* no such send of ours (an invitation always comes before its LFIN) */
@@ -1049,6 +1097,8 @@ static int nm_sm_drain_express(struct nm_drv_s *drv, uint64_t peer)
   }
   if (--p->x_depth == 0 && !p->dead)
     atomic_store_explicit(&ctl->x_head, p->x_in_head, memory_order_release);
+  if (n)
+    s->urgent_ns = nm_sm_now_ns();
   return n;
 }
 

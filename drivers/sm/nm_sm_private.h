@@ -31,8 +31,8 @@
 _Static_assert(2 * ((NM_SM_REC_HDR + NM_SM_MAX_PACKET + NM_SM_REC_ALIGN - 1) / NM_SM_REC_ALIGN * NM_SM_REC_ALIGN) <=
                    NM_SM_RING_BYTES,
                "an sm record must fit twice in a ring");
-#define NM_SM_MAGIC 0x6e6d61642d736d35ull /* "nmad-sm5" (sm1: no express ring, sm2: no express_from, sm3: a tail,
-                                             sm4: no done marks) */
+#define NM_SM_MAGIC 0x6e6d61642d736d36ull /* "nmad-sm6" (sm1: no express ring, sm2: no express_from, sm3: a tail,
+                                             sm4: no done marks, sm5: fixed 64 KiB chunks) */
 /* The express ring (nm_sm.c, "express packets"): fixed slots in the rest of each ring's control page. */
 #define NM_SM_XSLOT 512u                           /* bytes of one slot: a record header and its packet */
 #define NM_SM_XSLOTS 7u
@@ -43,7 +43,12 @@ _Static_assert(2 * ((NM_SM_REC_HDR + NM_SM_MAX_PACKET + NM_SM_REC_ALIGN - 1) / N
  * feel; up to 16, at most 15 interrupts per sleep, and sleeps come after 1-10 ms of idle waiting. */
 #define NM_SM_ASYM_PEERS 16
 #define NM_SM_BURST 64                             /* records read from one ring per progress pass */
-#define NM_SM_PULL_STEP (64u * 1024u)             /* bytes of CMA copy per progress pass (packets pass between) */
+#define NM_SM_PULL_STEP (64u * 1024u)             /* bytes of CMA copy per progress pass while urgent traffic flows */
+/* Without urgent traffic through this rank for NM_SM_URGENT_WINDOW_NS, a large copy goes by steps of up to
+ * NM_SM_STEP_MAX (a shared copy: half the transfer, at least NM_SM_PULL_STEP): fewer system calls, and a shared copy
+ * of one chunk per side (nm_sm.c, "step sizes"). A multiple of NM_SM_PULL_STEP. */
+#define NM_SM_STEP_MAX (1024u * 1024u)
+#define NM_SM_URGENT_WINDOW_NS 100000000ull
 #define NM_SM_COOP_MIN (128u * 1024u)             /* a large copy from this length on is shared with its sender */
 /* Staged sends (nm_sm.c, "staged sends"): slots after the rings, each holding one large send read by several peers. */
 #define NM_SM_STAGE_SLOTS 4u
@@ -115,10 +120,11 @@ struct nm_sm_lfin_s {
 };
 
 struct nm_sm_lhelp_s {
-  uint64_t id;  /* the send's (its LRTS's) */
-  uint64_t gen; /* the copy's generation in the receiver's claim word */
-  uint64_t dst; /* the receive buffer, in the receiver's address space */
-  uint64_t len; /* bytes to copy: the send's length */
+  uint64_t id;    /* the send's (its LRTS's) */
+  uint64_t gen;   /* the copy's generation in the receiver's claim word */
+  uint64_t dst;   /* the receive buffer, in the receiver's address space */
+  uint64_t len;   /* bytes to copy: the send's length */
+  uint64_t chunk; /* bytes per chunk: a multiple of NM_SM_PULL_STEP, at most NM_SM_STEP_MAX */
 };
 
 /** What a rank publishes: where its segment and its wake-up pipe are. */
@@ -165,6 +171,7 @@ struct nm_sm_large_s {
    * were claimed (the copy ends when that many are done); send: the invitation's generation (0: none) and
    * destination */
   uint64_t coop_gen, coop_dst, coop_closed;
+  uint64_t coop_chunk; /* bytes per chunk of the shared copy (receive: chosen at its invitation; send: as invited) */
   int no_coop; /* receive shorter than its send (truncated get rendezvous): copied alone */
   uint64_t stage; /* send: its staging slot + 1 (0: read from buf by CMA); receive: the LRTS's stage field */
   int rts_wait;   /* send: its LRTS goes once its staging slot is filled (nm_sm_stage_fill_step()) */
@@ -204,7 +211,7 @@ struct nm_sm_s {
   struct nm_sm_large_s *lsends;  /* waiting for their LFIN */
   struct nm_sm_large_s *lrecvs;  /* posted, waiting for their LRTS */
   struct nm_sm_large_s *rts_early; /* LRTS before its receive was posted */
-  struct nm_sm_large_s *pulls, *pulls_tail; /* receives with their LRTS, copied NM_SM_PULL_STEP per pass, FIFO */
+  struct nm_sm_large_s *pulls, *pulls_tail; /* receives with their LRTS, copied a step per pass, FIFO */
   int pull_yielded;              /* the last pass skipped its copy step for packets (nm_sm_progress()) */
   struct nm_sm_large_s *done;    /* completed or cancelled, reported at the next progress */
   struct nm_sm_ctrl_s *ctrl_head, *ctrl_tail; /* control records waiting for ring room */
@@ -214,6 +221,7 @@ struct nm_sm_s {
   int coop_told;                 /* coop_on comes from the launcher's count (nm_sm_host_oversubscribed()) */
   uint64_t coop_pulled, coop_pushed; /* chunks of shared copies copied here as receiver, as sender (tests) */
   int coop_invited;              /* sends with an invitation not used up (coop_gen != 0) */
+  uint64_t urgent_ns;            /* CLOCK_MONOTONIC of the last express packet sent or read here (0: none yet) */
   struct nm_sm_stage_s stage[NM_SM_STAGE_SLOTS];
   unsigned stage_used; /* slots with refs > 0: while none is, a progress pass does not look at the slots */
   uint64_t staged_sends, staged_reads; /* sends announced from a slot, receives copied from one (tests) */
