@@ -353,28 +353,34 @@ START_TEST(test_coop_copy_shared)
 }
 END_TEST
 
+/* One shared copy of @p len bytes (fill(@p k)), both sides progressing, checked; *pushed and *pulled get the chunks
+ * the sender and the receiver copied. */
+static void coop_counted(size_t len, int k, uint64_t *pushed, uint64_t *pulled)
+{
+  unsigned char *src = malloc(len), *dst = calloc(1, len);
+  ck_assert(src && dst);
+  fill(src, len, k);
+  memset(seen, 0, sizeof(seen));
+  uint64_t pushed0 = priv(0)->coop_pushed, pulled0 = priv(1)->coop_pulled;
+  ck_assert_int_eq(coop_round(src, dst, len, 1), 0);
+  ck_assert_int_eq(memcmp(src, dst, len), 0);
+  *pushed = priv(0)->coop_pushed - pushed0;
+  *pulled = priv(1)->coop_pulled - pulled0;
+  free(src);
+  free(dst);
+}
+
 /* Chunk sizes follow urgent traffic (nm_sm.c, "step sizes"): without any, a shared copy goes by chunks of half the
  * transfer (at most NM_SM_STEP_MAX), one per side; once the receiver has read an express packet, by NM_SM_PULL_STEP;
  * a sender with urgent traffic of its own leaves long chunks to the receiver. */
 START_TEST(test_coop_chunks_follow_urgent_traffic)
 {
-  const size_t len = 1024 * 1024;
-  unsigned char *src = malloc(len), *dst = calloc(1, len);
-  ck_assert(src && dst);
-  fill(src, len, 21);
-  ck_assert_int_eq(coop_round(src, dst, len, 1), 0);
-  ck_assert_int_eq(memcmp(src, dst, len), 0);
-  ck_assert_uint_eq(priv(0)->coop_pushed + priv(1)->coop_pulled, 2);
-  /* 4 MiB + 5: capped at NM_SM_STEP_MAX per chunk */
-  const size_t big = 4 * 1024 * 1024 + 5;
-  unsigned char *bsrc = malloc(big), *bdst = calloc(1, big);
-  ck_assert(bsrc && bdst);
-  fill(bsrc, big, 22);
-  memset(seen, 0, sizeof(seen));
-  uint64_t pushed = priv(0)->coop_pushed, pulled = priv(1)->coop_pulled;
-  ck_assert_int_eq(coop_round(bsrc, bdst, big, 1), 0);
-  ck_assert_int_eq(memcmp(bsrc, bdst, big), 0);
-  ck_assert_uint_eq(priv(0)->coop_pushed - pushed + priv(1)->coop_pulled - pulled, (big + NM_SM_STEP_MAX - 1) / NM_SM_STEP_MAX);
+  const size_t len = 1024 * 1024, big = 4 * 1024 * 1024 + 5;
+  uint64_t pushed, pulled;
+  coop_counted(len, 21, &pushed, &pulled);
+  ck_assert_uint_eq(pushed + pulled, 2);
+  coop_counted(big, 22, &pushed, &pulled); /* capped at NM_SM_STEP_MAX per chunk */
+  ck_assert_uint_eq(pushed + pulled, (big + NM_SM_STEP_MAX - 1) / NM_SM_STEP_MAX);
   /* an express packet read by the receiver: the next copy goes by NM_SM_PULL_STEP */
   unsigned char b[8];
   fill(b, sizeof(b), 23);
@@ -383,29 +389,15 @@ START_TEST(test_coop_chunks_follow_urgent_traffic)
   memset(seen, 0, sizeof(seen));
   ep[1].ops->progress(&ep[1]);
   ck_assert_int_eq(seen[1].n_pkts, 1);
-  memset(seen, 0, sizeof(seen));
-  memset(dst, 0, len);
-  pushed = priv(0)->coop_pushed;
-  pulled = priv(1)->coop_pulled;
-  ck_assert_int_eq(coop_round(src, dst, len, 1), 0);
-  ck_assert_int_eq(memcmp(src, dst, len), 0);
-  ck_assert_uint_eq(priv(0)->coop_pushed - pushed + priv(1)->coop_pulled - pulled, len / NM_SM_PULL_STEP);
-  /* the sender just sent an express packet (so did it above: it is urgent too), the receiver is calm again: the
-   * receiver copies both long chunks alone */
+  coop_counted(len, 24, &pushed, &pulled);
+  ck_assert_uint_eq(pushed + pulled, len / NM_SM_PULL_STEP);
+  /* the receiver calm again, the sender urgent (it has just sent that express packet): the receiver copies both
+   * long chunks alone */
   priv(1)->urgent_ns = 0;
   urgent_now(0);
-  memset(seen, 0, sizeof(seen));
-  memset(dst, 0, len);
-  pushed = priv(0)->coop_pushed;
-  pulled = priv(1)->coop_pulled;
-  ck_assert_int_eq(coop_round(src, dst, len, 1), 0);
-  ck_assert_int_eq(memcmp(src, dst, len), 0);
-  ck_assert_uint_eq(priv(0)->coop_pushed - pushed, 0);
-  ck_assert_uint_eq(priv(1)->coop_pulled - pulled, 2);
-  free(src);
-  free(dst);
-  free(bsrc);
-  free(bdst);
+  coop_counted(len, 25, &pushed, &pulled);
+  ck_assert_uint_eq(pushed, 0);
+  ck_assert_uint_eq(pulled, 2);
 }
 END_TEST
 
