@@ -17,6 +17,16 @@ const char *nm_coll_alltoall_algo_name(enum nm_coll_alltoall_algo_e algo)
   return (int)algo >= 0 && algo < NM_COLL_ALLTOALL_NALGOS ? nm_a2a_names[algo] : NULL;
 }
 
+/* Whether an oversubscribed job over shared memory posts its p - 1 blocks of @p block bytes all at once
+ * (nm_coll_alltoall_choose_job()): eager blocks while a member's burst stays within
+ * NM_COLL_ALLTOALL_OVERSUB_BURST_MAX, rendezvous blocks up to NM_COLL_ALLTOALL_OVERSUB_LINEAR_MAX_P members. */
+static int nm_a2a_oversub_linear(int p, nm_len_t block)
+{
+  if (block < NM_COLL_ALLTOALL_OVERSUB_RDV_FROM)
+    return (uint64_t)(p - 1) * block <= NM_COLL_ALLTOALL_OVERSUB_BURST_MAX;
+  return p <= NM_COLL_ALLTOALL_OVERSUB_LINEAR_MAX_P;
+}
+
 /* nm_coll_alltoall_choose_net() with the override of @p group (NULL: the environment's). */
 static int nm_a2a_choose(const struct nm_coll_group_s *group, int p, nm_len_t block, int job_oversubscribed,
                          uint32_t latency_ns, enum nm_coll_alltoall_algo_e *algo)
@@ -31,11 +41,7 @@ static int nm_a2a_choose(const struct nm_coll_group_s *group, int p, nm_len_t bl
     *algo = block > 0 && block <= NM_COLL_ALLTOALL_OVERSUB_BRUCK_UPTO && p >= 4 ? NM_COLL_ALLTOALL_BRUCK
                                                                                 : NM_COLL_ALLTOALL_LINEAR;
   else if (job_oversubscribed)
-    *algo = (block < NM_COLL_ALLTOALL_OVERSUB_RDV_FROM
-                 ? (uint64_t)(p - 1) * block <= NM_COLL_ALLTOALL_OVERSUB_BURST_MAX
-                 : p <= NM_COLL_ALLTOALL_OVERSUB_LINEAR_MAX_P)
-                ? NM_COLL_ALLTOALL_LINEAR
-                : NM_COLL_ALLTOALL_PAIRWISE;
+    *algo = nm_a2a_oversub_linear(p, block) ? NM_COLL_ALLTOALL_LINEAR : NM_COLL_ALLTOALL_PAIRWISE;
   else
     *algo = block > 0 && block <= 256 && p >= 4 ? NM_COLL_ALLTOALL_BRUCK : NM_COLL_ALLTOALL_PAIRWISE;
   return 0;

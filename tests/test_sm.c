@@ -252,7 +252,7 @@ static struct nm_sm_s *priv(int i) { return ep[i].priv; }
 static void urgent_now(int i)
 {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
   priv(i)->urgent_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 

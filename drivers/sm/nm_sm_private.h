@@ -221,7 +221,7 @@ struct nm_sm_s {
   int coop_told;                 /* coop_on comes from the launcher's count (nm_sm_host_oversubscribed()) */
   uint64_t coop_pulled, coop_pushed; /* chunks of shared copies copied here as receiver, as sender (tests) */
   int coop_invited;              /* sends with an invitation not used up (coop_gen != 0) */
-  uint64_t urgent_ns;            /* CLOCK_MONOTONIC of the last express packet sent or read here (0: none yet) */
+  uint64_t urgent_ns;            /* CLOCK_MONOTONIC_COARSE of the last express packet sent or read here (0: none) */
   struct nm_sm_stage_s stage[NM_SM_STAGE_SLOTS];
   unsigned stage_used; /* slots with refs > 0: while none is, a progress pass does not look at the slots */
   uint64_t staged_sends, staged_reads; /* sends announced from a slot, receives copied from one (tests) */
