@@ -36,6 +36,26 @@ static int nm_ofi_post_recv(struct nm_ofi_s *o, struct nm_ofi_op_s *op)
   return rc ? nm_ofi_err(o, "fi_recv", (int)rc) : NM_ESUCCESS;
 }
 
+#define NM_OFI_JOB_MAX 39          /* an NMAD_RUN_JOB value: NMAD_RUN_JOB_CHARS - 1 (nmad_run_shm.h) */
+#define NM_OFI_REGION_NAME_MAX 96  /* "nmad-j" + job + pid + clock; shm accepts up to 256 */
+
+/* The endpoint's name where the provider names a host-wide resource after it (shm: its region in /dev/shm):
+ * "nmad-<pid>-<clock>", unique on the host, or under nmad-run "nmad-j<job>-<pid>-<clock>", which nmad-run
+ * removes when the job ends if a killed rank left it behind (nmad/launcher/nmad_run_shm.h). NMAD_RUN_JOB is
+ * taken only as nmad-run writes it (hexadecimal digits and 'x'), anything else as if unset. */
+static void nm_ofi_region_name(char name[NM_OFI_REGION_NAME_MAX])
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const char *job = getenv("NMAD_RUN_JOB");
+  size_t jlen = job ? strlen(job) : 0;
+  if (jlen == 0 || jlen > NM_OFI_JOB_MAX || strspn(job, "0123456789abcdefx") != jlen)
+    snprintf(name, NM_OFI_REGION_NAME_MAX, "nmad-%d-%lx%09lx", (int)getpid(), (long)ts.tv_sec, ts.tv_nsec);
+  else
+    snprintf(name, NM_OFI_REGION_NAME_MAX, "nmad-j%s-%d-%lx%09lx", job, (int)getpid(), (long)ts.tv_sec,
+             ts.tv_nsec);
+}
+
 static struct fi_info *nm_ofi_hints(const struct nm_ofi_s *o, const struct nm_ofi_quirk_s *q, int all_local)
 {
   struct fi_info *hints = o->lib.dupinfo(NULL); /* fi_allocinfo() */
@@ -133,10 +153,8 @@ static int nm_ofi_open(struct nm_drv_s *drv, const char *word, int all_local)
   o->receipts = q->receipts && (o->info->caps & FI_SOURCE) && o->info->domain_attr->cq_data_size >= 8;
   o->read_source = o->auth_source || o->receipts;
   if (q->unique_name) {
-    struct timespec ts;
-    char name[64];
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    snprintf(name, sizeof(name), "nmad-%d-%lx%09lx", (int)getpid(), (long)ts.tv_sec, ts.tv_nsec);
+    char name[NM_OFI_REGION_NAME_MAX];
+    nm_ofi_region_name(name);
     free(o->info->src_addr);
     o->info->src_addr = strdup(name);
     o->info->src_addrlen = o->info->src_addr ? strlen(name) + 1 : 0;

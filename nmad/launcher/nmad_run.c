@@ -3,8 +3,9 @@
  * @brief `nmad-run`: start N processes of one program on this host, serve their bootstrap collectives and
  *        report failures (documented in doc/nmad-run.md).
  *
- * Each child gets one end of a socketpair as NMAD_RUN_FD (frames of nmad_run_proto.h), NMAD_RUN_RANK and
- * NMAD_RUN_SIZE. One poll() loop serves everything: the children's frames (read incrementally, so a slow or
+ * Each child gets one end of a socketpair as NMAD_RUN_FD (frames of nmad_run_proto.h), NMAD_RUN_RANK,
+ * NMAD_RUN_SIZE, the job key and the job's name (NMAD_RUN_JOB: what a killed rank left in /dev/shm under that
+ * name is removed when the job ends, nmad_run_shm.h). One poll() loop serves everything: the children's frames (read incrementally, so a slow or
  * broken child never blocks the others), signals (through a self-pipe: SIGCHLD, and the signals forwarded to
  * the children), and three deadlines (--timeout, the grace period after a failure, SIGKILL after SIGTERM).
  * A rank that aborts (ABORT frame: MPI_Abort, nm_launcher_abort) ends the job at once: every rank gets SIGTERM,
@@ -21,6 +22,7 @@
 
 #include "nmad_run_bind.h"
 #include "nmad_run_proto.h"
+#include "nmad_run_shm.h"
 
 #include <nmad/nm_errno.h>
 
@@ -95,6 +97,7 @@ struct run_s {
   pid_t self;
   int sig_rd;
   char job_key[NMAD_RUN_KEY_CHARS]; /**< given to every rank as NMAD_RUN_KEY (doc/reliability.md) */
+  char job_name[NMAD_RUN_JOB_CHARS]; /**< given to every rank as NMAD_RUN_JOB (nmad_run_shm.h) */
 
   struct rank_s *ranks;
   int nalive;
@@ -198,7 +201,8 @@ static int add_xvar(struct run_s *run, const char *arg)
     fprintf(stderr, "nmad-run: -x %s: not a valid variable name (expected VAR=VALUE or VAR)\n", arg);
     return -1;
   }
-  static const char *const reserved[] = { "NMAD_RUN_FD", "NMAD_RUN_RANK", "NMAD_RUN_SIZE", NMAD_RUN_KEY_ENV };
+  static const char *const reserved[] = { "NMAD_RUN_FD", "NMAD_RUN_RANK", "NMAD_RUN_SIZE", NMAD_RUN_KEY_ENV,
+                                          NMAD_RUN_JOB_ENV };
   for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
     if (strlen(reserved[i]) == nlen && strncmp(arg, reserved[i], nlen) == 0) {
       fprintf(stderr, "nmad-run: -x %s: %s is set by nmad-run itself\n", arg, reserved[i]);
@@ -418,6 +422,7 @@ static void exec_child(struct run_s *run, int rank, int fd, const sigset_t *orig
   snprintf(buf, sizeof(buf), "%d", run->n);
   setenv("NMAD_RUN_SIZE", buf, 1);
   setenv(NMAD_RUN_KEY_ENV, run->job_key, 1);
+  setenv(NMAD_RUN_JOB_ENV, run->job_name, 1);
   for (int i = 0; i < run->nxvars; i++)
     if (run->xvars[i].value != NULL)
       setenv(run->xvars[i].name, run->xvars[i].value, 1);
@@ -840,6 +845,7 @@ int main(int argc, char **argv)
     return 1;
   }
   nmad_run_key_format(key, run.job_key);
+  nmad_run_job_name(run.self, run.job_name);
   run.ranks = calloc((size_t)run.n, sizeof(*run.ranks));
   struct pollfd *pfds = calloc((size_t)run.n + 1, sizeof(*pfds));
   int *pfd_rank = calloc((size_t)run.n + 1, sizeof(*pfd_rank));
@@ -864,9 +870,11 @@ int main(int argc, char **argv)
     signal_all(&run, SIGKILL);
     while (run.nalive > 0 && waitpid(-1, NULL, 0) > 0)
       run.nalive--;
+    nmad_run_shm_sweep(run.job_name);
     return 1;
   }
   main_loop(&run, pfds, pfd_rank);
+  nmad_run_shm_sweep(run.job_name); /* every rank is reaped: what is left was a killed rank's */
 
   rc = exit_status(&run);
   coll_reset(&run);
