@@ -300,26 +300,33 @@ END_TEST
 START_TEST(test_gate_fail_mid_message)
 {
   int posted = _i;
-  static uint8_t s[3000], r[3000];
-  nm_sr_request_t sr, rr;
-  fill(s, sizeof(s), 6);
-  if (posted)
-    ck_assert_int_eq(nm_sr_irecv(sb, gb(), 8, r, sizeof(r), &rr), 0);
-  ck_assert_int_eq(nm_sr_isend(sa, ga(), 8, s, sizeof(s), &sr), 0);
-  ck_assert_int_ge(fa->n_pkts, 3);
-  nm_core_packet(b, &b->drvs[0], fa->pkts[0].buf, fa->pkts[0].len, 0); /* the first piece only */
-  fa->n_pkts = 0;
+  static uint8_t s[2][3000], r[2][3000];
+  nm_sr_request_t sr[2], rr[2];
+  /* Two messages in reassembly at once: the first is kept apart (gate->frag_one), the second in the hash. */
+  for (int m = 0; m < 2; m++) {
+    fill(s[m], sizeof(s[m]), 6u + (unsigned)m);
+    if (posted)
+      ck_assert_int_eq(nm_sr_irecv(sb, gb(), 8u + (nm_tag_t)m, r[m], sizeof(r[m]), &rr[m]), 0);
+    ck_assert_int_eq(nm_sr_isend(sa, ga(), 8u + (nm_tag_t)m, s[m], sizeof(s[m]), &sr[m]), 0);
+    nm_core_progress(a);
+    ck_assert_int_ge(fa->n_pkts, 3);
+    nm_core_packet(b, &b->drvs[0], fa->pkts[0].buf, fa->pkts[0].len, 0); /* the first piece only */
+    fa->n_pkts = 0;
+  }
+  ck_assert_ptr_nonnull(gb()->frag_one);
   ck_assert_ptr_nonnull(gb()->frags);
   struct nm_core_stats_s st;
   nm_core_get_stats(b, &st);
-  ck_assert_uint_eq(st.unexpected_bytes, posted ? 0 : nm_wire_credit_cost(sizeof(s)));
+  ck_assert_uint_eq(st.unexpected_bytes, posted ? 0 : 2 * nm_wire_credit_cost(sizeof(s[0])));
   nm_gate_fail(gb(), -NM_ECLOSED);
+  ck_assert_ptr_null(gb()->frag_one);
   ck_assert_ptr_null(gb()->frags);
   ck_assert_uint_eq(gb()->frag_bytes, 0);
   nm_core_get_stats(b, &st);
   ck_assert_uint_eq(st.unexpected_bytes, 0);
   if (posted)
-    ck_assert_int_eq(nm_sr_rtest(sb, &rr), -NM_ECLOSED);
+    for (int m = 0; m < 2; m++)
+      ck_assert_int_eq(nm_sr_rtest(sb, &rr[m]), -NM_ECLOSED);
 }
 END_TEST
 

@@ -245,7 +245,8 @@ struct nm_gate_s {
   UT_hash_handle hh;                 /* in core->gate_table, by rank */
   struct nm_req_index_s *rdv_index;  /* rdv_sends by cookie (nm_match_hash.c), NULL if out of memory */
   struct nm_rdv_gate_s rdv;          /* chunked rendezvous messages (nm_rdv.c) */
-  struct nm_frag_s *frags;           /* eager messages being reassembled from DATA_FRAG pieces, uthash (nm_frag.c) */
+  struct nm_frag_s *frag_one;        /* an eager message being reassembled from DATA_FRAG pieces (nm_frag.c) */
+  struct nm_frag_s *frags;           /* the others at the same time, uthash */
   uint64_t frag_bytes;               /* their flow-control cost, bounded by the eager window */
 };
 

@@ -148,6 +148,40 @@ int nm_frag_pack(struct nm_pw_s *pw, struct nm_req_s *req)
 
 /* ---------------------------------------------------------------- receiver */
 
+/* The gate's messages in reassembly: the first in gate->frag_one, any others in the uthash gate->frags. uthash
+ * allocates its table with its first element and frees it with its last, so one message at a time (the usual
+ * case: a message is cut when it is alone in its sender's queue) cost two mallocs and two frees in the hash
+ * alone, some 660 of the 1,100 instructions a cut message added at its receiver (doc/performance.md, "A cut
+ * message's reassembly without the hash"). */
+static struct nm_frag_s *nm_frag_find(struct nm_gate_s *gate, const struct nm_frag_key_s *key)
+{
+  struct nm_frag_s *f = gate->frag_one;
+  if (f && f->key.tag == key->tag && f->key.session == key->session && f->key.seq == key->seq)
+    return f;
+  f = NULL;
+  if (gate->frags)
+    HASH_FIND(hh, gate->frags, key, sizeof(*key), f);
+  return f;
+}
+
+static void nm_frag_insert(struct nm_gate_s *gate, struct nm_frag_s *f)
+{
+  if (!gate->frag_one)
+    gate->frag_one = f;
+  else
+    HASH_ADD(hh, gate->frags, key, sizeof(f->key), f);
+}
+
+static void nm_frag_remove(struct nm_gate_s *gate, struct nm_frag_s *f)
+{
+  if (gate->frag_one == f)
+    gate->frag_one = NULL;
+  else
+    HASH_DEL(gate->frags, f);
+  gate->frag_bytes -= f->cost;
+  nm_pool_put(&gate->core->frag_pool, f);
+}
+
 /* The first piece of a message that is the next one due, for a session matching by tag, found a posted receive
  * large enough: the pieces go straight into it. @return the receive (out of the posted list), or NULL. */
 static struct nm_req_s *nm_frag_claim(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c)
@@ -205,16 +239,9 @@ static int nm_frag_new(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c, 
     }
   }
   gate->frag_bytes += cost;
-  HASH_ADD(hh, gate->frags, key, sizeof(f->key), f);
+  nm_frag_insert(gate, f);
   *out = f;
   return NM_ESUCCESS;
-}
-
-static void nm_frag_remove(struct nm_gate_s *gate, struct nm_frag_s *f)
-{
-  HASH_DEL(gate->frags, f);
-  gate->frag_bytes -= f->cost;
-  nm_pool_put(&gate->core->frag_pool, f);
 }
 
 /* Every byte is in: complete the claimed receive, or deliver the stored message as one DATA. */
@@ -243,8 +270,7 @@ static void nm_frag_complete(struct nm_gate_s *gate, struct nm_frag_s *f)
 static int nm_frag_place(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c)
 {
   struct nm_frag_key_s key = {.tag = c->tag, .session = c->session, .seq = c->seq};
-  struct nm_frag_s *f;
-  HASH_FIND(hh, gate->frags, &key, sizeof(key), f);
+  struct nm_frag_s *f = nm_frag_find(gate, &key);
   if (!f) {
     int err = nm_frag_new(gate, c, &f);
     if (err)
@@ -281,16 +307,24 @@ void nm_frag_incoming(struct nm_gate_s *gate, const struct nm_wire_chunk_s *c)
     nm_gate_fail(gate, err);
 }
 
+/* Drop @p f (gate failure): its claimed receive completes with @p err, its stored copy is freed. */
+static void nm_frag_drop(struct nm_gate_s *gate, struct nm_frag_s *f, int err)
+{
+  struct nm_req_s *req = f->req;
+  struct nm_unexp_s *u = f->u;
+  nm_frag_remove(gate, f);
+  if (req)
+    nm_req_complete(req, err);
+  else
+    nm_unexp_free(gate->core, u);
+}
+
 void nm_frag_gate_fail(struct nm_gate_s *gate, int err)
 {
   struct nm_frag_s *f, *tmp;
+  if (gate->frag_one)
+    nm_frag_drop(gate, gate->frag_one, err);
   HASH_ITER(hh, gate->frags, f, tmp) {
-    struct nm_req_s *req = f->req;
-    struct nm_unexp_s *u = f->u;
-    nm_frag_remove(gate, f);
-    if (req)
-      nm_req_complete(req, err);
-    else
-      nm_unexp_free(gate->core, u);
+    nm_frag_drop(gate, f, err);
   }
 }
