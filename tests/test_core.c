@@ -1220,6 +1220,37 @@ START_TEST(test_rank_spread)
 }
 END_TEST
 
+/* The pacing of the returns (nm_rank_spread_pace()): rare returns always go; returns that follow each other within
+ * NM_RANK_SPREAD_CONTESTED_NS of the end of the hold-off double it, up to its maximum; a quiet period clears it. */
+START_TEST(test_rank_spread_pace)
+{
+  struct nm_rank_spread_pace_s p = {0, 0};
+  const uint64_t ms = 1000000ULL, c = NM_RANK_SPREAD_CONTESTED_NS;
+  uint64_t t = 5000 * ms;
+  ck_assert_int_eq(nm_rank_spread_pace(&p, t), 1); /* the first one */
+  ck_assert_uint_eq(p.holdoff_ns, 0);
+  t += c + 1; /* rare: no hold-off */
+  ck_assert_int_eq(nm_rank_spread_pace(&p, t), 1);
+  ck_assert_uint_eq(p.holdoff_ns, 0);
+  t += c / 2; /* contested: the first hold-off */
+  ck_assert_int_eq(nm_rank_spread_pace(&p, t), 1);
+  ck_assert_uint_eq(p.holdoff_ns, NM_RANK_SPREAD_HOLDOFF_MIN_NS);
+  ck_assert_int_eq(nm_rank_spread_pace(&p, t + NM_RANK_SPREAD_HOLDOFF_MIN_NS - 1), 0); /* held */
+  ck_assert_uint_eq(p.last_ns, t);
+  uint64_t h = NM_RANK_SPREAD_HOLDOFF_MIN_NS;
+  for (int k = 0; k < 20; k++) { /* displaced again each time the hold-off ends: it doubles, then stays at its max */
+    t += h;
+    ck_assert_int_eq(nm_rank_spread_pace(&p, t), 1);
+    h = 2 * h > NM_RANK_SPREAD_HOLDOFF_MAX_NS ? NM_RANK_SPREAD_HOLDOFF_MAX_NS : 2 * h;
+    ck_assert_uint_eq(p.holdoff_ns, h);
+  }
+  ck_assert_uint_eq(p.holdoff_ns, NM_RANK_SPREAD_HOLDOFF_MAX_NS);
+  t += NM_RANK_SPREAD_HOLDOFF_MAX_NS + c; /* quiet for a contested period after the hold-off: cleared */
+  ck_assert_int_eq(nm_rank_spread_pace(&p, t), 1);
+  ck_assert_uint_eq(p.holdoff_ns, 0);
+}
+END_TEST
+
 /* A rank found on another processor than its own as it waits goes back (nm_rank_spread_return()); one where it
  * should be is left alone; one whose mask someone else changed (an application binding its threads) is left where
  * it is. Needs two processors in this thread's mask. */
@@ -1250,17 +1281,17 @@ START_TEST(test_rank_spread_return)
   for (int tries = 0; tries < 100 && rc == 0; tries++) {
     ck_assert_int_eq(sched_setaffinity(0, sizeof(away), &away), 0);
     ck_assert_int_eq(sched_setaffinity(0, sizeof(both), &both), 0);
-    rc = nm_rank_spread_return(b, &both);
+    rc = nm_rank_spread_return(b, &both, NULL);
   }
   ck_assert_int_eq(rc, 1);
   ck_assert_int_eq(sched_getaffinity(0, sizeof(now), &now), 0);
   ck_assert(CPU_EQUAL(&now, &both));
   /* already there (a mask of b alone: the kernel cannot move it) */
   ck_assert_int_eq(sched_setaffinity(0, sizeof(home), &home), 0);
-  ck_assert_int_eq(nm_rank_spread_return(b, &home), 0);
+  ck_assert_int_eq(nm_rank_spread_return(b, &home, NULL), 0);
   /* the application bound the thread to a itself: not ours to move */
   ck_assert_int_eq(sched_setaffinity(0, sizeof(away), &away), 0);
-  ck_assert_int_eq(nm_rank_spread_return(b, &both), NM_RANK_SPREAD_FOREIGN);
+  ck_assert_int_eq(nm_rank_spread_return(b, &both, NULL), NM_RANK_SPREAD_FOREIGN);
   ck_assert_int_eq(sched_getcpu(), a);
   ck_assert_int_eq(sched_getaffinity(0, sizeof(now), &now), 0);
   ck_assert(CPU_EQUAL(&now, &away));
@@ -1369,6 +1400,7 @@ int main(void)
   tcase_add_test(tp, test_progress_place);
   tcase_add_test(tp, test_rank_spread);
   tcase_add_test(tp, test_rank_spread_return);
+  tcase_add_test(tp, test_rank_spread_pace);
   suite_add_tcase(s, tp);
   TCase *ts = tcase_create("strategies");
   tcase_add_checked_fixture(ts, setup, teardown);

@@ -26,6 +26,7 @@ struct nm_launcher_s {
   cpu_set_t own_cpus, local_cpus;      /* its affinity mask, the union of theirs */
   int spread_cpu;                      /* the processor it was spread to (nm_rank_spread.c), or -1 */
   pthread_t spread_thread;             /* the thread that was spread (the one that initialized nmad) */
+  struct nm_rank_spread_pace_s spread_pace; /* its returns (nm_rank_spread_pace()) */
 };
 
 /* One allgather record per rank and rail: address length, then the address. */
@@ -197,7 +198,7 @@ static void nm_launcher_wait_hook(void *ref)
 {
   struct nm_launcher_s *l = ref;
   if (pthread_equal(pthread_self(), l->spread_thread) && l->spread_cpu >= 0 &&
-      nm_rank_spread_return(l->spread_cpu, &l->own_cpus) == NM_RANK_SPREAD_FOREIGN)
+      nm_rank_spread_return(l->spread_cpu, &l->own_cpus, &l->spread_pace) == NM_RANK_SPREAD_FOREIGN)
     l->spread_cpu = -1;
 }
 

@@ -15,6 +15,7 @@
  * runs where the kernel puts it.
  */
 #include "nm_rank_spread.h"
+#include <time.h>
 
 int nm_rank_spread_cpu(int local_index, const cpu_set_t *own, const cpu_set_t *used, int local_ranks, int *cpu)
 {
@@ -40,10 +41,33 @@ int nm_rank_spread_apply(int cpu, const cpu_set_t *own)
   return sched_setaffinity(0, sizeof(*own), own) || rc ? -1 : 0;
 }
 
-int nm_rank_spread_return(int cpu, const cpu_set_t *own)
+int nm_rank_spread_pace(struct nm_rank_spread_pace_s *p, uint64_t now_ns)
+{
+  if (p->last_ns) {
+    uint64_t since = now_ns - p->last_ns;
+    if (since < p->holdoff_ns)
+      return 0;
+    if (since < p->holdoff_ns + NM_RANK_SPREAD_CONTESTED_NS)
+      p->holdoff_ns = p->holdoff_ns == 0 ? NM_RANK_SPREAD_HOLDOFF_MIN_NS
+                      : p->holdoff_ns >= NM_RANK_SPREAD_HOLDOFF_MAX_NS / 2 ? NM_RANK_SPREAD_HOLDOFF_MAX_NS
+                                                                             : 2 * p->holdoff_ns;
+    else
+      p->holdoff_ns = 0;
+  }
+  p->last_ns = now_ns;
+  return 1;
+}
+
+int nm_rank_spread_return(int cpu, const cpu_set_t *own, struct nm_rank_spread_pace_s *pace)
 {
   if (sched_getcpu() == cpu)
     return 0;
+  if (pace) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (!nm_rank_spread_pace(pace, (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec))
+      return NM_RANK_SPREAD_HELD;
+  }
   /* The application (or a runtime under it: hwloc binding after MPI_Init) may have placed the thread itself: its
    * mask is then no longer ours to restore. */
   cpu_set_t now;

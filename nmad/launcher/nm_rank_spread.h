@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #endif
 #include <sched.h>
+#include <stdint.h>
 
 /**
  * @brief The processor an unbound rank of an oversubscribed host starts its work on: the
@@ -30,6 +31,35 @@ int nm_rank_spread_cpu(int local_index, const cpu_set_t *own, const cpu_set_t *u
  */
 int nm_rank_spread_apply(int cpu, const cpu_set_t *own);
 
+/** Returns that follow each other within this much time (after any hold-off) are contested: the kernel keeps
+ *  moving the rank away from its processor. */
+#define NM_RANK_SPREAD_CONTESTED_NS 100000000ULL
+/** The first hold-off after a contested return, doubled at each further one up to NM_RANK_SPREAD_HOLDOFF_MAX_NS. */
+#define NM_RANK_SPREAD_HOLDOFF_MIN_NS 10000000ULL
+#define NM_RANK_SPREAD_HOLDOFF_MAX_NS 1000000000ULL
+
+/** The pacing of one rank's returns (nm_rank_spread_pace()); all zero at start. */
+struct nm_rank_spread_pace_s {
+  uint64_t last_ns;    /**< CLOCK_MONOTONIC time of the last return, 0: none yet */
+  uint64_t holdoff_ns; /**< no return before last_ns + holdoff_ns */
+};
+
+/**
+ * @brief Whether a displaced rank may be sent back to its processor at time @p now_ns, and if so count the
+ *        return in @p p.
+ *
+ * Why: without other load a rank is displaced now and then (a wake-up on its waker's processor) and one return
+ * fixes it: a whole 8-rank sendflood run (MPICH test suite, 2 cores) made 2. Beside a process that does not yield
+ * (another program, a test running beside in `make check`, a rank computing), the kernel's balancer moves the
+ * ranks off that processor again and again, and sending them back kept half of them next to it: that run took
+ * 32-60 s instead of 2-3 s unspread (doc/performance.md, "Spread ranks beside a busy process"). So a return that
+ * comes less than NM_RANK_SPREAD_CONTESTED_NS after the previous one's hold-off ended doubles the hold-off (from
+ * NM_RANK_SPREAD_HOLDOFF_MIN_NS to NM_RANK_SPREAD_HOLDOFF_MAX_NS), during which the rank stays where the kernel
+ * puts it; a later one clears it.
+ * @return 1 (go back), 0 (hold off). Thread-safety: pure, the state is @p p's (one per rank).
+ */
+int nm_rank_spread_pace(struct nm_rank_spread_pace_s *p, uint64_t now_ns);
+
 /**
  * @brief For a rank that waits (the core's wait hook: after a sleep in the drivers, and at the start of one wait
  *        in 16): if the calling thread runs on another processor than @p cpu (the one it was spread to), move it
@@ -43,15 +73,19 @@ int nm_rank_spread_apply(int cpu, const cpu_set_t *own);
  * kernel puts it.
  * @param cpu the processor nm_rank_spread_cpu() chose for this rank.
  * @param own this rank's whole affinity mask.
- * @return 1 if the thread was moved, 0 if it was where it should be, -1 if the kernel refused a change,
+ * @param pace the rank's pacing state (nm_rank_spread_pace()), or NULL to move it back whenever displaced.
+ * @return 1 if the thread was moved, 0 if it was where it should be, NM_RANK_SPREAD_HELD if it was displaced but
+ *         the pacing holds it where it is, -1 if the kernel refused a change,
  *         NM_RANK_SPREAD_FOREIGN (not moved) if its affinity mask is no longer @p own: someone else placed it (an
  *         application or runtime that binds its threads after start-up), and the caller should stop returning it.
  * Not thread-safe with respect to other changes of this thread's affinity; costs one sched_getcpu() (a few ns)
  * when nothing is to be done, and a sched_getaffinity() when the thread is elsewhere.
  */
-int nm_rank_spread_return(int cpu, const cpu_set_t *own);
+int nm_rank_spread_return(int cpu, const cpu_set_t *own, struct nm_rank_spread_pace_s *pace);
 
 /** nm_rank_spread_return(): the thread's mask was changed by someone else; it is left where it is. */
 #define NM_RANK_SPREAD_FOREIGN (-2)
+/** nm_rank_spread_return(): displaced, but left where it is for now (nm_rank_spread_pace()). */
+#define NM_RANK_SPREAD_HELD (-3)
 
 #endif
