@@ -151,7 +151,7 @@ int nm_frag_pack(struct nm_pw_s *pw, struct nm_req_s *req)
 /* The gate's messages in reassembly: the first in gate->frag_one, any others in the uthash gate->frags. uthash
  * allocates its table with its first element and frees it with its last, so one message at a time (the usual
  * case: a message is cut when it is alone in its sender's queue) cost two mallocs and two frees in the hash
- * alone, some 660 of the 1,100 instructions a cut message added at its receiver (doc/performance.md, "A cut
+ * alone, some 640 of the 1,190 instructions a cut message added at its receiver (doc/performance.md, "A cut
  * message's reassembly without the hash"). */
 static struct nm_frag_s *nm_frag_find(struct nm_gate_s *gate, const struct nm_frag_key_s *key)
 {
