@@ -6,6 +6,7 @@
  * Provider differences live in nm_ofi_quirks.c. libfabric itself is loaded when the driver opens (nm_ofi_lib.h): the
  * few functions that are not inline wrappers are called through o->lib. */
 #include "drivers/ofi/nm_ofi_private.h"
+#include "drivers/ofi/nm_ofi_region.h"
 #include <nmad/nm_errno.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -34,26 +35,6 @@ static int nm_ofi_post_recv(struct nm_ofi_s *o, struct nm_ofi_op_s *op)
     rc = fi_recv(o->ep, op->buf, NM_OFI_MAX_PACKET, desc, FI_ADDR_UNSPEC, &op->fctx);
   while (rc == -FI_EAGAIN && fi_cq_read(o->cq, NULL, 0) >= -FI_EAGAIN);
   return rc ? nm_ofi_err(o, "fi_recv", (int)rc) : NM_ESUCCESS;
-}
-
-#define NM_OFI_JOB_MAX 39          /* an NMAD_RUN_JOB value: NMAD_RUN_JOB_CHARS - 1 (nmad_run_shm.h) */
-#define NM_OFI_REGION_NAME_MAX 96  /* "nmad-j" + job + pid + clock; shm accepts up to 256 */
-
-/* The endpoint's name where the provider names a host-wide resource after it (shm: its region in /dev/shm):
- * "nmad-<pid>-<clock>", unique on the host, or under nmad-run "nmad-j<job>-<pid>-<clock>", which nmad-run
- * removes when the job ends if a killed rank left it behind (nmad/launcher/nmad_run_shm.h). NMAD_RUN_JOB is
- * taken only as nmad-run writes it (hexadecimal digits and 'x'), anything else as if unset. */
-static void nm_ofi_region_name(char name[NM_OFI_REGION_NAME_MAX])
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  const char *job = getenv("NMAD_RUN_JOB");
-  size_t jlen = job ? strlen(job) : 0;
-  if (jlen == 0 || jlen > NM_OFI_JOB_MAX || strspn(job, "0123456789abcdefx") != jlen)
-    snprintf(name, NM_OFI_REGION_NAME_MAX, "nmad-%d-%lx%09lx", (int)getpid(), (long)ts.tv_sec, ts.tv_nsec);
-  else
-    snprintf(name, NM_OFI_REGION_NAME_MAX, "nmad-j%s-%d-%lx%09lx", job, (int)getpid(), (long)ts.tv_sec,
-             ts.tv_nsec);
 }
 
 static struct fi_info *nm_ofi_hints(const struct nm_ofi_s *o, const struct nm_ofi_quirk_s *q, int all_local)
@@ -127,6 +108,7 @@ static int nm_ofi_open(struct nm_drv_s *drv, const char *word, int all_local)
   drv->priv = o;
   o->quirk = q;
   o->wait_fd = NM_DRV_NO_FD;
+  o->region_fd = -1;
   nm_pool_init(&o->op_pool, sizeof(struct nm_ofi_op_s));
   int rc = nm_ofi_lib_open(&o->lib);
   if (rc) {
@@ -152,8 +134,13 @@ static int nm_ofi_open(struct nm_drv_s *drv, const char *word, int all_local)
   o->auth_source = q->fi_source && (o->info->caps & FI_SOURCE);
   o->receipts = q->receipts && (o->info->caps & FI_SOURCE) && o->info->domain_attr->cq_data_size >= 8;
   o->read_source = o->auth_source || o->receipts;
+  char name[NM_OFI_REGION_NAME_MAX] = "";
   if (q->unique_name) {
-    char name[NM_OFI_REGION_NAME_MAX];
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    /* what ranks killed by SIGKILL left on this host (nm_ofi_region.h) */
+    nm_ofi_region_sweep(NM_OFI_REGION_DIR, (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec,
+                        NM_OFI_REGION_MIN_AGE_NS);
     nm_ofi_region_name(name);
     free(o->info->src_addr);
     o->info->src_addr = strdup(name);
@@ -177,6 +164,8 @@ static int nm_ofi_open(struct nm_drv_s *drv, const char *word, int all_local)
     err = nm_ofi_err(o, "fi_ep_bind(av)", rc);
   else if ((rc = fi_enable(o->ep)))
     err = nm_ofi_err(o, "fi_enable", rc);
+  if (!err && name[0])
+    o->region_fd = nm_ofi_region_hold(NM_OFI_REGION_DIR, name); /* the provider has made the file */
   if (!err) {
     o->recv_mem = aligned_alloc(64, (size_t)NM_OFI_NRECV * NM_OFI_MAX_PACKET);
     if (!o->recv_mem)
@@ -237,6 +226,8 @@ static void nm_ofi_close(struct nm_drv_s *drv)
   if (o->info)
     o->lib.freeinfo(o->info);
   nm_ofi_lib_close(&o->lib);
+  if (o->region_fd >= 0)
+    close(o->region_fd); /* after the endpoint: the provider has removed the file */
   nm_pool_destroy(&o->op_pool);
   free(o->recv_mem);
   free(o->peers);

@@ -53,6 +53,7 @@ struct nm_ofi_s {
   struct fid_av *av;
   struct fid_cq *cq;
   int wait_fd;
+  int region_fd; /* holds the shared lock on the provider's region file while we live (nm_ofi_region.h), or -1 */
   int mr_local;
   int auth_source; /* completions carry the sender's AV index (fi_cq_readfrom), and the core may trust it */
   int read_source; /* completions are read with fi_cq_readfrom (auth_source, or receipts need the sender) */

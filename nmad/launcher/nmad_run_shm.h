@@ -5,9 +5,9 @@
  * A rank over libfabric's shm provider owns a 16 MiB region named in /dev/shm; the provider removes it when the
  * endpoint closes, or on SIGINT/SIGTERM, but a rank killed by SIGKILL (by itself, by nmad-run's --timeout or
  * after an abort, by the kernel's OOM killer) leaves it there, in memory, until the host reboots. nmad-run gives
- * every rank the job's name (NMAD_RUN_JOB); the ofi driver puts it in the region's name (drivers/ofi/nm_ofi.c,
- * nm_ofi_region_name()); when the last rank is gone nmad-run removes what is left under that name
- * (doc/nmad-run.md, "Files left by killed ranks").
+ * every rank the job's name (NMAD_RUN_JOB); the ofi driver puts it in the region's name
+ * (drivers/ofi/nm_ofi_region.h, which also covers the other launchers); when the last rank is gone nmad-run removes
+ * what is left under that name at once (doc/nmad-run.md, "Files left by killed ranks").
  */
 #ifndef NMAD_RUN_SHM_H
 #define NMAD_RUN_SHM_H
