@@ -63,7 +63,7 @@ START_TEST(test_name)
   touch(name);
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  ck_assert_int_eq(nm_ofi_region_sweep(dir, (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec, NM_OFI_REGION_MIN_AGE_NS), 0);
+  ck_assert_int_eq(nm_ofi_region_sweep(dir, NULL, (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec, NM_OFI_REGION_MIN_AGE_NS), 0);
   ck_assert(exists(name));
 }
 END_TEST
@@ -76,6 +76,18 @@ START_TEST(test_sweep)
              *bad_clock = "nmad-127-6400000000g-l";
   touch(dead);
   touch(held);
+  /* a job's sweep (nmad-run's: its prefix, no minimum age) takes only that job's unheld regions */
+  const char *job_dead = "nmad-jabcx12-128-3e7000000000-l", *other_job = "nmad-jabcx13-129-3e7000000000-l";
+  char prefix[64];
+  nm_ofi_region_job_prefix(prefix, sizeof(prefix), "abcx12");
+  ck_assert_str_eq(prefix, "nmad-jabcx12-");
+  touch(job_dead);
+  touch(other_job);
+  int jfd = nm_ofi_region_hold(dir, held);
+  ck_assert_int_ge(jfd, 0);
+  ck_assert_int_eq(nm_ofi_region_sweep(dir, prefix, 1000 * SEC, 0), 1);
+  ck_assert(!exists(job_dead) && exists(other_job) && exists(held) && exists(dead));
+  close(jfd);
   touch(young);
   touch(old_format);
   touch(other);
@@ -83,15 +95,15 @@ START_TEST(test_sweep)
   int fd = nm_ofi_region_hold(dir, held);
   ck_assert_int_ge(fd, 0);
   ck_assert_int_eq(nm_ofi_region_hold(dir, "nmad-nothing-l"), -1);
-  ck_assert_int_eq(nm_ofi_region_sweep(dir, 1000 * SEC, 60 * SEC), 1);
+  ck_assert_int_eq(nm_ofi_region_sweep(dir, NULL, 1000 * SEC, 60 * SEC), 1);
   ck_assert(!exists(dead));
   ck_assert(exists(held) && exists(young) && exists(old_format) && exists(other) && exists(bad_clock));
   close(fd); /* its owner dies: the next sweep takes it */
-  ck_assert_int_eq(nm_ofi_region_sweep(dir, 1000 * SEC, 60 * SEC), 1);
+  ck_assert_int_eq(nm_ofi_region_sweep(dir, NULL, 1000 * SEC, 60 * SEC), 1);
   ck_assert(!exists(held) && exists(young));
-  ck_assert_int_eq(nm_ofi_region_sweep(dir, 1050 * SEC, 60 * SEC), 1); /* young no more */
+  ck_assert_int_eq(nm_ofi_region_sweep(dir, NULL, 1050 * SEC, 60 * SEC), 1); /* young no more */
   ck_assert(!exists(young) && exists(old_format) && exists(other) && exists(bad_clock));
-  ck_assert_int_eq(nm_ofi_region_sweep("/nonexistent/dir", 1000 * SEC, 60 * SEC), 0);
+  ck_assert_int_eq(nm_ofi_region_sweep("/nonexistent/dir", NULL, 1000 * SEC, 60 * SEC), 0);
 }
 END_TEST
 

@@ -7,6 +7,7 @@
  * few functions that are not inline wrappers are called through o->lib. */
 #include "drivers/ofi/nm_ofi_private.h"
 #include "drivers/ofi/nm_ofi_region.h"
+#include <nmad/nm_core.h>
 #include <nmad/nm_errno.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -18,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static int nm_ofi_err(const struct nm_ofi_s *o, const char *what, int rc)
@@ -136,11 +136,8 @@ static int nm_ofi_open(struct nm_drv_s *drv, const char *word, int all_local)
   o->read_source = o->auth_source || o->receipts;
   char name[NM_OFI_REGION_NAME_MAX] = "";
   if (q->unique_name) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    /* what ranks killed by SIGKILL left on this host (nm_ofi_region.h) */
-    nm_ofi_region_sweep(NM_OFI_REGION_DIR, (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec,
-                        NM_OFI_REGION_MIN_AGE_NS);
+    /* what ranks killed by SIGKILL left on this host (nm_ofi_region.h); the names' clock is CLOCK_MONOTONIC */
+    nm_ofi_region_sweep(NM_OFI_REGION_DIR, NULL, nm_core_time_ns(NULL), NM_OFI_REGION_MIN_AGE_NS);
     nm_ofi_region_name(name);
     free(o->info->src_addr);
     o->info->src_addr = strdup(name);

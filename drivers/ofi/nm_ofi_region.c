@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #endif
 #include "drivers/ofi/nm_ofi_region.h"
+#include "nmad/launcher/nmad_run_proto.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -13,19 +14,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NM_OFI_JOB_MAX 39 /* an NMAD_RUN_JOB value: NMAD_RUN_JOB_CHARS - 1 (nmad/launcher/nmad_run_shm.h) */
+int nm_ofi_region_job_prefix(char *out, size_t n, const char *job) { return snprintf(out, n, "nmad-j%s-", job); }
 
 void nm_ofi_region_name(char name[NM_OFI_REGION_NAME_MAX])
 {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  const char *job = getenv("NMAD_RUN_JOB");
+  const char *job = getenv(NMAD_RUN_JOB_ENV);
   size_t jlen = job ? strlen(job) : 0;
-  if (jlen == 0 || jlen > NM_OFI_JOB_MAX || strspn(job, "0123456789abcdefx") != jlen)
-    snprintf(name, NM_OFI_REGION_NAME_MAX, "nmad-%d-%lx%09lx-l", (int)getpid(), (long)ts.tv_sec, ts.tv_nsec);
+  int off = 0;
+  if (jlen > 0 && jlen < NMAD_RUN_JOB_CHARS && strspn(job, "0123456789abcdefx") == jlen)
+    off = nm_ofi_region_job_prefix(name, NM_OFI_REGION_NAME_MAX, job);
   else
-    snprintf(name, NM_OFI_REGION_NAME_MAX, "nmad-j%s-%d-%lx%09lx-l", job, (int)getpid(), (long)ts.tv_sec,
-             ts.tv_nsec);
+    off = snprintf(name, NM_OFI_REGION_NAME_MAX, "nmad-");
+  snprintf(name + off, NM_OFI_REGION_NAME_MAX - (size_t)off, "%d-%lx%09lx-l", (int)getpid(), (long)ts.tv_sec,
+           ts.tv_nsec);
 }
 
 int nm_ofi_region_hold(const char *dir, const char *name)
@@ -71,13 +74,16 @@ static uint64_t nm_ofi_region_born(const char *d)
   return sec * 1000000000ULL + nsec;
 }
 
-int nm_ofi_region_sweep(const char *dir, uint64_t now_ns, uint64_t min_age_ns)
+int nm_ofi_region_sweep(const char *dir, const char *prefix, uint64_t now_ns, uint64_t min_age_ns)
 {
   DIR *d = opendir(dir);
   if (!d)
     return 0;
   int removed = 0;
+  size_t plen = prefix ? strlen(prefix) : 0;
   for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (plen && strncmp(e->d_name, prefix, plen) != 0)
+      continue;
     uint64_t born = nm_ofi_region_born(e->d_name);
     if (born == 0 || born > now_ns || now_ns - born < min_age_ns)
       continue;

@@ -5,7 +5,8 @@
  *
  * The provider removes its region when the endpoint closes and on SIGINT or SIGTERM; a rank killed by SIGKILL (by
  * itself, the OOM killer, a launcher after an abort or a timeout) leaves it in memory until the host reboots.
- * nmad-run removes its own job's at the job's end (nmad/launcher/nmad_run_shm.h); these functions cover every
+ * nmad-run removes its own job's when its last rank is reaped (nm_ofi_region_sweep() with the job's prefix, no
+ * minimum age); the same function covers every other
  * launcher (Open MPI's mpirun through PMIx, srun): each rank holds a shared flock(2) on its region's file for its
  * life, which the kernel drops with the process whatever kills it, and a rank opening its endpoint removes the
  * regions named like ours that nobody holds (doc/nmad-run.md, FAULTS, "Files left by killed ranks").
@@ -41,11 +42,18 @@ void nm_ofi_region_name(char name[NM_OFI_REGION_NAME_MAX]);
 int nm_ofi_region_hold(const char *dir, const char *name);
 
 /**
- * @brief Remove from @p dir the regions named like ours (trailing "-l") that are at least @p min_age_ns old by
- *        their name's clock (@p now_ns: CLOCK_MONOTONIC) and that nobody holds (an exclusive flock(2) succeeds).
- *        Files of other users cannot be opened, hence are never removed.
+ * @brief The start of every region name of job @p job (NMAD_RUN_JOB): "nmad-j<job>-".
+ * @param[out] out @p n bytes. @return the length written (snprintf()'s).
+ */
+int nm_ofi_region_job_prefix(char *out, size_t n, const char *job);
+
+/**
+ * @brief Remove from @p dir the regions named like ours (trailing "-l"), starting with @p prefix when it is not
+ *        NULL, that are at least @p min_age_ns old by their name's clock (@p now_ns: CLOCK_MONOTONIC) and that
+ *        nobody holds (an exclusive flock(2) succeeds). Files of other users cannot be opened, hence are never
+ *        removed.
  * @return the number of files removed (0 if @p dir cannot be read). Thread-safety: reentrant.
  */
-int nm_ofi_region_sweep(const char *dir, uint64_t now_ns, uint64_t min_age_ns);
+int nm_ofi_region_sweep(const char *dir, const char *prefix, uint64_t now_ns, uint64_t min_age_ns);
 
 #endif

@@ -15,7 +15,7 @@
  * runs where the kernel puts it.
  */
 #include "nm_rank_spread.h"
-#include <time.h>
+#include <nmad/nm_core.h>
 
 int nm_rank_spread_cpu(int local_index, const cpu_set_t *own, const cpu_set_t *used, int local_ranks, int *cpu)
 {
@@ -62,12 +62,8 @@ int nm_rank_spread_return(int cpu, const cpu_set_t *own, struct nm_rank_spread_p
 {
   if (sched_getcpu() == cpu)
     return 0;
-  if (pace) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    if (!nm_rank_spread_pace(pace, (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec))
-      return NM_RANK_SPREAD_HELD;
-  }
+  if (pace && !nm_rank_spread_pace(pace, nm_core_time_ns(NULL))) /* NULL: CLOCK_MONOTONIC */
+    return NM_RANK_SPREAD_HELD;
   /* The application (or a runtime under it: hwloc binding after MPI_Init) may have placed the thread itself: its
    * mask is then no longer ours to restore. */
   cpu_set_t now;

@@ -5,7 +5,7 @@
  *
  * Each child gets one end of a socketpair as NMAD_RUN_FD (frames of nmad_run_proto.h), NMAD_RUN_RANK,
  * NMAD_RUN_SIZE, the job key and the job's name (NMAD_RUN_JOB: what a killed rank left in /dev/shm under that
- * name is removed when the job ends, nmad_run_shm.h). One poll() loop serves everything: the children's frames (read incrementally, so a slow or
+ * name is removed when the job ends, nm_ofi_region.h). One poll() loop serves everything: the children's frames (read incrementally, so a slow or
  * broken child never blocks the others), signals (through a self-pipe: SIGCHLD, and the signals forwarded to
  * the children), and three deadlines (--timeout, the grace period after a failure, SIGKILL after SIGTERM).
  * A rank that aborts (ABORT frame: MPI_Abort, nm_launcher_abort) ends the job at once: every rank gets SIGTERM,
@@ -22,7 +22,7 @@
 
 #include "nmad_run_bind.h"
 #include "nmad_run_proto.h"
-#include "nmad_run_shm.h"
+#include "drivers/ofi/nm_ofi_region.h"
 
 #include <nmad/nm_errno.h>
 
@@ -97,7 +97,7 @@ struct run_s {
   pid_t self;
   int sig_rd;
   char job_key[NMAD_RUN_KEY_CHARS]; /**< given to every rank as NMAD_RUN_KEY (doc/reliability.md) */
-  char job_name[NMAD_RUN_JOB_CHARS]; /**< given to every rank as NMAD_RUN_JOB (nmad_run_shm.h) */
+  char job_name[NMAD_RUN_JOB_CHARS]; /**< given to every rank as NMAD_RUN_JOB (nmad_run_proto.h) */
 
   struct rank_s *ranks;
   int nalive;
@@ -650,6 +650,17 @@ static void start_grace(struct run_s *run)
   run->grace_at = now_ms() + (int64_t)(run->grace_s * 1000.0);
 }
 
+/* Every rank is gone: remove the /dev/shm regions of libfabric's shm that killed ranks left under the job's name
+ * (drivers/ofi/nm_ofi_region.h; no minimum age, as nothing of the job can be starting). */
+static void job_sweep(const struct run_s *run)
+{
+  char prefix[NMAD_RUN_JOB_CHARS + 8];
+  struct timespec ts;
+  nm_ofi_region_job_prefix(prefix, sizeof(prefix), run->job_name);
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  nm_ofi_region_sweep(NM_OFI_REGION_DIR, prefix, (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec, 0);
+}
+
 static void reap(struct run_s *run)
 {
   for (;;) {
@@ -845,7 +856,7 @@ int main(int argc, char **argv)
     return 1;
   }
   nmad_run_key_format(key, run.job_key);
-  nmad_run_job_name(run.self, run.job_name);
+  nmad_run_job_name((long)run.self, run.job_name);
   run.ranks = calloc((size_t)run.n, sizeof(*run.ranks));
   struct pollfd *pfds = calloc((size_t)run.n + 1, sizeof(*pfds));
   int *pfd_rank = calloc((size_t)run.n + 1, sizeof(*pfd_rank));
@@ -870,11 +881,11 @@ int main(int argc, char **argv)
     signal_all(&run, SIGKILL);
     while (run.nalive > 0 && waitpid(-1, NULL, 0) > 0)
       run.nalive--;
-    nmad_run_shm_sweep(run.job_name);
+    job_sweep(&run);
     return 1;
   }
   main_loop(&run, pfds, pfd_rank);
-  nmad_run_shm_sweep(run.job_name); /* every rank is reaped: what is left was a killed rank's */
+  job_sweep(&run); /* every rank is reaped: what is left was a killed rank's */
 
   rc = exit_status(&run);
   coll_reset(&run);

@@ -18,6 +18,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 static void put_u32(uint8_t *p, uint32_t v)
@@ -268,6 +269,14 @@ int nmad_run_rx_progress(int fd, struct nmad_run_rx_s *rx)
       }
     }
   }
+}
+
+void nmad_run_job_name(long self, char out[NMAD_RUN_JOB_CHARS])
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  snprintf(out, NMAD_RUN_JOB_CHARS, "%lxx%llx", (unsigned long)self,
+           (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec);
 }
 
 int nmad_run_key_new(uint64_t *key)

@@ -102,6 +102,17 @@ int32_t nmad_run_abort_decode(const uint8_t in[NMAD_RUN_ABORT_LEN]);
 #define NMAD_RUN_KEY_ENV "NMAD_RUN_KEY"
 #define NMAD_RUN_KEY_CHARS 17 /**< bytes of a formatted key, NUL included */
 
+/** Environment variable through which nmad-run gives its ranks the job's name on the host: host-wide files of the
+ *  ranks are named after it and removed at the job's end (drivers/ofi/nm_ofi_region.h). */
+#define NMAD_RUN_JOB_ENV "NMAD_RUN_JOB"
+#define NMAD_RUN_JOB_CHARS 40 /**< bytes of a job name, NUL included: "<pid>x<ns>", both in hexadecimal */
+/**
+ * @brief The job's name on this host: @p self (nmad-run's pid) and the monotonic clock at the call, in hexadecimal
+ *        ("<pid>x<ns>"): no other job running on the host has the same, even in another pid namespace.
+ * @param[out] out NMAD_RUN_JOB_CHARS bytes. Thread-safety: reentrant.
+ */
+void nmad_run_job_name(long self, char out[NMAD_RUN_JOB_CHARS]);
+
 /** @brief A fresh random 64-bit job key from getrandom(2) (never 0, the key of a core without a launcher).
  *  @return 0, or -NM_EUNKNOWN when the system gives no random bytes (errno set). Thread-safe. */
 int nmad_run_key_new(uint64_t *key);
