@@ -13,7 +13,7 @@
 #define NM_BLOCK_MAX_NS (100ULL * 1000000) /* never block longer than this without re-checking */
 #define NM_BACKOFF_MIN_NS 1000ULL
 #define NM_BACKOFF_MAX_NS 500000ULL
-#define NM_CLOCK_EVERY 64 /* idle progress passes between two clock reads */
+#define NM_CLOCK_EVERY 64 /* idle progress passes between two clock reads (a power of 2: tested by a mask) */
 
 uint64_t nm_core_time_ns(nm_core_t core)
 {
@@ -450,7 +450,7 @@ static int nm_core_wait_flag_until(nm_core_t core, volatile int *flag, uint64_t 
    * passes, not every 64 */
   const int caller_spin = min_spin_ns > core->cfg.spin_ns;
   const uint64_t spin_ns = caller_spin ? min_spin_ns : core->cfg.spin_ns;
-  const unsigned clock_every = caller_spin ? 4 : NM_CLOCK_EVERY;
+  const unsigned clock_mask = (caller_spin ? 4 : NM_CLOCK_EVERY) - 1; /* not `%`: a division per idle pass */
   uint64_t idle_since = 0, backoff = 0;
   unsigned idle_passes = 0;
   /* No spin phase (ranks outnumber cores): yield from the first idle pass, not after NM_CLOCK_EVERY passes
@@ -477,7 +477,7 @@ static int nm_core_wait_flag_until(nm_core_t core, volatile int *flag, uint64_t 
     if (yielding)
       nm_core_yield(core); /* every idle pass: other ranks sharing this core (other threads: the lock) run */
     /* Reading the clock costs as much as a progress pass: look at it only now and then. */
-    if (++idle_passes % clock_every != 0 && !(yielding && idle_passes % 4 == 0))
+    if ((++idle_passes & clock_mask) != 0 && !(yielding && idle_passes % 4 == 0))
       continue;
     uint64_t now = nm_core_time_ns(core);
     if (timeout_ns && !deadline_ns)
