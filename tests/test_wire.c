@@ -244,6 +244,67 @@ START_TEST(test_random_mutations)
 }
 END_TEST
 
+/* The one-pass validation of a lone DATA chunk (nm_wire_validate_keep() with room for a chunk) against the walk
+ * (nm_wire_validate(), which never takes it): random mutations and truncations of such packets get the same verdict
+ * from both, and an accepted packet the same fields. */
+START_TEST(test_lone_data_same_as_walk)
+{
+  uint8_t buf[128], copy[128];
+  const uint8_t payload[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  size_t len = NM_WIRE_PKT_HDR_LEN;
+  len += nm_wire_put_data_hdr(buf + len, 5, 0x0102030405060708ULL, 77, sizeof(payload), 0, 0, 0);
+  memcpy(buf + len, payload, sizeof(payload));
+  len += sizeof(payload);
+  nm_wire_put_pkt_hdr_key(buf, 1, 3, (uint32_t)len, 0xfeedULL);
+  unsigned seed = 777;
+  int accepted = 0, rejected = 0;
+  for (int iter = 0; iter < 20000; iter++) {
+    memcpy(copy, buf, len);
+    int flips = iter == 0 ? 0 : rand_r(&seed) % 3;
+    for (int f = 0; f < flips; f++)
+      copy[rand_r(&seed) % len] = (uint8_t)rand_r(&seed);
+    size_t l = len - (iter % 5 == 4 ? (size_t)(rand_r(&seed) % 4) : 0);
+    if (iter % 7 == 6) { /* a payload length that agrees with a shorter packet: header and length cut together */
+      l = NM_WIRE_PKT_HDR_LEN + NM_WIRE_MSG_HDR_LEN + (size_t)(rand_r(&seed) % 9);
+      nm_wire_put_pkt_hdr_key(copy, 1, 3, (uint32_t)l, 0xfeedULL);
+      copy[NM_WIRE_PKT_HDR_LEN + 20] = (uint8_t)(l - NM_WIRE_PKT_HDR_LEN - NM_WIRE_MSG_HDR_LEN);
+    }
+    uint8_t *heap = malloc(l); /* exact size: an overread shows under the sanitizers */
+    memcpy(heap, copy, l);
+    struct nm_wire_pkt_s walk_pkt, fast_pkt;
+    struct nm_wire_chunk_s fast[2], walk;
+    int walk_rc = nm_wire_validate(heap, l, &walk_pkt);
+    int fast_rc = nm_wire_validate_keep(heap, l, &fast_pkt, fast, 2);
+    ck_assert_int_eq(fast_rc, walk_rc);
+    if (walk_rc == 0) {
+      accepted++;
+      size_t off = NM_WIRE_PKT_HDR_LEN;
+      ck_assert_int_eq(nm_wire_next_chunk(heap, l, &off, &walk), 0);
+      ck_assert_int_eq(fast_pkt.n_chunks, walk_pkt.n_chunks);
+      ck_assert_uint_eq(fast_pkt.src_rank, walk_pkt.src_rank);
+      ck_assert_uint_eq(fast_pkt.total_len, walk_pkt.total_len);
+      ck_assert_uint_eq(fast_pkt.job_key, walk_pkt.job_key);
+      ck_assert_int_eq(fast[0].type, walk.type);
+      ck_assert_int_eq(fast[0].flags, walk.flags);
+      ck_assert_uint_eq(fast[0].session, walk.session);
+      ck_assert_uint_eq(fast[0].tag, walk.tag);
+      ck_assert_uint_eq(fast[0].seq, walk.seq);
+      ck_assert_uint_eq(fast[0].len, walk.len);
+      ck_assert_uint_eq(fast[0].msg_len, walk.msg_len);
+      ck_assert_uint_eq(fast[0].prefix_len, walk.prefix_len);
+      ck_assert_uint_eq(fast[0].cookie, walk.cookie);
+      ck_assert_uint_eq(fast[0].offset, walk.offset);
+      ck_assert_ptr_eq(fast[0].payload, walk.payload);
+    } else {
+      rejected++;
+    }
+    free(heap);
+  }
+  ck_assert_int_gt(accepted, 100);
+  ck_assert_int_gt(rejected, 100);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("wire");
@@ -255,6 +316,7 @@ int main(void)
   tcase_add_test(tc, test_bad_headers);
   tcase_add_test(tc, test_bad_chunks);
   tcase_add_test(tc, test_random_mutations);
+  tcase_add_test(tc, test_lone_data_same_as_walk);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
