@@ -8,8 +8,9 @@
  *  - sizes: --min, then powers of two, up to --max (bench_next_size());
  *  - per size: a warm-up, then every iteration is timed on its own on rank 0 with CLOCK_MONOTONIC:
  *    post the receive of the reply, send, wait for both; one-way latency = round trip / 2; one clock read per
- *    round trip (its end is the next one's start), since a read costs ~20 ns here and fi_pingpong, which times
- *    its whole loop, pays none;
+ *    round trip, right after the send is posted, while the message travels: the time between two reads is one
+ *    round trip, and the read (~20 ns on this VM) does not delay the next send, as fi_pingpong, which times its
+ *    whole loop, pays none (one more round trip than timed runs, to close the last interval);
  *  - rank 1 always has the next receive posted before it sends the reply (as fi_pingpong does), so the
  *    measurement is the matched (expected) path, not the unexpected one;
  *  - reported: min and median one-way latency in microseconds, and bandwidth = size / median one-way
@@ -58,20 +59,19 @@ static uint64_t seed_of(size_t size, int iter)
 static int pp_rank0_size(struct pp_ctx *c, size_t size, int warmup, int iters)
 {
   nm_sr_request_t sreq, rreq;
-  int total = warmup + iters;
+  int total = warmup + iters + 1; /* the last round trip closes the last timed one */
   int i, rc;
   nm_core_t core = nm_session_get_core(c->session);
-  /* One clock read per round trip: the end of one is the start of the next (a read costs ~20 ns on this VM,
-   * which fi_pingpong, timing its whole loop, does not pay at all). */
-  uint64_t t0 = nm_core_time_ns(core);
+  uint64_t t0 = 0, check_ns = 0; /* --check's fill and verification: not part of the round trip */
 
   for (i = 0; i < total; i++) {
     uint64_t t1;
 
     if (c->opts.check) {
+      uint64_t f0 = nm_core_time_ns(core);
       bench_fill(c->sbuf, size, seed_of(size, i));
       memset(c->rbuf[0], 0, size);
-      t0 = nm_core_time_ns(core); /* the fill is not part of the round trip */
+      check_ns += nm_core_time_ns(core) - f0;
     }
     rc = nm_sr_irecv(c->session, c->peer, PP_TAG, c->rbuf[0], size, &rreq);
     if (rc != 0)
@@ -79,18 +79,24 @@ static int pp_rank0_size(struct pp_ctx *c, size_t size, int warmup, int iters)
     rc = nm_sr_isend(c->session, c->peer, PP_TAG, c->sbuf, size, &sreq);
     if (rc != 0)
       return nm_fail("nm_sr_isend", rc, size, i);
+    /* One clock read per round trip, while the message travels: from one read to the next is one round trip
+     * (this loop's period), and the read (~20 ns on this VM) does not delay the next send, as it did read between
+     * the reply's arrival and the next send (until 2026-11-30: doc/performance.md, "The ping-pong's clock read
+     * off the critical path"). */
+    t1 = nm_core_time_ns(core);
+    if (i > warmup)
+      c->lat_us[i - 1 - warmup] = (double)(t1 - t0 - check_ns) / 2000.0;
+    t0 = t1;
+    check_ns = 0;
     rc = nm_sr_swait(c->session, &sreq);
     if (rc != 0)
       return nm_fail("nm_sr_swait", rc, size, i);
     rc = nm_sr_rwait(c->session, &rreq);
     if (rc != 0)
       return nm_fail("nm_sr_rwait", rc, size, i);
-    t1 = nm_core_time_ns(core);
-    if (i >= warmup)
-      c->lat_us[i - warmup] = (double)(t1 - t0) / 2000.0;
-    t0 = t1;
 
     if (c->opts.check) {
+      uint64_t v0 = nm_core_time_ns(core);
       nm_len_t got = 0;
       long bad;
       rc = nm_sr_get_size(c->session, &rreq, &got);
@@ -102,6 +108,7 @@ static int pp_rank0_size(struct pp_ctx *c, size_t size, int warmup, int iters)
                 size, i, (unsigned long long)got, bad);
         c->nfailed++;
       }
+      check_ns += nm_core_time_ns(core) - v0;
     }
   }
   return 0;
@@ -115,7 +122,7 @@ static int pp_rank0_size(struct pp_ctx *c, size_t size, int warmup, int iters)
 static int pp_rank1_size(struct pp_ctx *c, size_t size, int warmup, int iters)
 {
   nm_sr_request_t rreq[2], sreq;
-  int total = warmup + iters;
+  int total = warmup + iters + 1; /* as rank 0's */
   int cur = 0;
   int i, rc;
 

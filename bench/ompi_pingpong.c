@@ -49,9 +49,9 @@ static int mpi_fail(const char *what, int rc, size_t size, int iter)
 
 static int pp_rank0_size(struct pp_ctx *c, size_t size, int warmup, int iters)
 {
-  int total = warmup + iters;
+  int total = warmup + iters + 1; /* the last round trip closes the last timed one */
   int i, rc;
-  uint64_t t0 = bench_now_ns(); /* one clock read per round trip, as in nm_bench_pingpong.c */
+  uint64_t t0 = 0, check_ns = 0; /* --check's fill and verification: not part of the round trip */
 
   for (i = 0; i < total; i++) {
     MPI_Request req[2];
@@ -59,9 +59,10 @@ static int pp_rank0_size(struct pp_ctx *c, size_t size, int warmup, int iters)
     uint64_t t1;
 
     if (c->opts.check) {
+      uint64_t f0 = bench_now_ns();
       bench_fill(c->sbuf, size, seed_of(size, i));
       memset(c->rbuf[0], 0, size);
-      t0 = bench_now_ns(); /* the fill is not part of the round trip */
+      check_ns += bench_now_ns() - f0;
     }
     rc = MPI_Irecv(c->rbuf[0], (int)size, MPI_BYTE, c->peer, PP_TAG, MPI_COMM_WORLD, &req[1]);
     if (rc != MPI_SUCCESS)
@@ -69,14 +70,16 @@ static int pp_rank0_size(struct pp_ctx *c, size_t size, int warmup, int iters)
     rc = MPI_Isend(c->sbuf, (int)size, MPI_BYTE, c->peer, PP_TAG, MPI_COMM_WORLD, &req[0]);
     if (rc != MPI_SUCCESS)
       return mpi_fail("MPI_Isend", rc, size, i);
+    t1 = bench_now_ns(); /* one clock read per round trip, while the message travels, as in nm_bench_pingpong.c */
+    if (i > warmup)
+      c->lat_us[i - 1 - warmup] = (double)(t1 - t0 - check_ns) / 2000.0;
+    t0 = t1;
+    check_ns = 0;
     rc = MPI_Waitall(2, req, st);
     if (rc != MPI_SUCCESS)
       return mpi_fail("MPI_Waitall", rc, size, i);
-    t1 = bench_now_ns();
-    if (i >= warmup)
-      c->lat_us[i - warmup] = (double)(t1 - t0) / 2000.0;
-    t0 = t1;
     if (c->opts.check) {
+      uint64_t v0 = bench_now_ns();
       int got = 0;
       long bad;
       MPI_Get_count(&st[1], MPI_BYTE, &got);
@@ -86,6 +89,7 @@ static int pp_rank0_size(struct pp_ctx *c, size_t size, int warmup, int iters)
                 size, i, got, bad);
         c->nfailed++;
       }
+      check_ns += bench_now_ns() - v0;
     }
   }
   return 0;
@@ -94,7 +98,7 @@ static int pp_rank0_size(struct pp_ctx *c, size_t size, int warmup, int iters)
 static int pp_rank1_size(struct pp_ctx *c, size_t size, int warmup, int iters)
 {
   MPI_Request rreq[2];
-  int total = warmup + iters;
+  int total = warmup + iters + 1; /* as rank 0's */
   int cur = 0;
   int i, rc;
 
