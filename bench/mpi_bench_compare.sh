@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # mpi_bench_compare.sh - the same MPI benchmark (bench/mpi_bench.c) built with nmad's mpicc (the MPI shim) and
-# with Open MPI's mpicc.openmpi, run one after the other at 2 ranks over shm and tcp, plus nmad's native
+# with Open MPI's mpicc.openmpi, run one after the other at 2 ranks over shm and tcp (or nmad's sm), plus nmad's native
 # ping-pong (nm_bench_pingpong) to measure what the shim adds. Prints ratios, writes CSVs and a PNG.
 #
 # Usage: bench/mpi_bench_compare.sh [options]   (see --help)
@@ -47,7 +47,8 @@ BLOCKS=10
 usage() {
   cat <<EOF
 usage: $0 [options]
-  --provider P     shm, tcp or both (default $PROVIDER)
+  --provider P     sm (nmad's own shared memory, the default on one host), shm (libfabric's), tcp, or both
+                   (shm and tcp; default $PROVIDER); Open MPI runs vader for sm and shm
   --iters N        timed ping-pong iterations per size (default $ITERS; msgrate and bcast use N/5 windows /
                    iterations; scaled down above 256 KiB)
   --warmup N       warm-up iterations (default $WARMUP)
@@ -99,9 +100,9 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 case $PROVIDER in
-  shm|tcp) PROVIDERS=$PROVIDER ;;
+  sm|shm|tcp) PROVIDERS=$PROVIDER ;;
   both) PROVIDERS="shm tcp" ;;
-  *) die "--provider: expected shm, tcp or both" ;;
+  *) die "--provider: expected sm, shm, tcp or both" ;;
 esac
 for v in "$ITERS" "$WARMUP" "$WINDOW" "$BCAST_NP" "$ALLREDUCE_NP" "$RUN_TIMEOUT" "$REPEAT" "$BLOCKS"; do
   [[ $v =~ ^[0-9]+$ ]] || die "not a number: '$v'"
