@@ -1,0 +1,127 @@
+/**
+ * @file tcp_conn_pingpong.c
+ * @brief Loopback TCP ping-pong of 8 bytes with one connection for both directions, or one connection per
+ *        direction (as nmad's ntcp driver has: in_fd, out_fd), without nmad: what the kernel charges for the second
+ *        layout. Both processes busy-poll recv(MSG_DONTWAIT), TCP_NODELAY, bound to processors 0 and 1.
+ *
+ * Build and run (not built by make; doc/performance.md, "TCP: a connection per direction"):
+ *   gcc -O2 bench/tcp_conn_pingpong.c -o /tmp/tcp_conn_pingpong
+ *   /tmp/tcp_conn_pingpong 1 20000    # one connection
+ *   /tmp/tcp_conn_pingpong 2 20000    # one connection per direction
+ * Prints the median one-way latency (round trip / 2) of ITERS timed round trips after 1,000 warm-up ones.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WARMUP 1000
+#define LEN 8
+
+static double now_ns(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static struct sockaddr_in loopback(int port)
+{
+  return (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(0x7f000001)};
+}
+
+static int listen_on(int port)
+{
+  int s = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+  struct sockaddr_in a = loopback(port);
+  setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (bind(s, (struct sockaddr *)&a, sizeof(a)) || listen(s, 4)) {
+    perror("bind/listen");
+    exit(1);
+  }
+  return s;
+}
+
+static int connect_to(int port)
+{
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = loopback(port);
+  while (connect(s, (struct sockaddr *)&a, sizeof(a)))
+    usleep(1000);
+  return s;
+}
+
+static int nodelay(int s)
+{
+  int one = 1;
+  setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  return s;
+}
+
+static void bind_cpu(int cpu)
+{
+  cpu_set_t m;
+  CPU_ZERO(&m);
+  CPU_SET(cpu, &m);
+  sched_setaffinity(0, sizeof(m), &m);
+}
+
+static void recv_all(int s, char *b)
+{
+  for (int got = 0; got < LEN;) {
+    ssize_t r = recv(s, b + got, LEN - got, MSG_DONTWAIT);
+    if (r > 0)
+      got += (int)r;
+  }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+  int mode = argc > 1 ? atoi(argv[1]) : 1, iters = argc > 2 ? atoi(argv[2]) : 20000;
+  if ((mode != 1 && mode != 2) || iters < 1) {
+    fprintf(stderr, "usage: %s 1|2 [ITERS]\n", argv[0]);
+    return 2;
+  }
+  int port = 20000 + getpid() % 20000;
+  int l1 = listen_on(port), l2 = mode == 2 ? listen_on(port + 1) : -1;
+  char b[LEN] = {0};
+  pid_t child = fork();
+  if (child == 0) { /* the echo side */
+    bind_cpu(1);
+    int in = nodelay(connect_to(port)), out = mode == 2 ? nodelay(connect_to(port + 1)) : in;
+    for (int i = 0; i < WARMUP + iters + 1; i++) {
+      recv_all(in, b);
+      send(out, b, LEN, 0);
+    }
+    _exit(0);
+  }
+  bind_cpu(0);
+  int out = nodelay(accept(l1, NULL, NULL)), in = mode == 2 ? nodelay(accept(l2, NULL, NULL)) : out;
+  double *lat = malloc(sizeof(double) * (size_t)iters), t0 = 0;
+  for (int i = 0; i < WARMUP + iters + 1; i++) {
+    send(out, b, LEN, 0);
+    double t1 = now_ns(); /* read while the message travels: from one read to the next is one round trip */
+    if (i > WARMUP)
+      lat[i - WARMUP - 1] = (t1 - t0) / 2;
+    t0 = t1;
+    recv_all(in, b);
+  }
+  qsort(lat, (size_t)iters, sizeof(double), cmp_double);
+  printf("%s: median one-way %.2f us\n", mode == 1 ? "one connection" : "a connection per direction",
+         lat[iters / 2] / 1e3);
+  waitpid(child, NULL, 0);
+  return 0;
+}
