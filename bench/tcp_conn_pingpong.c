@@ -5,12 +5,13 @@
  *        layout. Both processes busy-poll recv(MSG_DONTWAIT), TCP_NODELAY, bound to processors 0 and 1.
  *
  * Build and run (not built by make; doc/performance.md, "TCP: a connection per direction"):
- *   gcc -O2 bench/tcp_conn_pingpong.c -o /tmp/tcp_conn_pingpong
+ *   gcc -O2 -I bench bench/tcp_conn_pingpong.c bench/bench_common.c -o /tmp/tcp_conn_pingpong
  *   /tmp/tcp_conn_pingpong 1 20000    # one connection
  *   /tmp/tcp_conn_pingpong 2 20000    # one connection per direction
  * Prints the median one-way latency (round trip / 2) of ITERS timed round trips after 1,000 warm-up ones.
  */
 #define _GNU_SOURCE
+#include "bench_common.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -19,18 +20,10 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define WARMUP 1000
 #define LEN 8
-
-static double now_ns(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e9 + t.tv_nsec;
-}
 
 static struct sockaddr_in loopback(int port)
 {
@@ -82,12 +75,6 @@ static void recv_all(int s, char *b)
   }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv)
 {
   int mode = argc > 1 ? atoi(argv[1]) : 1, iters = argc > 2 ? atoi(argv[2]) : 20000;
@@ -110,18 +97,18 @@ int main(int argc, char **argv)
   }
   bind_cpu(0);
   int out = nodelay(accept(l1, NULL, NULL)), in = mode == 2 ? nodelay(accept(l2, NULL, NULL)) : out;
-  double *lat = malloc(sizeof(double) * (size_t)iters), t0 = 0;
+  double *lat = malloc(sizeof(double) * (size_t)iters);
+  uint64_t t0 = 0;
   for (int i = 0; i < WARMUP + iters + 1; i++) {
     send(out, b, LEN, 0);
-    double t1 = now_ns(); /* read while the message travels: from one read to the next is one round trip */
+    uint64_t t1 = bench_now_ns(); /* read while the message travels: from one read to the next is one round trip */
     if (i > WARMUP)
-      lat[i - WARMUP - 1] = (t1 - t0) / 2;
+      lat[i - WARMUP - 1] = (double)(t1 - t0) / 2;
     t0 = t1;
     recv_all(in, b);
   }
-  qsort(lat, (size_t)iters, sizeof(double), cmp_double);
   printf("%s: median one-way %.2f us\n", mode == 1 ? "one connection" : "a connection per direction",
-         lat[iters / 2] / 1e3);
+         bench_median(lat, iters) / 1e3);
   waitpid(child, NULL, 0);
   return 0;
 }

@@ -158,9 +158,7 @@ static struct nm_frag_s *nm_frag_find(struct nm_gate_s *gate, const struct nm_fr
   struct nm_frag_s *f = gate->frag_one;
   if (f && f->key.tag == key->tag && f->key.session == key->session && f->key.seq == key->seq)
     return f;
-  f = NULL;
-  if (gate->frags)
-    HASH_FIND(hh, gate->frags, key, sizeof(*key), f);
+  HASH_FIND(hh, gate->frags, key, sizeof(*key), f); /* NULL when the hash is empty */
   return f;
 }
 
@@ -324,7 +322,6 @@ void nm_frag_gate_fail(struct nm_gate_s *gate, int err)
   struct nm_frag_s *f, *tmp;
   if (gate->frag_one)
     nm_frag_drop(gate, gate->frag_one, err);
-  HASH_ITER(hh, gate->frags, f, tmp) {
+  HASH_ITER(hh, gate->frags, f, tmp)
     nm_frag_drop(gate, f, err);
-  }
 }

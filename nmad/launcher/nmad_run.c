@@ -120,12 +120,14 @@ struct run_s {
   int unfinalized; /**< some rank exited 0 without FINI */
 };
 
-static int64_t now_ms(void)
+static uint64_t now_ns(void)
 {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
+
+static int64_t now_ms(void) { return (int64_t)(now_ns() / 1000000); }
 
 static void on_signal(int sig)
 {
@@ -655,10 +657,8 @@ static void start_grace(struct run_s *run)
 static void job_sweep(const struct run_s *run)
 {
   char prefix[NMAD_RUN_JOB_CHARS + 8];
-  struct timespec ts;
   nm_ofi_region_job_prefix(prefix, sizeof(prefix), run->job_name);
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  nm_ofi_region_sweep(NM_OFI_REGION_DIR, prefix, (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec, 0);
+  nm_ofi_region_sweep(NM_OFI_REGION_DIR, prefix, now_ns(), 0);
 }
 
 static void reap(struct run_s *run)
