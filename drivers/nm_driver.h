@@ -73,6 +73,13 @@ struct nm_drv_props_s {
  *  fi_inject). The core then sends a lone small message on an idle gate without a packet wrapper (nm_outgoing.c,
  *  nm_send_direct()). */
 #define NM_DRV_F_SEND_AT_POST 0x20u
+/** A packet above the inject size costs a rendezvous of the provider's own (libfabric's shm: the receiver reads it
+ *  with CMA after a handshake), on top of the core's two copies of an eager payload; the core's rendezvous moves
+ *  the data once for the same handshake. So on a host that is not oversubscribed and without NMAD_RDV_THRESHOLD, the
+ *  rendezvous threshold is lowered to the largest message cut into inject-size pieces (nm_frag_eager_max()):
+ *  32 KiB over libfabric's shm 10.2-10.7 us eager, 6.6-7.0 by rendezvous (doc/performance.md, "Rendezvous above
+ *  the cut over libfabric's shm"). */
+#define NM_DRV_F_EAGER_INJECT_ONLY 0x40u
 
 /** Most pieces a sendv() packet has (NM_PW_GAPS payloads and the core's bytes around them). */
 #define NM_DRV_SENDV_MAX 9

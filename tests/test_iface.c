@@ -204,6 +204,43 @@ START_TEST(test_readers)
 }
 END_TEST
 
+/* A rail whose sends above the inject size are the provider's own rendezvous (libfabric's shm): messages above
+ * what the cut takes go by rendezvous, unless the user chose the threshold or the host is oversubscribed. */
+START_TEST(test_eager_inject_only_threshold)
+{
+  unsetenv("NMAD_RDV_THRESHOLD");
+  unsetenv("NMAD_EAGER_FRAG_MAX");
+  core->drvs[0].props.inject_size = 4096;
+  ck_assert_int_eq(nm_core_configure(core, 0, 0), 0);
+  ck_assert_uint_eq(nm_core_rdv_threshold(core), 32 * 1024); /* an ordinary rail: the default */
+  core->drvs[0].props.flags |= NM_DRV_F_EAGER_INJECT_ONLY;
+  ck_assert_int_eq(nm_core_configure(core, 0, 0), 0);
+  ck_assert_uint_eq(nm_core_rdv_threshold(core), 3 * 4096); /* the cut's default reach: 3 inject sizes */
+  ck_assert_uint_eq(nm_core_rdv_pull_upto(core), 3 * 4096);
+  setenv("NMAD_EAGER_FRAG_MAX", "0", 1); /* never cut: what one packet of the inject size holds */
+  ck_assert_int_eq(nm_core_configure(core, 0, 0), 0);
+  ck_assert_uint_eq(nm_core_rdv_threshold(core), 4096 - NM_WIRE_PKT_HDR_LEN - NM_WIRE_MSG_HDR_LEN);
+  setenv("NMAD_EAGER_FRAG_MAX", "20K", 1);
+  ck_assert_int_eq(nm_core_configure(core, 0, 0), 0);
+  ck_assert_uint_eq(nm_core_rdv_threshold(core), 20 * 1024);
+  unsetenv("NMAD_EAGER_FRAG_MAX");
+  core->drvs[0].props.flags &= ~NM_DRV_F_EAGER_INJECT_ONLY;
+  ck_assert_int_eq(nm_core_configure(core, 1, 0), 0);
+  nm_len_t oversub = nm_core_rdv_threshold(core);
+  ck_assert_uint_gt(oversub, 32 * 1024);
+  core->drvs[0].props.flags |= NM_DRV_F_EAGER_INJECT_ONLY;
+  ck_assert_int_eq(nm_core_configure(core, 1, 0), 0); /* oversubscribed: its own default stands */
+  ck_assert_uint_eq(nm_core_rdv_threshold(core), oversub);
+  setenv("NMAD_RDV_THRESHOLD", "32K", 1); /* the user's choice stands */
+  ck_assert_int_eq(nm_core_configure(core, 0, 0), 0);
+  ck_assert_uint_eq(nm_core_rdv_threshold(core), 32 * 1024);
+  unsetenv("NMAD_RDV_THRESHOLD");
+  core->drvs[0].props.inject_size = 512; /* too little to cut into (NM_FRAG_MIN_INJECT): no cap */
+  ck_assert_int_eq(nm_core_configure(core, 0, 0), 0);
+  ck_assert_uint_eq(nm_core_rdv_threshold(core), 32 * 1024);
+}
+END_TEST
+
 static int closed;
 static void channel_close(void *rpc) { *(int *)rpc += 1; }
 
@@ -454,6 +491,7 @@ int main(void)
   tcase_add_test(t, test_readers);
   tcase_add_test(t, test_session_child);
   tcase_add_test(t, test_oversub_hop_latency);
+  tcase_add_test(t, test_eager_inject_only_threshold);
   tcase_add_test(t, test_oversub_bcast_flat);
   tcase_add_test(t, test_oversub_bcast_net);
   tcase_add_test(t, test_bcast_memo);

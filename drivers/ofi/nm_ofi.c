@@ -199,6 +199,8 @@ static int nm_ofi_open(struct nm_drv_s *drv, const char *word, int all_local)
   drv->props.flags |= NM_DRV_F_PACED; /* one endpoint, one NIC queue for every peer */
   if (drv->props.inject_size > 0 && !o->mr_local)
     drv->props.flags |= NM_DRV_F_SEND_AT_POST; /* nm_ofi_send() injects whatever fits: done at post, or -NM_EAGAIN */
+  if (drv->props.inject_size > 0 && q->eager_inject_only)
+    drv->props.flags |= NM_DRV_F_EAGER_INJECT_ONLY;
   return NM_ESUCCESS;
 }
 

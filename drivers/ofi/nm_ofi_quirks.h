@@ -24,6 +24,8 @@ struct nm_ofi_quirk_s {
                             reused, and the endpoint then fails with EBUSY */
   const char *env_name;  /* a provider parameter to set before fi_getinfo() unless the user set it, or NULL */
   const char *env_value;
+  int eager_inject_only; /* sends above the inject size are the provider's own rendezvous (shm: CMA after a
+                            handshake): the driver sets NM_DRV_F_EAGER_INJECT_ONLY */
   int receipts;          /* a non-inject send's completion can wait for ever behind a send to a dead peer (shm's
                             in-order response queue): non-inject sends ask their receiver for a receipt
                             (nm_ofi_receipt.c) */

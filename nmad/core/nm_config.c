@@ -86,6 +86,7 @@ int nm_config_load(struct nm_config_s *cfg, size_t max_eager, int oversubscribed
     return -NM_EINVAL;
   }
   cfg->rdv_threshold = v > max_eager ? max_eager : v;
+  cfg->rdv_threshold_set = s && *s;
   v = NM_EAGER_CREDIT_DEFAULT;
   s = getenv("NMAD_EAGER_CREDIT");
   if (s && *s && (nm_config_parse_size(s, &v) || v < NM_EAGER_CREDIT_MIN || v > NM_EAGER_CREDIT_MAX)) {

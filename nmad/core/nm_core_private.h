@@ -274,6 +274,7 @@ struct nm_fault_source_s {
 struct nm_config_s {
   const struct nm_strategy_ops_s *strategy;
   size_t rdv_threshold; /* bytes: larger messages go by rendezvous */
+  int rdv_threshold_set; /* the user chose it (NMAD_RDV_THRESHOLD): no driver lowers it (nm_core_configure()) */
   uint64_t spin_ns;     /* busy-poll time before yielding */
   uint64_t yield_ns;    /* busy-poll-and-yield time before blocking */
   uint64_t peer_alloc_max; /* largest buffer allocated on a peer's word (NMAD_PEER_ALLOC_MAX) */
@@ -678,6 +679,10 @@ int nm_frag_pack(struct nm_pw_s *pw, struct nm_req_s *req);
  *  doc/performance.md, "Eager messages cut to the inject size"). */
 #define NM_FRAG_MAX_AUTO UINT64_MAX
 #define NM_FRAG_MAX_DEFAULT NM_FRAG_MAX_AUTO
+/** The largest message (header included) that goes eager over a driver of @p core that sends nothing above its
+ *  inject size well (NM_DRV_F_EAGER_INJECT_ONLY): what the cut takes (NMAD_EAGER_FRAG_MAX, a few inject sizes by
+ *  default), or one inject-size packet's payload if that is more; the smallest over such drivers, 0 if none. */
+nm_len_t nm_frag_eager_max(const struct nm_core_s *core);
 /** Sender: the send at the head of @p gate's queue is partly packed (its next piece is due). */
 static inline int nm_frag_cutting(const struct nm_gate_s *gate)
 {

@@ -60,6 +60,25 @@ static size_t nm_frag_limit(const struct nm_pw_s *pw)
   return inject >= NM_FRAG_MIN_INJECT && inject < pw->cap ? inject : pw->cap;
 }
 
+nm_len_t nm_frag_eager_max(const struct nm_core_s *core)
+{
+  nm_len_t cap = 0;
+  for (int i = 0; i < core->n_drvs; i++) {
+    const struct nm_drv_props_s *p = &core->drvs[i].props;
+    if (!(p->flags & NM_DRV_F_EAGER_INJECT_ONLY) || p->inject_size < NM_FRAG_MIN_INJECT)
+      continue;
+    uint64_t max = core->cfg.frag_max;
+    if (max == NM_FRAG_MAX_AUTO)
+      max = (uint64_t)NM_FRAG_AUTO_PIECES * p->inject_size;
+    nm_len_t one = p->inject_size - NM_WIRE_PKT_HDR_LEN - NM_WIRE_MSG_HDR_LEN; /* fits one packet, uncut */
+    if (max < one)
+      max = one;
+    if (cap == 0 || max < cap)
+      cap = max;
+  }
+  return cap;
+}
+
 int nm_frag_wanted(const struct nm_pw_s *pw, const struct nm_req_s *req)
 {
   if (req->frag_off)
