@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include "bench_common.h"
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sched.h>
@@ -66,12 +67,16 @@ static void bind_cpu(int cpu)
   sched_setaffinity(0, sizeof(m), &m);
 }
 
+/* Busy-poll until LEN bytes came; the peer gone (end of stream, or an error other than "nothing yet") ends the
+ * process instead of spinning on a closed socket for ever. */
 static void recv_all(int s, char *b)
 {
   for (int got = 0; got < LEN;) {
     ssize_t r = recv(s, b + got, LEN - got, MSG_DONTWAIT);
     if (r > 0)
       got += (int)r;
+    else if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+      _exit(1);
   }
 }
 

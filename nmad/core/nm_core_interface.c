@@ -286,13 +286,15 @@ int nm_core_configure(nm_core_t core, int oversubscribed, int job_oversubscribed
     if (core->drvs[i].ops->host_oversubscribed)
       core->drvs[i].ops->host_oversubscribed(&core->drvs[i], oversubscribed);
   int err = nm_config_load(&core->cfg, max_eager, oversubscribed, job_oversubscribed);
+  if (err || oversubscribed || core->cfg.rdv_threshold_set)
+    return err;
   /* A driver whose packets above the inject size are a rendezvous of the provider's own: the core's rendezvous
    * moves the data once where eager would copy it twice more. Not on an oversubscribed host, whose default (eager
    * up to 128 KiB) saves the rendezvous' hops, each a wait for a rank to be scheduled. */
   nm_len_t cap = nm_frag_eager_max(core);
-  if (!err && !oversubscribed && !core->cfg.rdv_threshold_set && cap && cap < core->cfg.rdv_threshold)
+  if (cap && cap < core->cfg.rdv_threshold)
     core->cfg.rdv_threshold = cap;
-  return err;
+  return NM_ESUCCESS;
 }
 
 void nm_core_set_one_host(nm_core_t core, int one_host) { core->one_host = one_host != 0; }

@@ -316,12 +316,15 @@ int main(int argc, char **argv)
       }
   if (c.size > ST_PAIRWISE_RS_MAX_P && c.rank == 0)
     printf("st_coll: %d ranks: pairwise reduce-scatter left out (above %d ranks)\n", c.size, ST_PAIRWISE_RS_MAX_P);
-  for (int a = 1; a < NM_COLL_REDUCE_SCATTER_NALGOS; a++)
-    for (int ip = 0; ip < 2 && !(a == NM_COLL_REDUCE_SCATTER_PAIRWISE && c.size > ST_PAIRWISE_RS_MAX_P); ip++) {
+  for (int a = 1; a < NM_COLL_REDUCE_SCATTER_NALGOS; a++) {
+    if (a == NM_COLL_REDUCE_SCATTER_PAIRWISE && c.size > ST_PAIRWISE_RS_MAX_P)
+      continue;
+    for (int ip = 0; ip < 2; ip++) {
       st_reduce_scatter(&c, &world, a, 0, 1, ip, &seq);
       st_reduce_scatter(&c, &world, a, 0, 700, ip, &seq);
       st_reduce_scatter(&c, &world, a, 1, 5, ip, &seq);
     }
+  }
   /* The all-at-once algorithms put p (p - 1) flows on the simulated network together, and SimGrid's max-min solver
    * pays for each flow's end with every flow that shares its links: at 256 ranks (65,280 flows) that took the run
    * past 25 minutes. They run up to ST_ALL_AT_ONCE_MAX_P ranks (coll-64.sh in make check) and on real processes. */
