@@ -45,7 +45,7 @@ FI_MULT=10
 REPEAT=3
 OUT=./bench-results
 RUN_TIMEOUT=300
-DO_NMAD=1 DO_FI=1 DO_OMPI=1 DO_MSGRATE=1 DO_SM=1
+DO_NMAD=1 DO_FI=1 DO_OMPI=1 DO_MSGRATE=1 DO_OWN=1
 MSGRATE_PROVIDER=tcp
 
 # Must match bench/bench_common.h (BENCH_SCALE_THRESHOLD, BENCH_MIN_ITERS, BENCH_MIN_WARMUP).
@@ -74,8 +74,9 @@ usage: $0 [options]
   --quick            --iters 200 --warmup 20 --sizes "8 4M" (a fast sanity run)
   --bind core|none   one process per core for every contender (default core; see nm_bench_lib.sh)
   --no-nmad, --no-fi, --no-ompi, --no-msgrate   skip a part
-  --no-sm            with the shm provider, nmad also runs over its own shared memory (NMAD_DRIVER=sm,
-                     drivers/sm) in the same run, reported beside raw shm; this skips that
+  --no-own           nmad also runs over its own driver of each provider's kind in the same run, reported
+                     beside the raw provider: sm (drivers/sm) beside shm, ntcp (drivers/tcp) beside tcp;
+                     this skips that (--no-sm: the same)
 environment: NMAD_BUILD_DIR (where nmad-run and the benchmarks are; default $NMAD_BUILD_DIR),
   OMPI_EXTRA_ARGS (added to mpirun.openmpi), FI_PINGPONG, MPICC, MPIRUN (override the tools)
 EOF
@@ -107,7 +108,7 @@ while [[ $# -gt 0 ]]; do
     --no-fi) DO_FI=0; shift ;;
     --no-ompi) DO_OMPI=0; shift ;;
     --no-msgrate) DO_MSGRATE=0; shift ;;
-    --no-sm) DO_SM=0; shift ;;
+    --no-own|--no-sm) DO_OWN=0; shift ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown option '$1'" ;;
   esac
@@ -381,6 +382,9 @@ run_msgrate() { # strategy
     "$NMAD_RUN" -n 2 --bind-to "$(bind_policy 2)" "$NM_MSGRATE" --csv --window "$WINDOW"
 }
 
+# nmad's own driver of a provider's kind (reported beside that provider), or nothing.
+own_driver() { case $1 in shm) echo sm ;; tcp) echo ntcp ;; esac; }
+
 # ---------- run everything, one after the other ----------
 note "results in $OUT; nmad-run: ${NMAD_RUN:-not found}; fi_pingpong: ${FI_PINGPONG:-not found}; mpirun: ${MPIRUN:-not found}"
 [[ $DO_OMPI -eq 1 ]] && build_ompi
@@ -390,13 +394,13 @@ note "results in $OUT; nmad-run: ${NMAD_RUN:-not found}; fi_pingpong: ${FI_PINGP
 for run in $(seq 1 "$REPEAT"); do
   for prov in $PROVIDERS; do
     [[ $DO_NMAD -eq 1 ]] && run_nmad_pingpong "$prov" "$run"
-    [[ $DO_NMAD -eq 1 && $DO_SM -eq 1 && $prov == shm ]] && run_nmad_pingpong sm "$run"
+    [[ $DO_NMAD -eq 1 && $DO_OWN -eq 1 && -n $(own_driver "$prov") ]] && run_nmad_pingpong "$(own_driver "$prov")" "$run"
     [[ $DO_FI -eq 1 ]] && run_fi "$prov" "$run"
     [[ $DO_OMPI -eq 1 ]] && run_ompi "$prov" "$run"
   done
 done
 rounds_of() { local f; for f in "$1".r*; do [[ -s $f ]] && echo "$f"; done; }
-for prov in $PROVIDERS sm; do
+for prov in $PROVIDERS sm ntcp; do
   # shellcheck disable=SC2046
   best_rows "$OUT/nmad_pingpong_$prov.csv" $(rounds_of "$OUT/nmad_pingpong_$prov.csv")
   # shellcheck disable=SC2046
@@ -432,15 +436,15 @@ show() { [[ -n "$1" ]] && printf '%s' "$1" || printf 'n/a'; }
 
 SUMMARY_CSV=$OUT/summary.csv
 SUMMARY_TXT=$OUT/summary.txt
-echo "provider,size,nmad_lat_us,fi_lat_us,lat_ratio_nmad_over_fi,ompi_lat_us,nmad_bw_MBps,fi_bw_MBps,bw_ratio_nmad_over_fi,ompi_bw_MBps,nmad_sm_lat_us,lat_ratio_sm_over_fi,round_ratio_nmad_over_fi,round_ratio_sm_over_fi" >"$SUMMARY_CSV"
+echo "provider,size,nmad_lat_us,fi_lat_us,lat_ratio_nmad_over_fi,ompi_lat_us,nmad_bw_MBps,fi_bw_MBps,bw_ratio_nmad_over_fi,ompi_bw_MBps,nmad_own_lat_us,lat_ratio_own_over_fi,round_ratio_nmad_over_fi,round_ratio_own_over_fi,own_driver" >"$SUMMARY_CSV"
 {
   echo "# nmad vs raw libfabric (fi_pingpong) vs Open MPI, one-way latency (us) and bandwidth (MB/s, 1 MB = 1e6 B)"
   echo "# nmad/ompi: median of $ITERS timed iterations (scaled above 256 KiB) after $WARMUP warm-up; fi: fi_pingpong's mean (x$FI_MULT iterations), each the best of $REPEAT runs"
   echo "# lat ratio = nmad/raw (>1: nmad slower); bw ratio = nmad/raw (<1: nmad slower); $(date -u +%Y-%m-%dT%H:%MZ) $(uname -n)"
-  echo "# sm_lat: nmad over its own shared memory (NMAD_DRIVER=sm), shm rows only; sm_x = sm_lat / raw shm"
-  echo "# rnd_x, rnd_sm_x: median over the $REPEAT rounds of that round's lat_x, sm_x (the contenders of a round ran minutes apart at most)"
-  printf '%-5s %9s | %10s %10s %8s %10s | %10s %10s %8s %10s | %10s %8s | %8s %8s\n' \
-    prov size nmad_lat raw_lat lat_x ompi_lat nmad_bw raw_bw bw_x ompi_bw sm_lat sm_x rnd_x rnd_sm_x
+  echo "# own_lat: nmad over its own driver of the provider's kind (shm rows: NMAD_DRIVER=sm; tcp rows: ntcp); own_x = own_lat / raw"
+  echo "# rnd_x, rnd_own_x: median over the $REPEAT rounds of that round's lat_x, own_x (the contenders of a round ran minutes apart at most)"
+  printf '%-5s %9s | %10s %10s %8s %10s | %10s %10s %8s %10s | %10s %8s | %8s %9s\n' \
+    prov size nmad_lat raw_lat lat_x ompi_lat nmad_bw raw_bw bw_x ompi_bw own_lat own_x rnd_x rnd_own_x
   for prov in $PROVIDERS; do
     for size in "${SIZES[@]}"; do
       nl=$(csv_get "$OUT/nmad_pingpong_$prov.csv" "$size" 3)
@@ -449,16 +453,16 @@ echo "provider,size,nmad_lat_us,fi_lat_us,lat_ratio_nmad_over_fi,ompi_lat_us,nma
       fb=$(csv_get "$OUT/fi_pingpong_$prov.csv" "$size" 3)
       ol=$(csv_get "$OUT/ompi_pingpong_$prov.csv" "$size" 3)
       ob=$(csv_get "$OUT/ompi_pingpong_$prov.csv" "$size" 4)
-      sl=""
-      [[ $prov == shm ]] && sl=$(csv_get "$OUT/nmad_pingpong_sm.csv" "$size" 3)
+      own=$(own_driver "$prov") sl=""
+      [[ -n $own ]] && sl=$(csv_get "$OUT/nmad_pingpong_$own.csv" "$size" 3)
       lr=$(ratio "$nl" "$fl")
       br=$(ratio "$nb" "$fb")
       sr=$(ratio "$sl" "$fl")
       rr=$(round_ratio "$OUT/nmad_pingpong_$prov.csv" 3 "$OUT/fi_pingpong_$prov.csv" 2 "$size")
       rs=""
-      [[ $prov == shm ]] && rs=$(round_ratio "$OUT/nmad_pingpong_sm.csv" 3 "$OUT/fi_pingpong_$prov.csv" 2 "$size")
-      echo "$prov,$size,$nl,$fl,$lr,$ol,$nb,$fb,$br,$ob,$sl,$sr,$rr,$rs" >>"$SUMMARY_CSV"
-      printf '%-5s %9s | %10s %10s %8s %10s | %10s %10s %8s %10s | %10s %8s | %8s %8s\n' "$prov" "$size" \
+      [[ -n $own ]] && rs=$(round_ratio "$OUT/nmad_pingpong_$own.csv" 3 "$OUT/fi_pingpong_$prov.csv" 2 "$size")
+      echo "$prov,$size,$nl,$fl,$lr,$ol,$nb,$fb,$br,$ob,$sl,$sr,$rr,$rs,$own" >>"$SUMMARY_CSV"
+      printf '%-5s %9s | %10s %10s %8s %10s | %10s %10s %8s %10s | %10s %8s | %8s %9s\n' "$prov" "$size" \
         "$(show "$nl")" "$(show "$fl")" "$(show "$lr")" "$(show "$ol")" \
         "$(show "$nb")" "$(show "$fb")" "$(show "$br")" "$(show "$ob")" "$(show "$sl")" "$(show "$sr")" \
         "$(show "$rr")" "$(show "$rs")"

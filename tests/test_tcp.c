@@ -1,6 +1,7 @@
 /* Unit tests of the ntcp driver (drivers/tcp/nm_tcp.c) through its ops table: three endpoints in this process,
  * ranks 0, 1 and 2 of a three-rank table, over loopback. Packets of many sizes both ways, a large transfer with a
- * packet posted after it that arrives before its end (the urgent message passes the bulk), a cancelled receive
+ * packet posted after it that arrives before its end (the urgent message passes the bulk), replies and a large
+ * transfer on the connection the other rank made, a cancelled receive
  * whose bytes are drained, a peer gone, and untrusted bytes: a HELLO with the wrong nonce, a frame of an unknown
  * kind, data for no posted receive. */
 #include <check.h>
@@ -158,6 +159,52 @@ START_TEST(test_cancelled_receive_drained)
 }
 END_TEST
 
+/* Rank 1 answers rank 0 on the connection rank 0 made (one connection for the pair: the reply carries the
+ * acknowledgement of the request, doc/architecture.md "The ntcp driver"): a packet, then a large transfer back in
+ * DATA frames, both read by rank 0 on its own connection; rank 1 makes none. Then rank 0 goes away, and rank 1,
+ * which never connected to it, sees it on the connection it writes on. */
+START_TEST(test_reply_on_accepted_connection)
+{
+  unsigned char pkt[100];
+  const size_t len = 1024 * 1024 + 3;
+  unsigned char *src = malloc(len), *dst = calloc(1, len);
+  ck_assert(src && dst);
+  fill(src, len, 9);
+  fill(pkt, 8, 0);
+  ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, pkt, 8, NULL), 1);
+  progress_until(1, 1, 0);
+  fill(pkt, sizeof(pkt), 0);
+  ck_assert_int_eq(ep[1].ops->send(&ep[1], 0, pkt, sizeof(pkt), NULL), 1);
+  ck_assert_int_eq(priv(1)->peers[0].wc, NM_TCP_IN);
+  ck_assert_ptr_null(priv(1)->peers[0].conn[NM_TCP_OUT]);
+  progress_until(0, 1, 0);
+  ck_assert_int_eq(seen[0].n_pkts, 1);
+  ck_assert_uint_eq(seen[0].lens[0], sizeof(pkt));
+  ck_assert_uint_eq(seen[0].srcs[0], 1);
+  ck_assert_int_eq(seen[0].bad_content, 0);
+  int sctx, rctx;
+  ck_assert_int_eq(ep[0].ops->large_recv(&ep[0], 1, dst, len, 77, &rctx), 0);
+  ck_assert_int_eq(ep[1].ops->large_send(&ep[1], 0, src, len, 77, &sctx), 0);
+  progress_until(0, 1, 1);
+  progress_until(1, 1, 1);
+  ck_assert_int_eq(seen[0].n_large, 1);
+  ck_assert_int_eq(seen[0].large_err[0], 0);
+  ck_assert_uint_eq(seen[0].large_len[0], len);
+  ck_assert_int_eq(seen[1].n_large, 1);
+  ck_assert_int_eq(memcmp(src, dst, len), 0);
+  ck_assert_ptr_null(priv(0)->peers[1].conn[NM_TCP_IN]); /* the pair used one connection */
+  ck_assert_ptr_null(priv(1)->peers[0].conn[NM_TCP_OUT]);
+  ep[0].ops->close(&ep[0]);
+  ep[0].ops->open(&ep[0], "ntcp", 1); /* a fresh endpoint for teardown, connected to nobody */
+  for (int k = 0; k < 1000 && !priv(1)->peers[0].dead; k++)
+    ep[1].ops->progress(&ep[1]);
+  ck_assert(priv(1)->peers[0].dead);
+  ck_assert_int_eq(ep[1].ops->send(&ep[1], 0, pkt, sizeof(pkt), NULL), -NM_ECLOSED);
+  free(src);
+  free(dst);
+}
+END_TEST
+
 /* A peer that closes: its posted receive fails with -NM_ECLOSED, and later operations with it fail too. */
 START_TEST(test_peer_gone)
 {
@@ -208,7 +255,7 @@ START_TEST(test_hello_wrong_nonce_refused)
   raw_frame(fd, NM_TCP_HELLO, 8, 0, nonce, sizeof(nonce));
   for (int k = 0; k < 1000; k++)
     ep[1].ops->progress(&ep[1]);
-  ck_assert_int_eq(priv(1)->peers[0].in_fd, -1);
+  ck_assert_ptr_null(priv(1)->peers[0].conn[NM_TCP_IN]);
   ck_assert(!priv(1)->peers[0].dead); /* nobody's connection: rank 0 itself is not blamed */
   char c;
   ck_assert_int_eq(read(fd, &c, 1), 0); /* closed by rank 1 */
@@ -250,6 +297,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_packet_passes_large);
   tcase_add_test(tc, test_cancelled_receive_drained);
   tcase_add_test(tc, test_peer_gone);
+  tcase_add_test(tc, test_reply_on_accepted_connection);
   tcase_add_test(tc, test_hello_wrong_nonce_refused);
   tcase_add_test(tc, test_forged_kind);
   tcase_add_test(tc, test_forged_length);

@@ -8,8 +8,9 @@
  * frame per connection and progress pass, and a packet goes before the next frame. So what a packet finds ahead of
  * it is the bulk written in the passes before it that the receiver has not read yet, and a pass that reads a whole
  * packet returns at once, so that the core answers it (a ping, an RTR) before more bulk is read.
- * - Connections: one outgoing connection per peer sent to (made on first use, DESIGN.md rule 8), accepted by the
- *   peer as its incoming connection from us: each carries one direction, so two ranks never race to connect.
+ * - Connections: the first of two ranks to send connects (on first use, DESIGN.md rule 8); the other accepts it and
+ *   writes back on it, so that a reply carries the acknowledgement of what it answers. Two ranks that both send
+ *   before reading the other's HELLO each write on the connection they made; both are read.
  * - Packets are copied into a queue at send() and complete at once (inject); large sends complete when their last
  *   byte is written, large receives when their last byte is read, straight into the posted buffer.
  * - Waiting: an epoll fd over every socket (the core polls it when idle); while anything is left to write,
@@ -101,9 +102,10 @@ static int nm_tcp_open(struct nm_drv_s *drv, const char *word, int all_local)
   drv->props.urgent_max = NM_TCP_MAX_PACKET; /* send_urgent: any packet may pass the queue */
   drv->props.max_large = (uint64_t)1 << 40;
   drv->props.flags |= NM_DRV_F_AUTH_SOURCE; /* a connection's sender is the rank its HELLO proved */
-  /* Nominal figures over loopback on the project's machine (doc/performance.md, "The ntcp driver"): 8 B ping-pong
-   * 8-10 us one way, 2.2-3.2 GB/s. */
-  nm_drv_set_nominal(&drv->props, 9000, 2000, 2800, "ntcp");
+  /* Nominal figures over loopback on the project's machine (doc/performance.md, "The ntcp driver" and "ntcp: one
+   * connection for both directions"): 8 B ping-pong 4.9-5.0 us one way since replies share the request's
+   * connection (8-10 before), 2.2-3.2 GB/s; the sender's share of a message is its sendmsg(). */
+  nm_drv_set_nominal(&drv->props, 5000, 2000, 2800, "ntcp");
   return NM_ESUCCESS;
 }
 
@@ -116,6 +118,38 @@ static void nm_tcp_free_large(struct nm_tcp_large_s *l)
   }
 }
 
+/* A connection over socket @p fd. @return it, or NULL (out of memory; @p fd is left open). */
+static struct nm_tcp_conn_s *nm_tcp_conn_new(int fd)
+{
+  struct nm_tcp_conn_s *c = calloc(1, sizeof(*c));
+  if (c)
+    c->fd = fd;
+  return c;
+}
+
+/* Close and free *@p c (closing its socket also takes it out of the epoll set). */
+static void nm_tcp_conn_free(struct nm_tcp_conn_s **c)
+{
+  if (!*c)
+    return;
+  close((*c)->fd);
+  free((*c)->in_pkt);
+  free(*c);
+  *c = NULL;
+}
+
+/* The socket we write to peer @p p on, or -1. */
+static int nm_tcp_wfd(const struct nm_tcp_peer_s *p)
+{
+  return p->wc >= 0 && p->conn[p->wc] ? p->conn[p->wc]->fd : -1;
+}
+
+/* The epoll data of peer @p i's connection @p c. */
+static uint64_t nm_tcp_ev_data(uint64_t i, int c)
+{
+  return c == NM_TCP_OUT ? i | NM_TCP_OUT_EV : i;
+}
+
 static void nm_tcp_close(struct nm_drv_s *drv)
 {
   struct nm_tcp_s *t = drv->priv;
@@ -123,17 +157,14 @@ static void nm_tcp_close(struct nm_drv_s *drv)
     return;
   for (size_t i = 0; i < t->n_peers; i++) {
     struct nm_tcp_peer_s *p = &t->peers[i];
-    if (p->out_fd >= 0)
-      close(p->out_fd);
-    if (p->in_fd >= 0)
-      close(p->in_fd);
+    nm_tcp_conn_free(&p->conn[NM_TCP_OUT]);
+    nm_tcp_conn_free(&p->conn[NM_TCP_IN]);
     while (p->pk_head) {
       struct nm_tcp_out_s *o = p->pk_head;
       p->pk_head = o->next;
       free(o);
     }
     nm_tcp_free_large(p->ls_head);
-    free(p->in_pkt);
   }
   while (t->pending) {
     struct nm_tcp_pending_s *q = t->pending;
@@ -168,7 +199,8 @@ static int nm_tcp_connect(struct nm_drv_s *drv, uint64_t index, const void *addr
     return err;
   struct nm_tcp_peer_s *p = &t->peers[t->n_peers];
   memcpy(&p->addr, addr, sizeof(p->addr));
-  p->out_fd = p->in_fd = -1;
+  p->conn[NM_TCP_OUT] = p->conn[NM_TCP_IN] = NULL;
+  p->wc = -1;
   if (p->addr.magic != NM_TCP_MAGIC)
     return -NM_EINVAL;
   if (memcmp(&p->addr, &t->self, sizeof(t->self)) == 0)
@@ -203,11 +235,9 @@ static void nm_tcp_peer_dead(struct nm_tcp_s *t, uint64_t i, const char *why)
   if (why)
     fprintf(stderr, "nmad: ntcp: rank %llu: %s; its connections are closed\n", (unsigned long long)i, why);
   p->dead = 1;
-  if (p->out_fd >= 0)
-    close(p->out_fd); /* also leaves the epoll set */
-  if (p->in_fd >= 0)
-    close(p->in_fd);
-  p->out_fd = p->in_fd = -1;
+  nm_tcp_conn_free(&p->conn[NM_TCP_OUT]);
+  nm_tcp_conn_free(&p->conn[NM_TCP_IN]);
+  p->wc = -1;
   p->out_watch = 0;
   while (p->pk_head) {
     struct nm_tcp_out_s *o = p->pk_head;
@@ -220,7 +250,6 @@ static void nm_tcp_peer_dead(struct nm_tcp_s *t, uint64_t i, const char *why)
   nm_tcp_fail_list(t, &p->ls_head, i);
   p->ls_tail = NULL;
   nm_tcp_fail_list(t, &t->lrecvs, i);
-  p->in_lr = NULL;
 }
 
 /* ---- sending ---- */
@@ -275,15 +304,20 @@ static void nm_tcp_queue(struct nm_tcp_peer_s *p, struct nm_tcp_out_s *o, int fi
   p->pk_bytes += o->len;
 }
 
-/* Our connection to peer @p i, made on first use (blocking connect: the peer listens from its open on).
- * @return 0, or -NM_ECLOSED. */
+/* The connection we write to peer @p i on, chosen at the first write: the one the peer made if its HELLO came
+ * already, else one we make now (blocking connect: the peer listens from its open on). Kept for every later
+ * frame: a frame is never split between two connections. @return 0, or -NM_ECLOSED. */
 static int nm_tcp_out_conn(struct nm_tcp_s *t, uint64_t i)
 {
   struct nm_tcp_peer_s *p = &t->peers[i];
   if (p->dead)
     return -NM_ECLOSED;
-  if (p->out_fd >= 0)
+  if (p->wc >= 0)
     return NM_ESUCCESS;
+  if (p->conn[NM_TCP_IN]) {
+    p->wc = NM_TCP_IN;
+    return NM_ESUCCESS;
+  }
   struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = p->addr.ip, .sin_port = p->addr.port};
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
   if (fd >= 0)
@@ -291,20 +325,22 @@ static int nm_tcp_out_conn(struct nm_tcp_s *t, uint64_t i)
   uint8_t nonce[8];
   nm_put64(nonce, p->addr.nonce);
   struct nm_tcp_out_s *hello = nm_tcp_frame(NM_TCP_HELLO, (uint64_t)t->self_index, nonce, sizeof(nonce));
+  struct nm_tcp_conn_s *c = NULL;
   if (fd < 0 || !hello || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
+      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0 || !(c = nm_tcp_conn_new(fd))) {
     char why[96];
-    snprintf(why, sizeof(why), "cannot connect: %s", strerror(errno));
+    snprintf(why, sizeof(why), "cannot connect: %s", c || errno ? strerror(errno) : "out of memory");
     if (fd >= 0)
       close(fd);
     free(hello);
     nm_tcp_peer_dead(t, i, why);
     return -NM_ECLOSED;
   }
-  p->out_fd = fd;
-  /* in the epoll set for its errors and hang-ups (always reported: a peer gone while we only write to it), and
-   * for EPOLLOUT while something waits to be written (nm_tcp_trywait()) */
-  struct epoll_event ev = {.events = 0, .data.u64 = i | NM_TCP_OUT_EV};
+  p->conn[NM_TCP_OUT] = c;
+  p->wc = NM_TCP_OUT;
+  /* in the epoll set for what the peer writes back, its errors and hang-ups (a peer gone while we only write to
+   * it), and for EPOLLOUT while something waits to be written (nm_tcp_trywait()) */
+  struct epoll_event ev = {.events = EPOLLIN, .data.u64 = nm_tcp_ev_data(i, NM_TCP_OUT)};
   epoll_ctl(t->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
   nm_tcp_queue(p, hello, 1);
   return NM_ESUCCESS;
@@ -317,7 +353,7 @@ static int nm_tcp_flush(struct nm_tcp_s *t, uint64_t i)
   struct nm_tcp_peer_s *p = &t->peers[i];
   size_t budget = NM_TCP_WRITE_BYTES;
   int n = 0;
-  while (!p->dead && p->out_fd >= 0 && budget > 0) {
+  while (!p->dead && p->wc >= 0 && budget > 0) {
     struct iovec iov[2];
     int k = 0;
     struct nm_tcp_out_s *o = NULL;
@@ -341,7 +377,7 @@ static int nm_tcp_flush(struct nm_tcp_s *t, uint64_t i)
       break;
     }
     struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)k};
-    ssize_t w = sendmsg(p->out_fd, &mh, MSG_NOSIGNAL);
+    ssize_t w = sendmsg(nm_tcp_wfd(p), &mh, MSG_NOSIGNAL);
     if (w < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
         break;
@@ -403,7 +439,7 @@ static int nm_tcp_send(struct nm_drv_s *drv, uint64_t peer, const void *buf, siz
     nm_tcp_put_hdr(h, NM_TCP_PKT, (uint32_t)len, 0);
     struct iovec iov[2] = {{h, NM_TCP_HDR}, {(void *)buf, len}};
     struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
-    w = sendmsg(p->out_fd, &mh, MSG_NOSIGNAL);
+    w = sendmsg(nm_tcp_wfd(p), &mh, MSG_NOSIGNAL);
     if (w == (ssize_t)(NM_TCP_HDR + len))
       return 1;
     if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
@@ -442,7 +478,7 @@ static int nm_tcp_send_urgent(struct nm_drv_s *drv, uint64_t peer, const struct 
     return -NM_EINVAL;
   struct nm_tcp_peer_s *p = &t->peers[peer];
   struct nm_tcp_out_s *head = p->pk_head;
-  if (p->dead || p->out_fd < 0 || !head)
+  if (p->dead || p->wc < 0 || !head)
     return -NM_EAGAIN;
   struct nm_tcp_out_s *o = nm_tcp_frame_v(NM_TCP_PKT, 0, iov, iovcnt, len);
   if (!o)
@@ -556,10 +592,9 @@ static void nm_tcp_lrecv_unlink(struct nm_tcp_s *t, struct nm_tcp_large_s *l)
     }
 }
 
-/* A frame header from peer @p i is complete: check it. @return 0, or a reason to refuse it. */
-static const char *nm_tcp_header(struct nm_tcp_s *t, uint64_t i)
+/* A frame header from peer @p i is complete on connection @p p: check it. @return 0, or a reason to refuse it. */
+static const char *nm_tcp_header(struct nm_tcp_s *t, uint64_t i, struct nm_tcp_conn_s *p)
 {
-  struct nm_tcp_peer_s *p = &t->peers[i];
   p->in_kind = nm_get32(p->in_hdr);
   p->in_len = nm_get32(p->in_hdr + 4);
   uint64_t tag = nm_get64(p->in_hdr + 8);
@@ -583,14 +618,14 @@ static const char *nm_tcp_header(struct nm_tcp_s *t, uint64_t i)
   return "unknown frame kind";
 }
 
-/* The next bytes of peer @p p's stream into @p dst (at most @p want): those read ahead first; else a short read
+/* The next bytes of connection @p p's stream into @p dst (at most @p want): those read ahead first; else a short read
  * (a frame header, a short body) takes up to NM_TCP_STAGE bytes at once, so that a header and a small packet
  * cost one recv(), and a long one goes straight into @p dst. @return bytes, 0 at the end of the stream, or -1
  * (errno). */
-static ssize_t nm_tcp_pull(struct nm_tcp_peer_s *p, uint8_t *dst, size_t want)
+static ssize_t nm_tcp_pull(struct nm_tcp_conn_s *p, uint8_t *dst, size_t want)
 {
   if (p->st_off == p->st_len && want < NM_TCP_STAGE) {
-    ssize_t r = recv(p->in_fd, p->stage, NM_TCP_STAGE, 0);
+    ssize_t r = recv(p->fd, p->stage, NM_TCP_STAGE, 0);
     if (r <= 0)
       return r;
     p->st_off = 0;
@@ -602,18 +637,19 @@ static ssize_t nm_tcp_pull(struct nm_tcp_peer_s *p, uint8_t *dst, size_t want)
     p->st_off += n;
     return (ssize_t)n;
   }
-  return recv(p->in_fd, dst, want, 0);
+  return recv(p->fd, dst, want, 0);
 }
 
-/* Read from peer @p i's connection up to NM_TCP_READ_BYTES; packets go up as soon as they are whole. @return the
- * number of packets and transfers finished. */
-static int nm_tcp_read(struct nm_drv_s *drv, uint64_t i)
+/* Read from peer @p i's connection @p c up to NM_TCP_READ_BYTES; packets go up as soon as they are whole.
+ * @return the number of packets and transfers finished. */
+static int nm_tcp_read(struct nm_drv_s *drv, uint64_t i, int c)
 {
   struct nm_tcp_s *t = drv->priv;
-  struct nm_tcp_peer_s *p = &t->peers[i];
+  struct nm_tcp_peer_s *peer = &t->peers[i];
   size_t budget = NM_TCP_READ_BYTES;
   int n = 0;
-  while (!p->dead && p->in_fd >= 0 && budget > 0) {
+  struct nm_tcp_conn_s *p;
+  while (!peer->dead && (p = peer->conn[c]) && budget > 0) {
     uint8_t *dst;
     size_t want;
     uint8_t drop[4096];
@@ -640,7 +676,7 @@ static int nm_tcp_read(struct nm_drv_s *drv, uint64_t i)
     budget -= (size_t)r < budget ? (size_t)r : budget;
     if (p->in_hdr_got < NM_TCP_HDR) {
       p->in_hdr_got += (size_t)r;
-      const char *bad = p->in_hdr_got == NM_TCP_HDR ? nm_tcp_header(t, i) : NULL;
+      const char *bad = p->in_hdr_got == NM_TCP_HDR ? nm_tcp_header(t, i, p) : NULL;
       if (bad)
         nm_tcp_peer_dead(t, i, bad);
       continue;
@@ -655,7 +691,7 @@ static int nm_tcp_read(struct nm_drv_s *drv, uint64_t i)
       uint8_t *pkt = p->in_pkt;
       p->in_pkt = NULL;
       drv->up.packet(drv->up.ref, drv, pkt, p->in_len, i);
-      if (!p->in_pkt)
+      if (peer->conn[c] == p && !p->in_pkt) /* the upcall may have failed the peer, which freed p */
         p->in_pkt = pkt;
       else
         free(pkt);
@@ -678,7 +714,8 @@ static int nm_tcp_read(struct nm_drv_s *drv, uint64_t i)
   return n;
 }
 
-/* Accepted connections: read their HELLO, then they become a peer's incoming connection. */
+/* Accepted connections: read their HELLO, then they become a peer's incoming connection, which we also write on
+ * if we have not written to that peer yet (nm_tcp_out_conn()). */
 static void nm_tcp_accept(struct nm_tcp_s *t)
 {
   int fd;
@@ -710,13 +747,17 @@ static void nm_tcp_accept(struct nm_tcp_s *t)
     *pp = q->next;
     uint64_t from = nm_get64(q->hello + 8);
     int ok = r > 0 && nm_get32(q->hello) == NM_TCP_HELLO && nm_get32(q->hello + 4) == 8 && from < t->n_peers &&
-             nm_get64(q->hello + NM_TCP_HDR) == t->self.nonce && t->peers[from].in_fd < 0 && !t->peers[from].dead;
-    if (ok) {
-      t->peers[from].in_fd = q->fd;
-      struct epoll_event ev = {.events = EPOLLIN, .data.u64 = from};
+             nm_get64(q->hello + NM_TCP_HDR) == t->self.nonce && !t->peers[from].conn[NM_TCP_IN] &&
+             !t->peers[from].dead;
+    struct nm_tcp_conn_s *c = ok ? nm_tcp_conn_new(q->fd) : NULL;
+    if (c) {
+      int one = 1;
+      setsockopt(q->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)); /* we may write back on it */
+      t->peers[from].conn[NM_TCP_IN] = c;
+      struct epoll_event ev = {.events = EPOLLIN, .data.u64 = nm_tcp_ev_data(from, NM_TCP_IN)};
       epoll_ctl(t->epoll_fd, EPOLL_CTL_MOD, q->fd, &ev);
     } else {
-      if (r > 0)
+      if (r > 0 && !ok)
         fprintf(stderr, "nmad: ntcp: a connection with a bad HELLO was refused\n");
       close(q->fd);
     }
@@ -737,24 +778,30 @@ static int nm_tcp_progress(struct nm_drv_s *drv)
     if (i == UINT64_MAX) {
       if (!accept_seen++)
         nm_tcp_accept(t);
-    } else if (i & NM_TCP_OUT_EV) { /* writable: the flushes below write; an error: the peer is gone */
-      if ((ev[e].events & (EPOLLERR | EPOLLHUP)) && (i & ~NM_TCP_OUT_EV) < t->n_peers)
-        nm_tcp_peer_dead(t, i & ~NM_TCP_OUT_EV, NULL);
-    } else if (i < t->n_peers && t->peers[i].in_fd >= 0) {
-      n += nm_tcp_read(drv, i);
+    } else {
+      int c = (i & NM_TCP_OUT_EV) ? NM_TCP_OUT : NM_TCP_IN;
+      i &= ~NM_TCP_OUT_EV;
+      if (i >= t->n_peers || !t->peers[i].conn[c])
+        continue;
+      if (ev[e].events & EPOLLERR)
+        nm_tcp_peer_dead(t, i, NULL);
+      else if (ev[e].events & (EPOLLIN | EPOLLHUP)) /* a hang-up reads as the end of the stream */
+        n += nm_tcp_read(drv, i, c);
+      /* writable only: the flushes below write */
     }
   }
   /* bytes read ahead are no longer in the kernel: epoll does not report them */
   for (uint64_t i = 0; i < t->n_peers; i++)
-    if (t->peers[i].in_fd >= 0 && t->peers[i].st_off < t->peers[i].st_len)
-      n += nm_tcp_read(drv, i);
+    for (int c = 0; c < 2; c++)
+      if (t->peers[i].conn[c] && t->peers[i].conn[c]->st_off < t->peers[i].conn[c]->st_len)
+        n += nm_tcp_read(drv, i, c);
   for (uint64_t i = 0; i < t->n_peers; i++) {
     struct nm_tcp_peer_s *p = &t->peers[i];
-    if (p->out_fd >= 0 && (p->pk_head || p->ls_head))
+    if (p->wc >= 0 && (p->pk_head || p->ls_head))
       n += nm_tcp_flush(t, i);
-    if (p->out_watch && p->out_fd >= 0 && !p->pk_head && !p->ls_head) {
-      struct epoll_event oe = {.events = 0, .data.u64 = i | NM_TCP_OUT_EV};
-      epoll_ctl(t->epoll_fd, EPOLL_CTL_MOD, p->out_fd, &oe);
+    if (p->out_watch && p->wc >= 0 && !p->pk_head && !p->ls_head) {
+      struct epoll_event oe = {.events = EPOLLIN, .data.u64 = nm_tcp_ev_data(i, p->wc)};
+      epoll_ctl(t->epoll_fd, EPOLL_CTL_MOD, nm_tcp_wfd(p), &oe);
       p->out_watch = 0;
     }
   }
@@ -790,11 +837,12 @@ static int nm_tcp_trywait(struct nm_drv_s *drv)
     return -NM_EAGAIN;
   for (size_t i = 0; i < t->n_peers; i++) {
     struct nm_tcp_peer_s *p = &t->peers[i];
-    if (p->in_fd >= 0 && p->st_off < p->st_len)
-      return -NM_EAGAIN;
-    if (p->out_fd >= 0 && (p->pk_head || p->ls_head) && !p->out_watch) {
-      struct epoll_event oe = {.events = EPOLLOUT, .data.u64 = i | NM_TCP_OUT_EV};
-      if (epoll_ctl(t->epoll_fd, EPOLL_CTL_MOD, p->out_fd, &oe) != 0)
+    for (int c = 0; c < 2; c++)
+      if (p->conn[c] && p->conn[c]->st_off < p->conn[c]->st_len)
+        return -NM_EAGAIN;
+    if (p->wc >= 0 && (p->pk_head || p->ls_head) && !p->out_watch) {
+      struct epoll_event oe = {.events = EPOLLIN | EPOLLOUT, .data.u64 = nm_tcp_ev_data(i, p->wc)};
+      if (epoll_ctl(t->epoll_fd, EPOLL_CTL_MOD, nm_tcp_wfd(p), &oe) != 0)
         return -NM_EAGAIN;
       p->out_watch = 1;
     }

@@ -2,12 +2,16 @@
  * @file nm_tcp_private.h
  * @brief Private: the "ntcp" driver's wire format and state (drivers/tcp/nm_tcp.c).
  *
- * Each rank listens on one TCP port. To send to a peer it connects once (its own outgoing connection); the peer
- * accepts it as that peer's incoming connection. So every connection carries one direction only: no connect race,
- * no ordering between the two directions. A connection starts with a HELLO frame naming the sender's rank and
- * the nonce the receiver published for it; then PKT frames (a core packet) and DATA frames (a slice of a large
- * transfer, for the rendezvous tag the receiver chose and posted). Everything a peer writes is untrusted (DESIGN.md
- * rule 5): kinds, lengths and tags are checked before use, and a bad frame closes that peer's connection.
+ * Each rank listens on one TCP port. The first rank of a pair to send connects (its outgoing connection), and the
+ * other accepts it as its incoming connection and writes its own frames back on it: one connection for both
+ * directions, so that replies carry the TCP acknowledgements of what they answer (a connection per direction cost
+ * every message an ACK segment of its own: 2.3 us of an 8 B one-way over loopback, doc/performance.md). Only when
+ * both ranks send before either has read the other's HELLO does each write on a connection of its own; each side
+ * keeps writing on the connection it chose first (a frame never straddles two), and reads both. A connection
+ * starts with a HELLO frame naming the connecting rank and the nonce the acceptor published for it; then, in each
+ * direction, PKT frames (a core packet) and DATA frames (a slice of a large transfer, for the rendezvous tag the
+ * receiver chose and posted). Everything a peer writes is untrusted (DESIGN.md rule 5): kinds, lengths and tags are
+ * checked before use, and a bad frame closes that peer's connections.
  */
 #ifndef NM_TCP_PRIVATE_H
 #define NM_TCP_PRIVATE_H
@@ -30,7 +34,7 @@
 #define NM_TCP_READ_BYTES (256u * 1024u)
 /* Bytes a read takes at once when it expects a frame header: a header and a short packet come in one recv(). */
 #define NM_TCP_STAGE 4096u
-/* Epoll data of an outgoing connection: its peer index with this bit (incoming ones: the index alone). */
+/* Epoll data of a connection we made: its peer index with this bit (the ones we accepted: the index alone). */
 #define NM_TCP_OUT_EV (1ull << 63)
 /* Socket events taken per progress pass. */
 #define NM_TCP_EVENTS 64
@@ -76,20 +80,10 @@ struct nm_tcp_pending_s {
   uint8_t hello[NM_TCP_HDR + 8];
 };
 
-struct nm_tcp_peer_s {
-  struct nm_tcp_addr_s addr;
-  int out_fd, in_fd; /* our connection to it, its connection to us; -1 until made */
-  int dead;          /* a connection failed or a bad frame came: every operation with it fails */
-  int out_watch;     /* out_fd is in the epoll set for EPOLLOUT (something waits to be written) */
-  /* sending */
-  struct nm_tcp_out_s *pk_head, *pk_tail; /* packets, before any further DATA frame */
-  struct nm_tcp_out_s *pk_urgent;         /* the last urgent packet queued and not yet written (send_urgent), or NULL */
-  size_t pk_bytes;
-  struct nm_tcp_large_s *ls_head, *ls_tail; /* large sends, in order */
-  uint8_t slice_hdr[NM_TCP_HDR];
-  uint64_t slice_len, slice_off; /* the DATA frame being written: body bytes, bytes written (header included) */
-  int in_slice;
-  /* receiving */
+/** The reading side of one connection with a peer (and its socket), allocated when the connection is made: a peer
+ *  never sent to costs its address only (DESIGN.md rule 8). */
+struct nm_tcp_conn_s {
+  int fd;
   uint8_t in_hdr[NM_TCP_HDR];
   size_t in_hdr_got;
   uint32_t in_kind, in_len;
@@ -98,6 +92,25 @@ struct nm_tcp_peer_s {
   uint8_t stage[NM_TCP_STAGE];   /* bytes read ahead of the frame being parsed: stage[st_off, st_len) */
   size_t st_off, st_len;
   struct nm_tcp_large_s *in_lr;  /* the receive a DATA frame fills */
+};
+
+/* A peer's two connections: the one we made, the one it made (accepted once its HELLO proved it). */
+enum { NM_TCP_OUT = 0, NM_TCP_IN = 1 };
+
+struct nm_tcp_peer_s {
+  struct nm_tcp_addr_s addr;
+  struct nm_tcp_conn_s *conn[2]; /* [NM_TCP_OUT], [NM_TCP_IN]; NULL until made */
+  int wc;            /* the connection we write on (NM_TCP_OUT or NM_TCP_IN), -1 until the first write */
+  int dead;          /* a connection failed or a bad frame came: every operation with it fails */
+  int out_watch;     /* the write connection is in the epoll set for EPOLLOUT (something waits to be written) */
+  /* sending */
+  struct nm_tcp_out_s *pk_head, *pk_tail; /* packets, before any further DATA frame */
+  struct nm_tcp_out_s *pk_urgent;         /* the last urgent packet queued and not yet written (send_urgent), or NULL */
+  size_t pk_bytes;
+  struct nm_tcp_large_s *ls_head, *ls_tail; /* large sends, in order */
+  uint8_t slice_hdr[NM_TCP_HDR];
+  uint64_t slice_len, slice_off; /* the DATA frame being written: body bytes, bytes written (header included) */
+  int in_slice;
 };
 
 struct nm_tcp_s {
