@@ -47,8 +47,9 @@ BLOCKS=10
 usage() {
   cat <<EOF
 usage: $0 [options]
-  --provider P     sm (nmad's own shared memory, the default on one host), shm (libfabric's), tcp, or both
-                   (shm and tcp; default $PROVIDER); Open MPI runs vader for sm and shm
+  --provider P     sm (nmad's own shared memory, the default on one host), shm (libfabric's), tcp, ntcp (nmad's
+                   own TCP), or both (shm and tcp; default $PROVIDER); Open MPI runs vader for sm and shm, its btl
+                   tcp for tcp and ntcp
   --iters N        timed ping-pong iterations per size (default $ITERS; msgrate and bcast use N/5 windows /
                    iterations; scaled down above 256 KiB)
   --warmup N       warm-up iterations (default $WARMUP)
@@ -100,9 +101,9 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 case $PROVIDER in
-  sm|shm|tcp) PROVIDERS=$PROVIDER ;;
+  sm|shm|tcp|ntcp) PROVIDERS=$PROVIDER ;;
   both) PROVIDERS="shm tcp" ;;
-  *) die "--provider: expected sm, shm, tcp or both" ;;
+  *) die "--provider: expected sm, shm, tcp, ntcp or both" ;;
 esac
 for v in "$ITERS" "$WARMUP" "$WINDOW" "$BCAST_NP" "$ALLREDUCE_NP" "$RUN_TIMEOUT" "$REPEAT" "$BLOCKS"; do
   [[ $v =~ ^[0-9]+$ ]] || die "not a number: '$v'"

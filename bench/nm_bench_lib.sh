@@ -36,10 +36,10 @@ bind_prefix() { # core -> command prefix that runs a hand-started process (fi_pi
 
 # Open MPI's transport for a provider, the one every comparison uses (pml ob1 besides): sets the array OMPI_BTL.
 # shellcheck disable=SC2034 # OMPI_BTL is read by the sourcing script
-ompi_btl() { # shm|sm|tcp (sm: nmad's own shared memory, against which Open MPI's is vader too)
+ompi_btl() { # shm|sm|tcp|ntcp (sm, ntcp: nmad's own drivers, against which Open MPI's are vader and btl tcp too)
   case $1 in
     shm|sm) OMPI_BTL=(--mca btl 'self,vader') ;;
-    tcp) OMPI_BTL=(--mca btl 'self,tcp' --mca btl_tcp_if_include lo) ;;
+    tcp|ntcp) OMPI_BTL=(--mca btl 'self,tcp' --mca btl_tcp_if_include lo) ;;
     *) OMPI_BTL=() ;;
   esac
 }

@@ -54,6 +54,20 @@ START_TEST(test_packets_both_ways)
   }
   ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, buf, NM_TCP_MAX_PACKET + 1, NULL), -NM_EINVAL);
   ck_assert_int_eq(ep[0].ops->send(&ep[0], 7, buf, 8, NULL), -NM_EINVAL);
+  /* Both connected before either read the other's HELLO: the pair settles on rank 0's connection, rank 1 moving
+   * its writes there, and nothing is lost on the way. */
+  ck_assert_ptr_nonnull(priv(1)->peers[0].conn[NM_TCP_OUT]);
+  ck_assert_ptr_nonnull(priv(1)->peers[0].conn[NM_TCP_IN]);
+  fill(buf, 64, n);
+  ck_assert_int_eq(ep[1].ops->send(&ep[1], 0, buf, 64, NULL), 1);
+  ck_assert_int_eq(priv(1)->peers[0].wc, NM_TCP_IN);
+  ck_assert_int_eq(ep[0].ops->send(&ep[0], 1, buf, 64, NULL), 1); /* each side's packet n carries fill(n) */
+  ck_assert_int_eq(priv(0)->peers[1].wc, NM_TCP_OUT);
+  progress_until(0, n + 1, 0);
+  progress_until(1, n + 1, 0);
+  ck_assert_int_eq(seen[0].n_pkts, n + 1);
+  ck_assert_int_eq(seen[1].n_pkts, n + 1);
+  ck_assert_int_eq(seen[0].bad_content + seen[1].bad_content, 0);
 }
 END_TEST
 

@@ -305,13 +305,26 @@ static void nm_tcp_queue(struct nm_tcp_peer_s *p, struct nm_tcp_out_s *o, int fi
 }
 
 /* The connection we write to peer @p i on, chosen at the first write: the one the peer made if its HELLO came
- * already, else one we make now (blocking connect: the peer listens from its open on). Kept for every later
- * frame: a frame is never split between two connections. @return 0, or -NM_ECLOSED. */
+ * already, else one we make now (blocking connect: the peer listens from its open on). When both ranks connected
+ * (each sent before reading the other's HELLO), the pair settles on the connection of the lower rank: the higher
+ * one moves its writes there once nothing of its own is under way on its connection (no packet queued, no large
+ * send: a transfer's DATA frames carry no offset and stay on one connection; packets need no order, the core's
+ * sequence numbers restore it). The connection it leaves stays open and read: closing it would read as its death.
+ * @return 0, or -NM_ECLOSED. */
 static int nm_tcp_out_conn(struct nm_tcp_s *t, uint64_t i)
 {
   struct nm_tcp_peer_s *p = &t->peers[i];
   if (p->dead)
     return -NM_ECLOSED;
+  if (p->wc == NM_TCP_OUT && p->conn[NM_TCP_IN] && t->self_index > (int)i && !p->pk_head && !p->ls_head &&
+      !p->in_slice) {
+    if (p->out_watch) {
+      struct epoll_event oe = {.events = EPOLLIN, .data.u64 = nm_tcp_ev_data(i, NM_TCP_OUT)};
+      epoll_ctl(t->epoll_fd, EPOLL_CTL_MOD, p->conn[NM_TCP_OUT]->fd, &oe);
+      p->out_watch = 0;
+    }
+    p->wc = NM_TCP_IN;
+  }
   if (p->wc >= 0)
     return NM_ESUCCESS;
   if (p->conn[NM_TCP_IN]) {
