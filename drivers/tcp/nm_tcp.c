@@ -342,7 +342,7 @@ static int nm_tcp_out_conn(struct nm_tcp_s *t, uint64_t i)
   if (fd < 0 || !hello || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
       fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0 || !(c = nm_tcp_conn_new(fd))) {
     char why[96];
-    snprintf(why, sizeof(why), "cannot connect: %s", c || errno ? strerror(errno) : "out of memory");
+    snprintf(why, sizeof(why), "cannot connect: %s", strerror(errno));
     if (fd >= 0)
       close(fd);
     free(hello);
@@ -796,9 +796,8 @@ static int nm_tcp_progress(struct nm_drv_s *drv)
       i &= ~NM_TCP_OUT_EV;
       if (i >= t->n_peers || !t->peers[i].conn[c])
         continue;
-      if (ev[e].events & EPOLLERR)
-        nm_tcp_peer_dead(t, i, NULL);
-      else if (ev[e].events & (EPOLLIN | EPOLLHUP)) /* a hang-up reads as the end of the stream */
+      if (ev[e].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) /* a hang-up reads as the end of the stream, an error
+                                                             as recv()'s error: either marks the peer gone */
         n += nm_tcp_read(drv, i, c);
       /* writable only: the flushes below write */
     }
