@@ -56,6 +56,13 @@ int nm_drv_peer_slot(void **peers, size_t *cap, size_t n, size_t elem, uint64_t 
   return NM_ESUCCESS;
 }
 
+uint64_t nm_drv_coarse_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 void nm_drv_set_nominal(struct nm_drv_props_s *props, uint32_t latency_ns, uint32_t overhead_ns,
                         uint32_t bandwidth_MBps, const char *provider)
 {

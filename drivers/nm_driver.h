@@ -191,6 +191,10 @@ int nm_drv_copy_address(const void *self, size_t size, void *addr, size_t *len);
 /** Make room for peer @p index in a growing table (*@p peers of *@p cap elements of @p elem bytes, @p n used):
  *  connect() is called for index 0, 1, ... in order. @return 0, -NM_EINVAL (index != n), -NM_ENOMEM. */
 int nm_drv_peer_slot(void **peers, size_t *cap, size_t n, size_t elem, uint64_t index);
+/** The host's coarse monotonic clock in ns (CLOCK_MONOTONIC_COARSE: a resolution of a few ms, ~3 ns a read against
+ *  ~21 for nm_core_time_ns()): for a driver's "urgent traffic lately" windows, read on the urgent path itself.
+ *  Real time: only for drivers over real processes (sm, ntcp), never under the simulator. */
+uint64_t nm_drv_coarse_ns(void);
 /** The nominal figures a driver gives the core (nm_drv_props_s): latency and overhead in ns, bandwidth in MB/s;
  *  gap and gap_free 0 (every message pays the overhead); @p provider names it. */
 void nm_drv_set_nominal(struct nm_drv_props_s *props, uint32_t latency_ns, uint32_t overhead_ns,

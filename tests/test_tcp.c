@@ -173,6 +173,42 @@ START_TEST(test_cancelled_receive_drained)
 }
 END_TEST
 
+/* A large transfer goes in frames of NM_TCP_SLICE_MAX while the rank sent no urgent packet lately (a system call
+ * per frame), and the frames begun after an urgent packet are NM_TCP_SLICE long, so that the next urgent packet
+ * finds little bulk ahead of it; the transfer arrives whole either way. */
+START_TEST(test_frames_follow_urgent_traffic)
+{
+  const size_t len = 6 * (size_t)NM_TCP_SLICE_MAX + 5;
+  unsigned char *src = malloc(len), *dst = calloc(1, len), u[8] = {0};
+  ck_assert(src && dst);
+  fill(src, len, 3);
+  int sctx, rctx;
+  ck_assert_int_eq(ep[1].ops->large_recv(&ep[1], 0, dst, len, 9, &rctx), 0);
+  ck_assert_int_eq(ep[0].ops->large_send(&ep[0], 1, src, len, 9, &sctx), 0);
+  struct nm_tcp_peer_s *p = &priv(0)->peers[1];
+  ck_assert_uint_eq(priv(0)->urgent_ns, 0);
+  for (int k = 0; k < 1000 && p->slice_len == 0; k++)
+    progress_all();
+  ck_assert_uint_eq(p->slice_len, NM_TCP_SLICE_MAX); /* calm: a long frame */
+  const struct iovec iu = {u, sizeof(u)};
+  int rc = ep[0].ops->send_urgent(&ep[0], 1, &iu, 1, sizeof(u), NULL); /* the core's path for an urgent packet */
+  ck_assert(rc == -NM_EAGAIN || rc == 1);
+  ck_assert_uint_ne(priv(0)->urgent_ns, 0);
+  int short_frame = 0;
+  for (int k = 0; k < 200000 && seen[1].n_large == 0; k++) {
+    progress_all();
+    short_frame |= p->in_slice && p->slice_len <= NM_TCP_SLICE;
+  }
+  ck_assert(short_frame);
+  progress_until(0, 0, 1);
+  ck_assert_int_eq(seen[1].n_large, 1);
+  ck_assert_int_eq(seen[1].large_err[0], 0);
+  ck_assert_int_eq(memcmp(src, dst, len), 0);
+  free(src);
+  free(dst);
+}
+END_TEST
+
 /* Rank 1 answers rank 0 on the connection rank 0 made (one connection for the pair: the reply carries the
  * acknowledgement of the request, doc/architecture.md "The ntcp driver"): a packet, then a large transfer back in
  * DATA frames, both read by rank 0 on its own connection; rank 1 makes none. Then rank 0 goes away, and rank 1,
@@ -312,6 +348,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_cancelled_receive_drained);
   tcase_add_test(tc, test_peer_gone);
   tcase_add_test(tc, test_reply_on_accepted_connection);
+  tcase_add_test(tc, test_frames_follow_urgent_traffic);
   tcase_add_test(tc, test_hello_wrong_nonce_refused);
   tcase_add_test(tc, test_forged_kind);
   tcase_add_test(tc, test_forged_length);

@@ -284,15 +284,6 @@ static inline const struct nm_sm_rec_s *nm_sm_peer_next(const struct nm_sm_s *s,
   return p->in_ctl ? nm_sm_rec_at((const uint8_t *)p->in_ctl + NM_SM_PAGE, s->self.nonce, p->in_head, at) : NULL;
 }
 
-/* The host's coarse clock (ns, a resolution of a few ms): the time of urgent traffic, against a window of
- * NM_SM_URGENT_WINDOW_NS ("step sizes" below). Read on the urgent path itself, so not nm_core_time_ns(): 3 ns a read
- * here against 21. */
-static uint64_t nm_sm_coarse_ns(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Wake the owner of @p p if it sleeps (or is about to). Either it sees our record's stamp (or the express ring's
  * x_tail), or we see its flag: an asymmetric
@@ -466,7 +457,7 @@ static int nm_sm_send_urgent(struct nm_drv_s *drv, uint64_t peer, const struct i
                            memory_order_release);
   atomic_store_explicit(&p->hdr->express, 1, memory_order_release);
   nm_sm_wake(s, p);
-  s->urgent_ns = nm_sm_coarse_ns();
+  s->urgent_ns = nm_drv_coarse_ns();
   return 1;
 }
 
@@ -699,7 +690,7 @@ static void nm_sm_pull_queue(struct nm_sm_s *s, struct nm_sm_large_s *r, const s
 /* Whether urgent traffic went through this rank lately. */
 static int nm_sm_urgent_recent(const struct nm_sm_s *s)
 {
-  return s->urgent_ns && nm_sm_coarse_ns() - s->urgent_ns < NM_SM_URGENT_WINDOW_NS;
+  return s->urgent_ns && nm_drv_coarse_ns() - s->urgent_ns < NM_SM_URGENT_WINDOW_NS;
 }
 
 /* Chunk size of a shared copy of @p len bytes opened now. */
@@ -1100,7 +1091,7 @@ static int nm_sm_drain_express(struct nm_drv_s *drv, uint64_t peer)
   if (--p->x_depth == 0 && !p->dead)
     atomic_store_explicit(&ctl->x_head, p->x_in_head, memory_order_release);
   if (n)
-    s->urgent_ns = nm_sm_coarse_ns();
+    s->urgent_ns = nm_drv_coarse_ns();
   return n;
 }
 

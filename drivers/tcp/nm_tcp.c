@@ -359,12 +359,20 @@ static int nm_tcp_out_conn(struct nm_tcp_s *t, uint64_t i)
   return NM_ESUCCESS;
 }
 
+/* The longest DATA frame, and the DATA bytes written to one connection per pass: NM_TCP_SLICE while this rank sent
+ * urgent traffic lately, so that its next urgent packet finds little bulk ahead of it, else NM_TCP_SLICE_MAX. */
+static size_t nm_tcp_slice(const struct nm_tcp_s *t)
+{
+  return t->urgent_ns && nm_drv_coarse_ns() - t->urgent_ns < NM_TCP_URGENT_WINDOW_NS ? NM_TCP_SLICE
+                                                                                       : NM_TCP_SLICE_MAX;
+}
+
 /* Write what is queued for peer @p i: the DATA frame under way to its end, then packets, then the next DATA frame,
- * up to NM_TCP_WRITE_BYTES of DATA. @return the number of transfers finished. */
+ * up to nm_tcp_slice() bytes of DATA. @return the number of transfers finished. */
 static int nm_tcp_flush(struct nm_tcp_s *t, uint64_t i)
 {
   struct nm_tcp_peer_s *p = &t->peers[i];
-  size_t budget = NM_TCP_WRITE_BYTES;
+  size_t slice = p->ls_head ? nm_tcp_slice(t) : NM_TCP_WRITE_BYTES, budget = slice;
   int n = 0;
   while (!p->dead && p->wc >= 0 && budget > 0) {
     struct iovec iov[2];
@@ -381,7 +389,7 @@ static int nm_tcp_flush(struct nm_tcp_s *t, uint64_t i)
       o = p->pk_head;
       iov[k++] = (struct iovec){o->bytes + o->off, o->len - o->off};
     } else if (l) {
-      p->slice_len = l->len - l->done < NM_TCP_SLICE ? l->len - l->done : NM_TCP_SLICE;
+      p->slice_len = l->len - l->done < slice ? l->len - l->done : slice;
       nm_tcp_put_hdr(p->slice_hdr, NM_TCP_DATA, (uint32_t)p->slice_len, l->rtag);
       p->slice_off = 0;
       p->in_slice = 1;
@@ -484,6 +492,7 @@ static int nm_tcp_send_urgent(struct nm_drv_s *drv, uint64_t peer, const struct 
   struct nm_tcp_s *t = drv->priv;
   if (peer >= t->n_peers || len > NM_TCP_MAX_PACKET || len == 0 || iovcnt < 1)
     return -NM_EINVAL;
+  t->urgent_ns = nm_drv_coarse_ns(); /* DATA frames go short for a while (nm_tcp_slice()), whatever happens here */
   size_t sum = 0;
   for (int i = 0; i < iovcnt; i++)
     sum += iov[i].iov_len;

@@ -30,6 +30,12 @@
  * written per pass; bandwidth 2.2-3.2 GB/s with 32 KiB. */
 #define NM_TCP_SLICE (32u * 1024u)
 #define NM_TCP_WRITE_BYTES NM_TCP_SLICE
+/* Without urgent traffic from this rank for NM_TCP_URGENT_WINDOW_NS, a DATA frame, and the bytes written to one
+ * connection per pass, go up to NM_TCP_SLICE_MAX: a system call per 32 KiB is what a large transfer cost (1 MiB
+ * ping-pong over loopback, plain sockets: 467 us by 32 KiB calls, 270 us by one; doc/performance.md, "ntcp: long
+ * frames while no urgent traffic"). The first urgent packet after a calm stretch may wait for one long frame. */
+#define NM_TCP_SLICE_MAX (1024u * 1024u)
+#define NM_TCP_URGENT_WINDOW_NS 100000000ull
 /* Bytes read from one connection per progress pass (a pass also stops at the first whole packet). */
 #define NM_TCP_READ_BYTES (256u * 1024u)
 /* Bytes a read takes at once when it expects a frame header: a header and a short packet come in one recv(). */
@@ -120,6 +126,7 @@ struct nm_tcp_s {
   struct nm_tcp_peer_s *peers;
   size_t n_peers, cap_peers;
   struct nm_tcp_pending_s *pending;
+  uint64_t urgent_ns;            /* when this rank last sent an urgent packet (nm_drv_coarse_ns()), 0: never */
   struct nm_tcp_large_s *lrecvs; /* posted receives */
   struct nm_tcp_large_s *done;   /* finished large transfers, reported at the end of the pass */
 };
