@@ -71,6 +71,14 @@ static void up_large_done(void *ref, void *ctx, int err, size_t len)
   }
 }
 
+/* Endpoint @p i saw exactly one large transfer end, without error, and @p dst holds the @p len bytes of @p src. */
+static void expect_one_large_whole(int i, const void *src, const void *dst, size_t len)
+{
+  ck_assert_int_eq(seen[i].n_large, 1);
+  ck_assert_int_eq(seen[i].large_err[0], 0);
+  ck_assert_int_eq(memcmp(src, dst, len), 0);
+}
+
 /* Open NEP endpoints of @p ops (NMAD_DRIVER word @p word, all ranks local) and connect each to every address. */
 static void endpoints_open(const struct nm_drv_ops_s *ops, const char *word)
 {
