@@ -359,10 +359,13 @@ static int nm_tcp_out_conn(struct nm_tcp_s *t, uint64_t i)
   return NM_ESUCCESS;
 }
 
-/* The longest DATA frame, and the DATA bytes written to one connection per pass: NM_TCP_SLICE while this rank sent
- * urgent traffic lately, so that its next urgent packet finds little bulk ahead of it, else NM_TCP_SLICE_MAX. */
-static size_t nm_tcp_slice(const struct nm_tcp_s *t)
+/* The longest DATA frame of a transfer of @p len bytes, and the DATA bytes written to one connection per pass:
+ * NM_TCP_SLICE while this rank sent urgent traffic lately, so that its next urgent packet finds little bulk ahead of
+ * it, and for transfers under NM_TCP_LONG_MIN; else NM_TCP_SLICE_MAX. */
+static size_t nm_tcp_slice(const struct nm_tcp_s *t, uint64_t len)
 {
+  if (len < NM_TCP_LONG_MIN)
+    return NM_TCP_SLICE;
   return t->urgent_ns && nm_drv_coarse_ns() - t->urgent_ns < NM_TCP_URGENT_WINDOW_NS ? NM_TCP_SLICE
                                                                                        : NM_TCP_SLICE_MAX;
 }
@@ -372,7 +375,7 @@ static size_t nm_tcp_slice(const struct nm_tcp_s *t)
 static int nm_tcp_flush(struct nm_tcp_s *t, uint64_t i)
 {
   struct nm_tcp_peer_s *p = &t->peers[i];
-  size_t slice = p->ls_head ? nm_tcp_slice(t) : NM_TCP_WRITE_BYTES, budget = slice;
+  size_t slice = p->ls_head ? nm_tcp_slice(t, p->ls_head->len) : NM_TCP_WRITE_BYTES, budget = slice;
   int n = 0;
   while (!p->dead && p->wc >= 0 && budget > 0) {
     struct iovec iov[2];

@@ -30,11 +30,14 @@
  * written per pass; bandwidth 2.2-3.2 GB/s with 32 KiB. */
 #define NM_TCP_SLICE (32u * 1024u)
 #define NM_TCP_WRITE_BYTES NM_TCP_SLICE
-/* Without urgent traffic from this rank for NM_TCP_URGENT_WINDOW_NS, a DATA frame, and the bytes written to one
- * connection per pass, go up to NM_TCP_SLICE_MAX: a system call per 32 KiB is what a large transfer cost (1 MiB
- * ping-pong over loopback, plain sockets: 467 us by 32 KiB calls, 270 us by one; doc/performance.md, "ntcp: long
- * frames while no urgent traffic"). The first urgent packet after a calm stretch may wait for one long frame. */
+/* Without urgent traffic from this rank for NM_TCP_URGENT_WINDOW_NS, a DATA frame of a transfer of at least
+ * NM_TCP_LONG_MIN bytes, and the bytes written to one connection per pass, go up to NM_TCP_SLICE_MAX: a system call
+ * per 32 KiB is what a large transfer cost (1 MiB ping-pong over loopback, plain sockets: 467 us by 32 KiB calls,
+ * 270 us by one; doc/performance.md, "ntcp: long frames while no urgent traffic"). Shorter transfers keep 32 KiB
+ * frames: two ranks exchanging 64 KiB took 20% longer in one frame each. The first urgent packet after a calm
+ * stretch may wait for one long frame. */
 #define NM_TCP_SLICE_MAX (1024u * 1024u)
+#define NM_TCP_LONG_MIN (256u * 1024u)
 #define NM_TCP_URGENT_WINDOW_NS 100000000ull
 /* Bytes read from one connection per progress pass (a pass also stops at the first whole packet). */
 #define NM_TCP_READ_BYTES (256u * 1024u)
