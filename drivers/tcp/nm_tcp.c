@@ -375,7 +375,7 @@ static size_t nm_tcp_slice(const struct nm_tcp_s *t, uint64_t len)
 static int nm_tcp_flush(struct nm_tcp_s *t, uint64_t i)
 {
   struct nm_tcp_peer_s *p = &t->peers[i];
-  size_t slice = p->ls_head ? nm_tcp_slice(t, p->ls_head->len) : NM_TCP_WRITE_BYTES, budget = slice;
+  size_t budget = p->ls_head ? nm_tcp_slice(t, p->ls_head->len) : NM_TCP_WRITE_BYTES;
   int n = 0;
   while (!p->dead && p->wc >= 0 && budget > 0) {
     struct iovec iov[2];
@@ -392,6 +392,7 @@ static int nm_tcp_flush(struct nm_tcp_s *t, uint64_t i)
       o = p->pk_head;
       iov[k++] = (struct iovec){o->bytes + o->off, o->len - o->off};
     } else if (l) {
+      const uint64_t slice = nm_tcp_slice(t, l->len); /* each transfer its own: the head's may have ended */
       p->slice_len = l->len - l->done < slice ? l->len - l->done : slice;
       nm_tcp_put_hdr(p->slice_hdr, NM_TCP_DATA, (uint32_t)p->slice_len, l->rtag);
       p->slice_off = 0;
