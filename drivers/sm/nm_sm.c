@@ -284,7 +284,6 @@ static inline const struct nm_sm_rec_s *nm_sm_peer_next(const struct nm_sm_s *s,
   return p->in_ctl ? nm_sm_rec_at((const uint8_t *)p->in_ctl + NM_SM_PAGE, s->self.nonce, p->in_head, at) : NULL;
 }
 
-
 /* Wake the owner of @p p if it sleeps (or is about to). Either it sees our record's stamp (or the express ring's
  * x_tail), or we see its flag: an asymmetric
  * fence (as liburcu's), whose heavy half is the sleeper's membarrier() in nm_sm_trywait(), which makes every

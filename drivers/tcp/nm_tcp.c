@@ -360,15 +360,18 @@ static int nm_tcp_out_conn(struct nm_tcp_s *t, uint64_t i)
   return NM_ESUCCESS;
 }
 
-/* The longest DATA frame of a transfer of @p len bytes, and the DATA bytes written to one connection per pass:
- * NM_TCP_SLICE while this rank sent urgent traffic lately, so that its next urgent packet finds little bulk ahead of
- * it, and for transfers under NM_TCP_LONG_MIN; else NM_TCP_SLICE_MAX. */
-static size_t nm_tcp_slice(const struct nm_tcp_s *t, uint64_t len)
+/* Whether this rank sent no urgent packet lately (send_urgent stamps t->urgent_ns). */
+static int nm_tcp_calm(const struct nm_tcp_s *t)
 {
-  if (len < NM_TCP_LONG_MIN)
-    return NM_TCP_SLICE;
-  return t->urgent_ns && nm_drv_coarse_ns() - t->urgent_ns < NM_TCP_URGENT_WINDOW_NS ? NM_TCP_SLICE
-                                                                                       : NM_TCP_SLICE_MAX;
+  return !t->urgent_ns || nm_drv_coarse_ns() - t->urgent_ns >= NM_TCP_URGENT_WINDOW_NS;
+}
+
+/* The longest DATA frame of a transfer of @p len bytes, and the DATA bytes written to one connection per pass:
+ * NM_TCP_SLICE_MAX when the rank is @p calm and the transfer has at least NM_TCP_LONG_MIN bytes, else NM_TCP_SLICE,
+ * so that the next urgent packet finds little bulk ahead of it. */
+static size_t nm_tcp_slice(int calm, uint64_t len)
+{
+  return calm && len >= NM_TCP_LONG_MIN ? NM_TCP_SLICE_MAX : NM_TCP_SLICE;
 }
 
 /* Write what is queued for peer @p i: the DATA frame under way to its end, then packets, then the next DATA frame,
@@ -376,7 +379,8 @@ static size_t nm_tcp_slice(const struct nm_tcp_s *t, uint64_t len)
 static int nm_tcp_flush(struct nm_tcp_s *t, uint64_t i)
 {
   struct nm_tcp_peer_s *p = &t->peers[i];
-  size_t budget = p->ls_head ? nm_tcp_slice(t, p->ls_head->len) : NM_TCP_WRITE_BYTES;
+  const int calm = p->ls_head && nm_tcp_calm(t); /* the clock is read once a pass, and only with bulk to write */
+  size_t budget = p->ls_head ? nm_tcp_slice(calm, p->ls_head->len) : NM_TCP_WRITE_BYTES;
   int n = 0;
   while (!p->dead && p->wc >= 0 && budget > 0) {
     struct iovec iov[2];
@@ -393,7 +397,7 @@ static int nm_tcp_flush(struct nm_tcp_s *t, uint64_t i)
       o = p->pk_head;
       iov[k++] = (struct iovec){o->bytes + o->off, o->len - o->off};
     } else if (l) {
-      const uint64_t slice = nm_tcp_slice(t, l->len); /* each transfer its own: the head's may have ended */
+      const uint64_t slice = nm_tcp_slice(calm, l->len); /* each transfer its own: the head's may have ended */
       p->slice_len = l->len - l->done < slice ? l->len - l->done : slice;
       nm_tcp_put_hdr(p->slice_hdr, NM_TCP_DATA, (uint32_t)p->slice_len, l->rtag);
       p->slice_off = 0;
